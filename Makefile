@@ -1,0 +1,34 @@
+# dblat — the two commands that matter on a fresh machine:
+#   make quickstart   set up, build, and run the embedded default (managed PostgreSQL, TPC-C)
+#   make test         set up, and run the tests against real managed servers
+GO      ?= go
+BIN     := bin/dblat
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/dblat/dblat/internal/sysinfo.version=$(VERSION)
+
+.PHONY: all setup build test quickstart bench vet clean
+
+all: build
+
+setup:
+	@./scripts/setup.sh
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/dblat
+
+# Servers the tests need must be there: DBLAT_REQUIRE_SERVERS=1 turns a skip into a failure.
+test: setup vet
+	DBLAT_REQUIRE_SERVERS=1 $(GO) test -count=1 -timeout 20m ./...
+
+vet:
+	$(GO) vet ./...
+
+quickstart: setup build
+	./$(BIN) quickstart
+
+# Benchmarks that print the figures quoted in issues and commit messages.
+bench: setup
+	DBLAT_REQUIRE_SERVERS=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
+
+clean:
+	rm -rf bin

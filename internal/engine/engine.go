@@ -1,0 +1,156 @@
+// Package engine is the seam for a database product: how to open it, which SQL dialect and
+// capabilities it has, how its errors are classified, what settings and statistics it reports,
+// and (optionally) how dblat runs a private managed server of it.
+//
+// Workload code branches on Dialect capabilities, never on product names. Package engine
+// imports nothing else of dblat; the per-product implementations live in sub-packages
+// (engine/postgres, ...), and the CLI picks one through Lookup.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+)
+
+// Engine is one database product. Implementations are safe for concurrent use.
+type Engine interface {
+	// Name is the short product name used on the command line ("postgres").
+	Name() string
+	// Open returns a pool for dsn and checks that the server answers. It does not limit the
+	// pool; callers do. opts.Dial, when set, replaces the driver's TCP dialer.
+	Open(ctx context.Context, dsn string, opts OpenOptions) (*sql.DB, error)
+	// Dialect describes the SQL this engine speaks.
+	Dialect() Dialect
+	// Classify sorts an error returned by this engine's driver into a behaviour class.
+	Classify(err error) ErrorClass
+	// Inspect reads back the server version and the settings the server actually runs with.
+	Inspect(ctx context.Context, db *sql.DB) (Info, error)
+	// Stats reads cumulative server statistics, to be taken before and after a run.
+	Stats(ctx context.Context, db *sql.DB) (Stats, error)
+	// Redact returns dsn with any password removed, safe to store and print.
+	Redact(dsn string) string
+}
+
+// OpenOptions adjust how Engine.Open connects.
+type OpenOptions struct {
+	// Dial, when set, makes every connection of the pool. The context is the one passed to
+	// (*sql.DB).Conn, so a caller can find out which connection it got (round-trip accounting).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// BulkLoader is an optional Engine capability: a fast path for loading many rows
+// (PostgreSQL COPY, ...). Engines without it are loaded with multi-row INSERTs.
+type BulkLoader interface {
+	// CopyRows loads rows into table. next is called until it returns false; each call fills
+	// row (len(cols) values, reused between calls) and is never called concurrently.
+	CopyRows(ctx context.Context, db *sql.DB, table string, cols []string, next func(row []any) bool) (int64, error)
+}
+
+// Info is what the server reports about itself, read back rather than echoed from requests.
+type Info struct {
+	Version  string            `json:"version"`
+	Settings map[string]string `json:"settings"`
+	// DatabaseBytes is the size of the benchmark database on disk.
+	DatabaseBytes int64 `json:"database_bytes"`
+}
+
+// Stats is a named set of cumulative counters ("pg_stat_database.xact_commit" -> 123).
+type Stats map[string]float64
+
+// Delta returns after-before for every counter present in both.
+func (after Stats) Delta(before Stats) Stats {
+	d := make(Stats, len(after))
+	for k, v := range after {
+		if b, ok := before[k]; ok {
+			d[k] = v - b
+		}
+	}
+	return d
+}
+
+// Dialect holds the SQL spellings and capabilities that differ between engines.
+// Workloads ask the dialect; they never test the engine's name.
+type Dialect struct {
+	// Placeholder returns the bind marker for the n-th (1-based) parameter: "$1" or "?".
+	Placeholder func(n int) string
+	// ForUpdate is the suffix that locks selected rows (" FOR UPDATE"), or "" if unsupported.
+	ForUpdate string
+	// SupportsReturning reports whether UPDATE ... RETURNING is available.
+	SupportsReturning bool
+	// LimitOne turns a SELECT into one that returns at most one row, or nil if the query
+	// must be trimmed by the client.
+	LimitOne func(query string) string
+	// Types maps the generic column types used in workload DDL to engine types.
+	// Keys: "int", "smallint", "bigint", "decimal(p,s)" pattern handled by Decimal, "timestamp",
+	// "text" (variable length char).
+	Decimal   func(p, s int) string
+	Timestamp string
+	// Varchar returns a variable-length character type of at most n characters.
+	Varchar func(n int) string
+	// Char returns a fixed-length character type of n characters.
+	Char func(n int) string
+}
+
+// Rebind rewrites a query written with "?" placeholders into the dialect's markers.
+func (d Dialect) Rebind(query string) string {
+	if d.Placeholder == nil {
+		return query
+	}
+	out := make([]byte, 0, len(query)+8)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			out = append(out, d.Placeholder(n)...)
+			continue
+		}
+		out = append(out, query[i])
+	}
+	return string(out)
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]Engine{}
+)
+
+// Register makes an engine available to Lookup. It panics on a duplicate name, which is a
+// programming error found at init time.
+func Register(e Engine) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[e.Name()]; dup {
+		panic("engine: duplicate registration of " + e.Name())
+	}
+	registry[e.Name()] = e
+}
+
+// Lookup returns the engine registered under name.
+func Lookup(name string) (Engine, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	if e, ok := registry[name]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q (known: %v)", name, namesLocked())
+}
+
+// Names lists the registered engines, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}

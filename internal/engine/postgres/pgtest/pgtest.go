@@ -1,0 +1,121 @@
+// Package pgtest gives tests a real, dblat-managed PostgreSQL server: one per test binary,
+// started on first use and stopped when the tests end, with a fresh database per test.
+//
+// Use it as
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//	func TestX(t *testing.T) { dsn := pgtest.NewDatabase(t); ... }
+//
+// When the server binaries are missing, tests are skipped with a message saying what to
+// install, unless DBLAT_REQUIRE_SERVERS=1 (set by `make test`), in which case they fail.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblat/dblat/internal/engine/postgres"
+	"github.com/dblat/dblat/internal/managed"
+)
+
+var (
+	once     sync.Once
+	inst     *managed.Instance
+	startErr error
+	dbSeq    atomic.Int64
+	baseDir  string
+)
+
+// Main runs the tests and stops the shared server afterwards. Use it from TestMain.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Shutdown()
+	return code
+}
+
+// Shutdown stops the shared server if one was started, and removes its files.
+func Shutdown() {
+	if inst != nil {
+		_ = postgres.Launcher{}.Stop(context.Background(), inst)
+		inst = nil
+	}
+	if baseDir != "" {
+		_ = os.RemoveAll(baseDir)
+	}
+}
+
+// Required reports whether missing servers must fail tests rather than skip them.
+func Required() bool { return os.Getenv("DBLAT_REQUIRE_SERVERS") == "1" }
+
+// Server returns the shared managed server, starting it on first use.
+func Server(t testing.TB) *managed.Instance {
+	t.Helper()
+	once.Do(func() {
+		if _, err := postgres.FindBinaries(""); err != nil {
+			startErr = err
+			return
+		}
+		// A directory the unprivileged server user can reach (t.TempDir is mode 0700).
+		baseDir, startErr = os.MkdirTemp("", "dblat-pgtest-")
+		if startErr != nil {
+			return
+		}
+		if startErr = os.Chmod(baseDir, 0o755); startErr != nil {
+			return
+		}
+		i := &managed.Instance{Name: "pgtest", Engine: "postgres", Dir: filepath.Join(baseDir, "pg"),
+			Settings: map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+				"max_connections": "300", "shared_buffers": "128MB"}}
+		if startErr = os.MkdirAll(i.Dir, 0o755); startErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if startErr = (postgres.Launcher{}).Start(ctx, i); startErr == nil {
+			inst = i
+		}
+	})
+	if startErr != nil {
+		if Required() || !strings.Contains(startErr.Error(), "no PostgreSQL server binaries") {
+			t.Fatalf("managed PostgreSQL: %v", startErr)
+		}
+		t.Skipf("skipping: %v", startErr)
+	}
+	return inst
+}
+
+// NewDatabase creates an empty database on the shared server for this test, drops it when
+// the test ends, and returns its DSN.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	srv := Server(t)
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
+	admin := fmt.Sprintf("postgres://dblat@127.0.0.1:%d/postgres?sslmode=disable", srv.Port)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect to managed PostgreSQL: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, name)
+}

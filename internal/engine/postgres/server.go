@@ -1,0 +1,277 @@
+package postgres
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblat/dblat/internal/managed"
+)
+
+// Launcher runs private PostgreSQL servers: initdb into the instance directory, then the
+// postgres binary on a loopback port with trust authentication for loopback only. The
+// benchmark database is called "dblat" and owned by the superuser "dblat".
+type Launcher struct {
+	// BinDir overrides the search for server binaries (the --pg-bin flag).
+	BinDir string
+	// RunAs names the unprivileged user to run as when dblat runs as root ("" = auto).
+	RunAs string
+	// StartTimeout bounds how long Start waits for the server to accept connections.
+	StartTimeout time.Duration
+}
+
+// InstallHint tells a user how to get PostgreSQL server binaries.
+const InstallHint = "install them with `apt-get install postgresql` (Debian/Ubuntu) or `make setup`, or point --pg-bin at a directory holding initdb and postgres"
+
+// FindBinaries returns the directory holding initdb and postgres: dir if given, else the
+// one `pg_config --bindir` names, else the newest /usr/lib/postgresql/*/bin.
+func FindBinaries(dir string) (string, error) {
+	has := func(d string) bool {
+		for _, b := range []string{"initdb", "postgres"} {
+			if st, err := os.Stat(filepath.Join(d, b)); err != nil || st.IsDir() {
+				return false
+			}
+		}
+		return true
+	}
+	if dir != "" {
+		if has(dir) {
+			return dir, nil
+		}
+		return "", fmt.Errorf("--pg-bin %s: no initdb and postgres there", dir)
+	}
+	var tried []string
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		d := strings.TrimSpace(string(out))
+		if has(d) {
+			return d, nil
+		}
+		tried = append(tried, d)
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(matches, func(i, j int) bool { return pgMajor(matches[i]) > pgMajor(matches[j]) })
+	for _, d := range matches {
+		if has(d) {
+			return d, nil
+		}
+		tried = append(tried, d)
+	}
+	tried = append(tried, "/usr/lib/postgresql/*/bin")
+	return "", fmt.Errorf("no PostgreSQL server binaries found (looked in pg_config --bindir, %s): %s",
+		strings.Join(tried, ", "), InstallHint)
+}
+
+func pgMajor(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+// Start implements managed.Launcher.
+func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
+	bin, err := FindBinaries(l.BinDir)
+	if err != nil {
+		return err
+	}
+	acct, err := managed.Unprivileged(l.RunAs)
+	if err != nil {
+		return err
+	}
+	if inst.Port == 0 {
+		if inst.Port, err = managed.FreePort(); err != nil {
+			return err
+		}
+	} else if err := managed.CheckPort(inst.Port); err != nil {
+		return err
+	}
+	data := filepath.Join(inst.Dir, "data")
+	sock := filepath.Join(inst.Dir, "run")
+	if err := os.MkdirAll(sock, 0o755); err != nil {
+		return err
+	}
+	if err := acct.Hand(inst.Dir); err != nil {
+		return err
+	}
+	fresh := false
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		fresh = true
+		out, err := l.command(acct, filepath.Join(bin, "initdb"), "-D", data, "-U", "dblat",
+			"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 3))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(data, "dblat.conf"), []byte(confFile(inst, sock)), 0o644); err != nil {
+		return err
+	}
+	if err := ensureInclude(filepath.Join(data, "postgresql.conf")); err != nil {
+		return err
+	}
+	if err := acct.Hand(inst.Dir); err != nil {
+		return err
+	}
+	logPath := filepath.Join(inst.Dir, "server.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	logStart, _ := logf.Seek(0, 2)
+	cmd := l.command(acct, filepath.Join(bin, "postgres"), "-D", data)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
+	// it itself, by PID.
+	cmd.SysProcAttr.Setsid = true
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	inst.PID = cmd.Process.Pid
+	inst.Binaries = bin
+	if acct != nil {
+		inst.RunAs = acct.Name
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	timeout := l.StartTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	admin := fmt.Sprintf("postgres://dblat@127.0.0.1:%d/postgres?sslmode=disable", inst.Port)
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := ping(ctx, admin); err == nil {
+			break
+		}
+		select {
+		case werr := <-exited:
+			inst.PID = 0
+			return fmt.Errorf("postgres exited at start (%v): %s (log: %s)", werr, logError(logPath, logStart), logPath)
+		case <-ctx.Done():
+			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
+			inst.PID = 0
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
+			inst.PID = 0
+			return fmt.Errorf("postgres did not accept connections within %v (log: %s)", timeout, logPath)
+		}
+	}
+	if fresh {
+		if err := execSQL(ctx, admin, "CREATE DATABASE dblat"); err != nil {
+			_ = l.Stop(ctx, inst)
+			return fmt.Errorf("create database: %w", err)
+		}
+	}
+	inst.DSN = fmt.Sprintf("postgres://dblat@127.0.0.1:%d/dblat?sslmode=disable", inst.Port)
+	inst.Started = time.Now()
+	return nil
+}
+
+// Stop implements managed.Launcher: a fast shutdown (SIGINT: abort transactions, checkpoint,
+// exit), escalating to SIGKILL after 60 s.
+func (Launcher) Stop(_ context.Context, inst *managed.Instance) error {
+	if inst.PID == 0 {
+		return nil
+	}
+	err := managed.StopPID(inst.PID, syscall.SIGINT, 60*time.Second)
+	inst.PID = 0
+	return err
+}
+
+func (l Launcher) command(acct *managed.Account, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Credential()}
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd
+}
+
+// confFile renders the settings dblat owns plus the user's, which come last and so win.
+func confFile(inst *managed.Instance, sock string) string {
+	var b strings.Builder
+	b.WriteString("# Written by dblat on every start; edit with `dblat server start --set`.\n")
+	fmt.Fprintf(&b, "port = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n", inst.Port, sock)
+	keys := make([]string, 0, len(inst.Settings))
+	for k := range inst.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(inst.Settings[k], "'", "''"))
+	}
+	return b.String()
+}
+
+func ensureInclude(conf string) error {
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		return err
+	}
+	const line = "include 'dblat.conf'"
+	if strings.Contains(string(b), line) {
+		return nil
+	}
+	return os.WriteFile(conf, append(b, []byte("\n"+line+"\n")...), 0o600)
+}
+
+func ping(ctx context.Context, dsn string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	return c.Close(ctx)
+}
+
+func execSQL(ctx context.Context, dsn, sql string) error {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, sql)
+	return err
+}
+
+// logError returns the first FATAL/ERROR line written to the log after offset.
+func logError(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "no log"
+	}
+	defer f.Close()
+	_, _ = f.Seek(offset, 0)
+	sc := bufio.NewScanner(f)
+	var last string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "FATAL") || strings.Contains(line, "ERROR") || strings.Contains(line, "LOG:  invalid") {
+			return strings.TrimSpace(line)
+		}
+		if strings.TrimSpace(line) != "" {
+			last = line
+		}
+	}
+	return strings.TrimSpace(last)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,178 @@
+// Package managed keeps the private database servers that dblat starts itself: where their
+// files live in the state directory, which of them are running, on which port, as which
+// user, and how to stop them by PID without leaving orphans.
+//
+// It knows nothing of any product: each engine sub-package (engine/postgres, ...) provides a
+// Launcher, and the CLI ties the two together. Instances are described by an instance.json
+// file in their directory, so `dblat server list` works across processes.
+package managed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"syscall"
+	"time"
+)
+
+// Instance is one managed server. It is saved as instance.json in Dir.
+type Instance struct {
+	Name   string `json:"name"`
+	Engine string `json:"engine"`
+	// Dir is the instance's private directory (data, sockets, log).
+	Dir  string `json:"dir"`
+	Port int    `json:"port"`
+	// PID is the server's main process while it runs, 0 when stopped.
+	PID int `json:"pid"`
+	// DSN connects to the benchmark database. Managed servers trust loopback connections, so
+	// it holds no password.
+	DSN string `json:"dsn"`
+	// Settings are the server settings requested at creation or on the last start.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Binaries is the directory of the server binaries used.
+	Binaries string `json:"binaries"`
+	// RunAs is the unprivileged OS user the server runs as when dblat runs as root.
+	RunAs   string    `json:"run_as,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+}
+
+// Launcher starts and stops one engine's servers. Implementations live in the engine
+// sub-packages.
+type Launcher interface {
+	// Start creates the instance's files if they do not exist, starts the server with
+	// inst.Settings on inst.Port, waits until it accepts connections, and fills inst.PID,
+	// inst.DSN and inst.Binaries. On failure nothing is left running.
+	Start(ctx context.Context, inst *Instance) error
+	// Stop shuts the server down cleanly and waits for its processes to end.
+	Stop(ctx context.Context, inst *Instance) error
+}
+
+// ErrNoInstance is wrapped by Load when no instance has the given name.
+var ErrNoInstance = errors.New("no such managed server")
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// CheckName reports whether name can name an instance (it becomes a directory name).
+func CheckName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("server name %q: use letters, digits, '.', '_' or '-' (at most 63)", name)
+	}
+	return nil
+}
+
+// Registry is the set of instances under one state directory (default ./.dblat).
+type Registry struct {
+	// Root is the state directory; instances live in Root/servers/NAME.
+	Root string
+}
+
+// Dir returns the directory of the instance called name.
+func (r Registry) Dir(name string) string {
+	return filepath.Join(r.Root, "servers", name)
+}
+
+// Load reads the instance called name.
+func (r Registry) Load(name string) (*Instance, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir(name), "instance.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w %q (see `dblat server list`)", ErrNoInstance, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var inst Instance
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return nil, fmt.Errorf("managed server %q: corrupt instance.json: %w", name, err)
+	}
+	if inst.PID != 0 && !Alive(inst.PID) {
+		inst.PID = 0
+	}
+	return &inst, nil
+}
+
+// Save writes inst atomically.
+func (r Registry) Save(inst *Instance) error {
+	b, err := json.MarshalIndent(inst, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(inst.Dir, "instance.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(inst.Dir, "instance.json"))
+}
+
+// List returns every instance, sorted by name.
+func (r Registry) List() ([]*Instance, error) {
+	entries, err := os.ReadDir(filepath.Join(r.Root, "servers"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Instance
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		inst, err := r.Load(e.Name())
+		if errors.Is(err, ErrNoInstance) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inst)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Alive reports whether a process with this PID exists.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// StopPID sends sig to pid and waits up to grace for it to exit; if it is still there it
+// sends SIGKILL and waits again. It never signals a process group.
+func StopPID(pid int, sig syscall.Signal, grace time.Duration) error {
+	if !Alive(pid) {
+		return nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %d: %w", pid, err)
+	}
+	if waitGone(pid, grace) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitGone(pid, 10*time.Second) {
+		return fmt.Errorf("process %d ignored %v for %v and was killed", pid, sig, grace)
+	}
+	return fmt.Errorf("process %d survives SIGKILL", pid)
+}
+
+func waitGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		// Reap it if it is our child; otherwise this fails harmlessly.
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if !Alive(pid) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}

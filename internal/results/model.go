@@ -1,0 +1,145 @@
+package results
+
+import (
+	"time"
+)
+
+// Status is the life-cycle state of a stored run.
+type Status string
+
+// The states of a run. A run is inserted as StatusRunning when measurement starts and is
+// updated exactly once when it ends. A run found StatusRunning whose process is gone is
+// marked StatusAborted the next time a store is opened.
+const (
+	StatusRunning  Status = "running"
+	StatusFinished Status = "finished"
+	StatusFailed   Status = "failed"
+	StatusAborted  Status = "aborted"
+)
+
+// Run is one measured run with everything needed to trust and compare it. Passwords never
+// appear in it: Target holds a redacted DSN or a managed server's name.
+type Run struct {
+	ID      int64     `json:"id"`
+	Study   string    `json:"study,omitempty"`
+	CellKey string    `json:"cell_key,omitempty"`
+	Status  Status    `json:"status"`
+	Reason  string    `json:"reason,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+
+	Params Params `json:"params"`
+	Server Server `json:"server"`
+	Client Client `json:"client"`
+
+	// StatsBefore and StatsAfter are the server's cumulative counters around the run.
+	StatsBefore map[string]float64 `json:"stats_before,omitempty"`
+	StatsAfter  map[string]float64 `json:"stats_after,omitempty"`
+
+	Summary Summary     `json:"summary"`
+	Tx      []TxSummary `json:"tx,omitempty"`
+	// Samples are per-interval figures; loaded only when asked for.
+	Samples []Sample `json:"samples,omitempty"`
+}
+
+// Params are the workload and run parameters as requested.
+type Params struct {
+	Workload    string             `json:"workload"`
+	Scale       int                `json:"scale"` // TPC-C warehouses
+	Terminals   int                `json:"terminals"`
+	Connections int                `json:"connections"`
+	Duration    time.Duration      `json:"duration"`
+	Warmup      time.Duration      `json:"warmup"`
+	Seed        int64              `json:"seed"`
+	Mix         map[string]float64 `json:"mix,omitempty"`
+	Think       bool               `json:"think"`
+	// RTT is the round-trip time requested to be added between terminals and server (0 = none).
+	RTT time.Duration `json:"rtt"`
+	// Options holds workload- or engine-specific options as given ("mode" -> "client").
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Server describes the database server the run measured, as read back from it.
+type Server struct {
+	Engine string `json:"engine"`
+	// Target is a managed server's name or an external DSN with its password removed.
+	Target        string            `json:"target"`
+	Managed       bool              `json:"managed"`
+	Version       string            `json:"version"`
+	Settings      map[string]string `json:"settings,omitempty"`
+	DatabaseBytes int64             `json:"database_bytes"`
+}
+
+// Client describes the machine and build that drove the run.
+type Client struct {
+	Hostname     string `json:"hostname"`
+	OS           string `json:"os"`
+	Kernel       string `json:"kernel"`
+	CPUModel     string `json:"cpu_model"`
+	Cores        int    `json:"cores"`
+	MemoryBytes  int64  `json:"memory_bytes"`
+	GoVersion    string `json:"go_version"`
+	DblatVersion string `json:"dblat_version"`
+	PID          int    `json:"pid"`
+	// CPUSeconds is the user+system CPU dblat itself used during the measurement window.
+	CPUSeconds float64 `json:"cpu_seconds"`
+}
+
+// Summary holds the run-wide figures over the measurement window (warm-up excluded).
+type Summary struct {
+	// Elapsed is the measured window actually achieved.
+	Elapsed   time.Duration `json:"elapsed"`
+	Committed int64         `json:"committed"`
+	// Rollbacks are designed rollbacks (TPC-C New-Order 1 %), not errors.
+	Rollbacks int64            `json:"rollbacks"`
+	Errors    map[string]int64 `json:"errors,omitempty"` // by engine.ErrorClass name
+	// TPS is committed transactions per second; TPM the same per minute.
+	TPS float64 `json:"tps"`
+	TPM float64 `json:"tpm"`
+	// NOPM is committed New-Order transactions per minute (TPC-C only, else 0).
+	NOPM float64 `json:"nopm"`
+}
+
+// TxSummary holds the figures for one transaction type over the measurement window.
+// Latencies are in microseconds and cover service time only (connection wait excluded).
+type TxSummary struct {
+	Type      string           `json:"type"`
+	Committed int64            `json:"committed"`
+	Rollbacks int64            `json:"rollbacks"`
+	Errors    map[string]int64 `json:"errors,omitempty"`
+	MeanUs    float64          `json:"mean_us"`
+	P50Us     int64            `json:"p50_us"`
+	P90Us     int64            `json:"p90_us"`
+	P95Us     int64            `json:"p95_us"`
+	P99Us     int64            `json:"p99_us"`
+	P999Us    int64            `json:"p999_us"`
+	MaxUs     int64            `json:"max_us"`
+	// WaitMeanUs and WaitP99Us describe the time spent waiting for a pooled connection.
+	WaitMeanUs float64 `json:"wait_mean_us"`
+	WaitP99Us  int64   `json:"wait_p99_us"`
+	// Wire cost per committed transaction, measured on the client's connection (zero when
+	// the connections were not metered): round trips (mean, p50, p99), bytes and writes.
+	RoundTrips    float64 `json:"round_trips"`
+	RoundTripsP50 int64   `json:"round_trips_p50"`
+	RoundTripsP99 int64   `json:"round_trips_p99"`
+	BytesUp       float64 `json:"bytes_up"`
+	BytesDown     float64 `json:"bytes_down"`
+	WritesUp      float64 `json:"writes_up"`
+	// Hist and WaitHist are encoded HDR histogram snapshots (base64 V2 compressed), so
+	// percentiles can be recomputed and repetitions merged later.
+	Hist     string `json:"hist,omitempty"`
+	WaitHist string `json:"wait_hist,omitempty"`
+}
+
+// Sample holds one interval's figures for one transaction type (Type "" = all types).
+type Sample struct {
+	// Offset is the end of the interval measured from the start of the measurement window;
+	// warm-up intervals have negative offsets.
+	Offset    time.Duration `json:"offset"`
+	Type      string        `json:"type"`
+	Committed int64         `json:"committed"`
+	Errors    int64         `json:"errors"`
+	P50Us     int64         `json:"p50_us"`
+	P99Us     int64         `json:"p99_us"`
+	MaxUs     int64         `json:"max_us"`
+}

@@ -1,0 +1,66 @@
+// Package workload is the seam for what a benchmark runs. A workload knows its schema, how to
+// load it, and how one terminal chooses and executes its next transaction. It does not time,
+// count or store anything: package runner does that around Terminal.Run, and package results
+// stores what the runner measured.
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+)
+
+// ErrExpectedRollback is returned by Terminal.Run when the transaction rolled back by design
+// (TPC-C New-Order's 1 % unused item, clause 2.4.2.3). The runner counts it as a completed,
+// rolled-back transaction, never as an error.
+var ErrExpectedRollback = errors.New("expected rollback")
+
+// ErrNotLoaded is wrapped by Check/Prepare errors when the database holds no data for the
+// workload, so the CLI can say "run `dblat load` first".
+var ErrNotLoaded = errors.New("workload not loaded")
+
+// Target is an open database together with the engine that speaks to it.
+type Target struct {
+	Engine engine.Engine
+	DB     *sql.DB
+}
+
+// TxType names one kind of transaction of a workload and its share of the mix.
+type TxType struct {
+	Name   string
+	Weight float64
+}
+
+// Pause is the keying and think time around one transaction (TPC-C 5.2.5); zero when pacing is off.
+type Pause struct {
+	Keying, Think time.Duration
+}
+
+// Workload is a loaded benchmark ready to run: its transaction types and its terminals.
+type Workload interface {
+	// Name is the workload's name as stored with each run ("tpcc").
+	Name() string
+	// TxTypes lists the transaction types in a fixed order; Terminal.Next returns indexes into it.
+	TxTypes() []TxType
+	// Prepare checks that the data is there (wrapping ErrNotLoaded if not) and prepares
+	// statements on db. It is called once, before any terminal runs; statements prepared on
+	// db (not on a *sql.Conn) are reused per connection by (*sql.Tx).StmtContext.
+	Prepare(ctx context.Context, db *sql.DB) error
+	// NewTerminal returns terminal number id (0-based). Terminals are seeded from the run's
+	// seed and id, so a run is reproducible up to timing.
+	NewTerminal(id int) Terminal
+}
+
+// Terminal is one emulated user. A terminal is used by one goroutine at a time.
+type Terminal interface {
+	// Next chooses the next transaction type (an index into the workload's TxTypes) and the
+	// pauses around it.
+	Next() (txType int, pause Pause)
+	// Run executes one transaction of the chosen type on conn, which the runner has checked
+	// out of its pool for this transaction only. It returns nil on commit,
+	// ErrExpectedRollback for a designed rollback, or the driver's error.
+	Run(ctx context.Context, conn *sql.Conn, txType int) error
+}

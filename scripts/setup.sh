@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what dblat and its tests need on a fresh Debian/Ubuntu machine, idempotently:
+# PostgreSQL server binaries (the system service is never started), an unprivileged "dblat"
+# user for managed servers when run as root, and the Go modules.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_postgres() {
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && return 0
+	local d
+	d=$(pg_config --bindir 2>/dev/null) && [ -x "$d/postgres" ]
+}
+
+need_pkgs=()
+have_postgres || need_pkgs+=(postgresql)
+
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: missing packages: ${need_pkgs[*]}; run as root or: sudo apt-get install ${need_pkgs[*]}" >&2
+		exit 1
+	fi
+	echo "setup: installing ${need_pkgs[*]} (system services are not started)"
+	# policy-rc.d 101 tells invoke-rc.d not to start services during installation.
+	policy=/usr/sbin/policy-rc.d
+	created_policy=0
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod +x "$policy"
+		created_policy=1
+	fi
+	trap '[ "$created_policy" = 1 ] && rm -f "$policy"' EXIT
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+# Database servers refuse to run as root; managed servers run as this user then.
+if [ "$(id -u)" -eq 0 ] && ! id dblat >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin dblat
+	echo "setup: created system user dblat for managed servers"
+fi
+
+go mod download
