@@ -93,6 +93,30 @@ type Dialect struct {
 	Varchar func(n int) string
 	// Char returns a fixed-length character type of n characters.
 	Char func(n int) string
+
+	// LockingIsolation is the isolation level (for sql.TxOptions) of read-write transactions
+	// that lock each row by writing it (UPDATE/DELETE) before reading it back: every
+	// statement sees the latest committed data, and a write to a row a concurrent
+	// transaction changed waits for it and then applies to the committed version instead of
+	// failing. That is READ COMMITTED on PostgreSQL and InnoDB. sql.LevelDefault leaves the
+	// server's default.
+	LockingIsolation sql.IsolationLevel
+	// SnapshotIsolation is the isolation level (for sql.TxOptions) that gives a read-only
+	// transaction one consistent snapshot of committed data (REPEATABLE READ on PostgreSQL
+	// and InnoDB, "concurrency" on Firebird). Read-only transactions at this level never
+	// fail with serialization errors on those engines.
+	SnapshotIsolation sql.IsolationLevel
+	// DropTable returns a statement that drops table and succeeds when it does not exist
+	// ("DROP TABLE IF EXISTS t"), or nil if the engine cannot say that: callers then issue
+	// "DROP TABLE t" and ignore its error.
+	DropTable func(table string) string
+	// Analyze returns the statement that refreshes the optimizer statistics of table
+	// ("ANALYZE t"), or nil if the engine has none worth running after a bulk load.
+	Analyze func(table string) string
+	// MaxInsertRows is how many rows one INSERT ... VALUES (...), (...) may carry when
+	// loading without a BulkLoader; 0 or 1 means one row per INSERT (no multi-row VALUES).
+	// Callers also keep rows*columns at or below 32767 bind parameters.
+	MaxInsertRows int
 }
 
 // Rebind rewrites a query written with "?" placeholders into the dialect's markers.

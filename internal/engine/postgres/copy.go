@@ -3,13 +3,37 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"encoding"
 	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// CopyRows loads rows with COPY FROM STDIN (pgx CopyFrom); it implements engine.BulkLoader.
+// CopyRows loads rows with COPY table (cols) FROM STDIN in text format; it implements
+// engine.BulkLoader. It blocks until the server has accepted or rejected every row, and
+// returns the number of rows the server stored. The rows go in one COPY statement, so they
+// are committed together or not at all.
+//
+// The values are encoded here rather than by pgx's type map: pgx.Conn.CopyFrom first asks
+// the server for the column types (one extra round trip), then plans a binary encoder per
+// value; writing the text format straight into the stream costs a type switch per value
+// and no allocation. next runs on one goroutine at a time (pgconn's writer goroutine),
+// never after CopyRows has returned.
+//
+// Accepted values, and pointers to them (a nil pointer, like nil, is SQL NULL): bool, the
+// integer types, float32, float64, string, []byte (sent as text, not bytea), time.Time
+// (with its UTC offset, which PostgreSQL ignores for timestamp without time zone),
+// encoding.TextAppender (its text is sent as is, so it must be valid input for the
+// column's type), and driver.Valuer (its result encoded by these rules). Anything else
+// aborts the COPY with an error.
 func (Engine) CopyRows(ctx context.Context, db *sql.DB, table string, cols []string, next func(row []any) bool) (int64, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -22,18 +46,240 @@ func (Engine) CopyRows(ctx context.Context, db *sql.DB, table string, cols []str
 		if !ok {
 			return errors.New("postgres: not a pgx connection")
 		}
-		src := &rowSource{row: make([]any, len(cols)), next: next}
-		n, err = sc.Conn().CopyFrom(ctx, pgx.Identifier{table}, cols, src)
-		return err
+		src := &copyReader{row: make([]any, len(cols)), next: next}
+		tag, err := sc.Conn().PgConn().CopyFrom(ctx, src, copySQL(table, cols))
+		if src.err != nil {
+			// The encoder's own error is clearer than the server's "COPY from stdin failed".
+			return fmt.Errorf("copy into %s: %w", table, src.err)
+		}
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		return nil
 	})
 	return n, err
 }
 
-type rowSource struct {
-	row  []any
-	next func([]any) bool
+func copySQL(table string, cols []string) string {
+	var b strings.Builder
+	b.WriteString("COPY ")
+	b.WriteString(pgx.Identifier{table}.Sanitize())
+	b.WriteString(" (")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pgx.Identifier{c}.Sanitize())
+	}
+	b.WriteString(") FROM STDIN")
+	return b.String()
 }
 
-func (r *rowSource) Next() bool             { return r.next(r.row) }
-func (r *rowSource) Values() ([]any, error) { return r.row, nil }
-func (r *rowSource) Err() error             { return nil }
+// copyReader turns rows from next into COPY text format on demand: each Read encodes rows
+// until it can fill p, and keeps the tail of the last row for the following Read.
+type copyReader struct {
+	row  []any
+	next func([]any) bool
+	buf  []byte // encoded, not yet returned bytes are buf[off:]
+	off  int
+	done bool
+	err  error
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	for len(r.buf)-r.off < len(p) && !r.done {
+		if r.off > 0 && r.off == len(r.buf) {
+			r.buf, r.off = r.buf[:0], 0
+		}
+		if !r.next(r.row) {
+			r.done = true
+			break
+		}
+		if r.buf, r.err = appendCopyRow(r.buf, r.row); r.err != nil {
+			return 0, r.err
+		}
+	}
+	n := copy(p, r.buf[r.off:])
+	r.off += n
+	if r.off == len(r.buf) {
+		r.buf, r.off = r.buf[:0], 0
+		if r.done {
+			return n, io.EOF
+		}
+	}
+	return n, nil
+}
+
+// appendCopyRow appends one row in COPY text format: tab-separated fields, \N for NULL,
+// newline-terminated.
+func appendCopyRow(b []byte, row []any) ([]byte, error) {
+	var err error
+	for i, v := range row {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		if b, err = appendCopyValue(b, v, 0); err != nil {
+			return b, fmt.Errorf("column %d: %w", i+1, err)
+		}
+	}
+	return append(b, '\n'), nil
+}
+
+func appendCopyValue(b []byte, v any, depth int) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, `\N`...), nil
+	case string:
+		return appendCopyText(b, x), nil
+	case *string:
+		if x == nil {
+			return append(b, `\N`...), nil
+		}
+		return appendCopyText(b, *x), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case *int:
+		if x == nil {
+			return append(b, `\N`...), nil
+		}
+		return strconv.AppendInt(b, int64(*x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case *int64:
+		if x == nil {
+			return append(b, `\N`...), nil
+		}
+		return strconv.AppendInt(b, *x, 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10), nil
+	case bool:
+		if x {
+			return append(b, 't'), nil
+		}
+		return append(b, 'f'), nil
+	case float64:
+		return appendCopyFloat(b, x, 64), nil
+	case float32:
+		return appendCopyFloat(b, float64(x), 32), nil
+	case []byte:
+		if x == nil {
+			return append(b, `\N`...), nil
+		}
+		return appendCopyText(b, string(x)), nil
+	case time.Time:
+		return x.AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00"), nil
+	case *time.Time:
+		if x == nil {
+			return append(b, `\N`...), nil
+		}
+		return x.AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00"), nil
+	case encoding.TextAppender:
+		start := len(b)
+		out, err := x.AppendText(b)
+		if err != nil {
+			return b, err
+		}
+		// Escape in place only when needed (the text of numbers and the like never needs it).
+		if needsCopyEscape(string(out[start:])) {
+			text := string(out[start:])
+			out = appendCopyText(out[:start], text)
+		}
+		return out, nil
+	case driver.Valuer:
+		if depth > 0 {
+			return b, fmt.Errorf("driver.Valuer %T returned another Valuer", v)
+		}
+		dv, err := x.Value()
+		if err != nil {
+			return b, err
+		}
+		return appendCopyValue(b, dv, depth+1)
+	}
+	// Remaining pointer types (*int32, *bool, *float64, ...): dereference through the cases above.
+	switch x := v.(type) {
+	case *int32:
+		return derefCopy(b, x, depth)
+	case *int16:
+		return derefCopy(b, x, depth)
+	case *bool:
+		return derefCopy(b, x, depth)
+	case *float64:
+		return derefCopy(b, x, depth)
+	case *float32:
+		return derefCopy(b, x, depth)
+	case *[]byte:
+		return derefCopy(b, x, depth)
+	}
+	return b, fmt.Errorf("cannot encode %T for COPY", v)
+}
+
+func derefCopy[T any](b []byte, p *T, depth int) ([]byte, error) {
+	if p == nil {
+		return append(b, `\N`...), nil
+	}
+	return appendCopyValue(b, *p, depth)
+}
+
+func appendCopyFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits)
+}
+
+// needsCopyEscape reports whether s holds a byte that COPY's text format escapes.
+func needsCopyEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '\t', '\n', '\r':
+			return true
+		}
+	}
+	return false
+}
+
+// appendCopyText appends s with backslash, tab, newline and carriage return escaped, as
+// COPY's text format requires; other bytes, including UTF-8 sequences, pass through.
+func appendCopyText(b []byte, s string) []byte {
+	if !needsCopyEscape(s) {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}

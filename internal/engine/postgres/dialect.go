@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"database/sql"
 	"fmt"
 	"strconv"
 
@@ -18,5 +19,16 @@ func dialect() engine.Dialect {
 		Timestamp:         "timestamp",
 		Varchar:           func(n int) string { return fmt.Sprintf("varchar(%d)", n) },
 		Char:              func(n int) string { return fmt.Sprintf("char(%d)", n) },
+		// READ COMMITTED: an UPDATE that finds its row changed by a concurrent committed
+		// transaction re-reads the new version and goes on (EvalPlanQual) instead of failing
+		// with 40001 as REPEATABLE READ would.
+		LockingIsolation: sql.LevelReadCommitted,
+		// REPEATABLE READ is snapshot isolation; read-only transactions never abort under it.
+		SnapshotIsolation: sql.LevelRepeatableRead,
+		DropTable:         func(t string) string { return "DROP TABLE IF EXISTS " + t },
+		Analyze:           func(t string) string { return "ANALYZE " + t },
+		// 1000 rows keeps the widest TPC-C table (customer, 21 columns) at 21,000 bind
+		// parameters, below the protocol's limit of 65,535.
+		MaxInsertRows: 1000,
 	}
 }

@@ -83,6 +83,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSettings(bin, inst.Settings); err != nil {
+		return err
+	}
 	acct, err := managed.Unprivileged(l.RunAs)
 	if err != nil {
 		return err
@@ -115,6 +118,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return err
 	}
 	if err := ensureInclude(filepath.Join(data, "postgresql.conf")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hbaConf), 0o600); err != nil {
 		return err
 	}
 	if err := acct.Hand(inst.Dir); err != nil {
@@ -180,6 +186,67 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	return nil
 }
 
+// checkSettings rejects setting names this server version does not know, before starting it:
+// `postgres --describe-config` lists every parameter of the binary (it may run as root).
+// Values are checked by the server itself at start.
+func checkSettings(bin string, settings map[string]string) error {
+	if len(settings) == 0 {
+		return nil
+	}
+	out, err := exec.Command(filepath.Join(bin, "postgres"), "--describe-config").Output()
+	if err != nil {
+		return nil // cannot list them: the server's own check at start still applies
+	}
+	known := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, _, ok := strings.Cut(line, "\t"); ok {
+			known[name] = true
+		}
+	}
+	for k := range settings {
+		if known[strings.ToLower(k)] || strings.Contains(k, ".") { // "ext.param" is a custom setting
+			continue
+		}
+		hint := ""
+		if s := closest(strings.ToLower(k), known); s != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return fmt.Errorf("unknown PostgreSQL setting %q%s", k, hint)
+	}
+	return nil
+}
+
+// closest returns the known name at the smallest edit distance from name, if it is close.
+func closest(name string, known map[string]bool) string {
+	best, bestD := "", 4
+	for k := range known {
+		if d := editDistance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // Stop implements managed.Launcher: a fast shutdown (SIGINT: abort transactions, checkpoint,
 // exit), escalating to SIGKILL after 60 s.
 func (Launcher) Stop(_ context.Context, inst *managed.Instance) error {
@@ -197,6 +264,15 @@ func (l Launcher) command(acct *managed.Account, name string, args ...string) *e
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	return cmd
 }
+
+// hbaConf trusts the dblat superuser on loopback (so DSNs carry no password) and makes every
+// other role authenticate, so that roles created for a test or a user's own schema behave as
+// on a real server.
+const hbaConf = `# Written by dblat on every start.
+local all all                 trust
+host  all dblat 127.0.0.1/32  trust
+host  all all   127.0.0.1/32  scram-sha-256
+`
 
 // confFile renders the settings dblat owns plus the user's, which come last and so win.
 func confFile(inst *managed.Instance, sock string) string {
@@ -246,8 +322,17 @@ func execSQL(ctx context.Context, dsn, sql string) error {
 	return err
 }
 
-// logError returns the first FATAL/ERROR line written to the log after offset.
+// logError returns the most telling line written to the log after offset: a complaint about a
+// parameter if there is one, else the first FATAL or ERROR; without its timestamp prefix.
 func logError(path string, offset int64) string {
+	line := logErrorLine(path, offset)
+	if i := strings.Index(line, "] "); i >= 0 && i < 60 {
+		line = line[i+2:]
+	}
+	return strings.Join(strings.Fields(line), " ")
+}
+
+func logErrorLine(path string, offset int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return "no log"
@@ -255,17 +340,23 @@ func logError(path string, offset int64) string {
 	defer f.Close()
 	_, _ = f.Seek(offset, 0)
 	sc := bufio.NewScanner(f)
-	var last string
+	var last, fatal string
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, "FATAL") || strings.Contains(line, "ERROR") || strings.Contains(line, "LOG:  invalid") {
-			return strings.TrimSpace(line)
+		if strings.Contains(line, "parameter \"") || strings.Contains(line, "invalid value") {
+			return line
+		}
+		if fatal == "" && (strings.Contains(line, "FATAL") || strings.Contains(line, "ERROR")) {
+			fatal = line
 		}
 		if strings.TrimSpace(line) != "" {
 			last = line
 		}
 	}
-	return strings.TrimSpace(last)
+	if fatal != "" {
+		return fatal
+	}
+	return last
 }
 
 func lastLines(s string, n int) string {
