@@ -93,7 +93,8 @@ type Summary struct {
 	// Rollbacks are designed rollbacks (TPC-C New-Order 1 %), not errors.
 	Rollbacks int64            `json:"rollbacks"`
 	Errors    map[string]int64 `json:"errors,omitempty"` // by engine.ErrorClass name
-	// TPS is committed transactions per second; TPM the same per minute.
+	// TPS is completed transactions per second: commits plus designed rollbacks, which TPC-C
+	// counts as completed (clause 2.4.2.3). TPM is the same per minute.
 	TPS float64 `json:"tps"`
 	TPM float64 `json:"tpm"`
 	// NOPM is committed New-Order transactions per minute (TPC-C only, else 0).

@@ -1,0 +1,112 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ExportFormats are the formats Export accepts.
+var ExportFormats = []string{"json", "csv"}
+
+// csvHeader is the header row of the CSV export.
+var csvHeader = []string{
+	"id", "study", "cell_key", "status", "reason", "started",
+	"engine", "server_version", "workload", "scale", "terminals", "connections",
+	"duration_s", "warmup_s", "rtt_ms",
+	"tx_type", "committed", "rollbacks", "errors", "tps", "tpm", "nopm",
+	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
+}
+
+// CSVAllTypes is the tx_type of the run-wide row of the CSV export.
+const CSVAllTypes = "all"
+
+// Export writes runs to w in format:
+//
+//   - "json": an indented JSON array of the runs in full (every field of Run, including
+//     histograms and whatever Samples the runs carry); an empty list is "[]".
+//   - "csv": a header row, then for each run one run-wide row (tx_type "all": the Summary
+//     figures, latency columns empty) followed by one row per TxSummary (its committed,
+//     rollbacks, errors, its own tps/tpm = (committed+rollbacks) over the run's elapsed
+//     time as the runner counts them, nopm empty, and its latencies in ms). Times are
+//     RFC 3339 UTC, durations in the unit the column names.
+//
+// Any other format is an error naming the valid ones. Export only formats; it does not
+// touch a Store.
+func Export(w io.Writer, runs []Run, format string) error {
+	switch format {
+	case "json":
+		if runs == nil {
+			runs = []Run{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(runs); err != nil {
+			return fmt.Errorf("results: export json: %w", err)
+		}
+		return nil
+	case "csv":
+		return exportCSV(w, runs)
+	}
+	return fmt.Errorf("results: unknown export format %q (valid: %s)", format, strings.Join(ExportFormats, ", "))
+}
+
+func exportCSV(w io.Writer, runs []Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return fmt.Errorf("results: export csv: %w", err)
+	}
+	for _, r := range runs {
+		run := []string{
+			strconv.FormatInt(r.ID, 10), r.Study, r.CellKey, string(r.Status), r.Reason,
+			r.Started.UTC().Format(time.RFC3339Nano),
+			r.Server.Engine, r.Server.Version, r.Params.Workload,
+			strconv.Itoa(r.Params.Scale), strconv.Itoa(r.Params.Terminals),
+			strconv.Itoa(r.Params.Connections),
+			num(r.Params.Duration.Seconds()), num(r.Params.Warmup.Seconds()),
+			num(float64(r.Params.RTT) / float64(time.Millisecond)),
+		}
+		row := append(run[:len(run):len(run)],
+			CSVAllTypes, int64s(r.Summary.Committed), int64s(r.Summary.Rollbacks),
+			int64s(sum(r.Summary.Errors)),
+			num(r.Summary.TPS), num(r.Summary.TPM), num(r.Summary.NOPM),
+			"", "", "", "", "", "")
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("results: export csv: %w", err)
+		}
+		secs := r.Summary.Elapsed.Seconds()
+		for _, t := range r.Tx {
+			tps, tpm := "", ""
+			if secs > 0 {
+				done := float64(t.Committed + t.Rollbacks) // as the runner counts TPS
+				tps, tpm = num(done/secs), num(done/secs*60)
+			}
+			row := append(run[:len(run):len(run)],
+				t.Type, int64s(t.Committed), int64s(t.Rollbacks), int64s(sum(t.Errors)),
+				tps, tpm, "",
+				ms(t.P50Us), ms(t.P90Us), ms(t.P95Us), ms(t.P99Us), ms(t.P999Us), ms(t.MaxUs))
+			if err := cw.Write(row); err != nil {
+				return fmt.Errorf("results: export csv: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("results: export csv: %w", err)
+	}
+	return nil
+}
+
+func num(f float64) string  { return strconv.FormatFloat(f, 'f', -1, 64) }
+func int64s(n int64) string { return strconv.FormatInt(n, 10) }
+func ms(us int64) string    { return num(float64(us) / 1000) }
+func sum(m map[string]int64) (n int64) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

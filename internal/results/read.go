@@ -1,0 +1,265 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Filter selects runs for List. Zero fields select everything.
+type Filter struct {
+	Study   string // exact study name
+	CellKey string // exact cell key
+	Status  Status // exact status
+	Limit   int    // at most this many runs (the newest); 0 = no limit
+}
+
+// runSelect reads the runs columns in the order scanRun expects.
+const runSelect = `SELECT id, study, cell_key, status, reason, started, ended,
+	workload, scale, terminals, connections, duration_ns, warmup_ns, seed, think, rtt_ns,
+	mix, options,
+	engine, target, managed, server_version, settings, database_bytes,
+	client, stats_before, stats_after,
+	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm
+FROM runs`
+
+// newestFirst is the order of List.
+const newestFirst = ` ORDER BY started DESC, id DESC`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// unmapJSON decodes a nullable JSON object column into *m (nil for NULL).
+func unmapJSON[M ~map[string]V, V any](col string, ns sql.NullString, m *M) error {
+	if !ns.Valid {
+		*m = nil
+		return nil
+	}
+	if err := json.Unmarshal([]byte(ns.String), m); err != nil {
+		return fmt.Errorf("column %s: %w", col, err)
+	}
+	return nil
+}
+
+func scanRun(sc scanner) (Run, error) {
+	var (
+		r                                     Run
+		status, started, client               string
+		ended                                 sql.NullString
+		mix, options, settings, before, after sql.NullString
+		errs                                  sql.NullString
+		duration, warmup, rtt, elapsed        int64
+		think, managed                        bool
+		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
+	)
+	err := sc.Scan(&r.ID, &r.Study, &r.CellKey, &status, &r.Reason, &started, &ended,
+		&r.Params.Workload, &r.Params.Scale, &r.Params.Terminals, &r.Params.Connections,
+		&duration, &warmup, &r.Params.Seed, &think, &rtt,
+		&mix, &options,
+		&r.Server.Engine, &r.Server.Target, &managed, &r.Server.Version, &settings,
+		&r.Server.DatabaseBytes,
+		&client, &before, &after,
+		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm)
+	if err != nil {
+		return Run{}, err
+	}
+	r.Status = Status(status)
+	r.Params.Duration, r.Params.Warmup, r.Params.RTT = time.Duration(duration), time.Duration(warmup), time.Duration(rtt)
+	r.Params.Think, r.Server.Managed = think, managed
+	r.Summary.Elapsed = time.Duration(elapsed)
+	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
+	if r.Started, err = parseTime(started); err != nil {
+		return Run{}, fmt.Errorf("run %d: column started: %w", r.ID, err)
+	}
+	if ended.Valid {
+		if r.Ended, err = parseTime(ended.String); err != nil {
+			return Run{}, fmt.Errorf("run %d: column ended: %w", r.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(client), &r.Client); err != nil {
+		return Run{}, fmt.Errorf("run %d: column client: %w", r.ID, err)
+	}
+	if err := errors.Join(
+		unmapJSON("mix", mix, &r.Params.Mix),
+		unmapJSON("options", options, &r.Params.Options),
+		unmapJSON("settings", settings, &r.Server.Settings),
+		unmapJSON("stats_before", before, &r.StatsBefore),
+		unmapJSON("stats_after", after, &r.StatsAfter),
+		unmapJSON("errors", errs, &r.Summary.Errors),
+	); err != nil {
+		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// List returns the runs matching f, newest first (by Started, then ID), each with its Tx
+// rows but without Samples. No match is an empty result, not an error. It reads one
+// consistent snapshot and never blocks writers. Safe for concurrent use.
+func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
+	var conds []string
+	var args []any
+	if f.Study != "" {
+		conds, args = append(conds, "study = ?"), append(args, f.Study)
+	}
+	if f.CellKey != "" {
+		conds, args = append(conds, "cell_key = ?"), append(args, f.CellKey)
+	}
+	if f.Status != "" {
+		conds, args = append(conds, "status = ?"), append(args, string(f.Status))
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	limit := ""
+	if f.Limit > 0 {
+		limit = fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
+	defer tx.Rollback()
+
+	rows, err := tx.QueryContext(ctx, runSelect+where+newestFirst+limit, args...)
+	if err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
+	runs := []Run{}
+	index := map[int64]int{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("results: list: %w", err)
+		}
+		index[r.ID] = len(runs)
+		runs = append(runs, r)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
+	if len(runs) == 0 {
+		return runs, nil
+	}
+
+	txs, err := tx.QueryContext(ctx, txSelect+
+		" WHERE run_id IN (SELECT id FROM runs"+where+newestFirst+limit+") ORDER BY run_id, ord", args...)
+	if err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
+	for txs.Next() {
+		id, t, err := scanTx(txs)
+		if err != nil {
+			txs.Close()
+			return nil, fmt.Errorf("results: list: %w", err)
+		}
+		if i, ok := index[id]; ok {
+			runs[i].Tx = append(runs[i].Tx, t)
+		}
+	}
+	if err := closeRows(txs); err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
+	return runs, nil
+}
+
+// Get returns run id with its Tx rows and, if withSamples, its Samples in the order added.
+// A missing id is an error wrapping ErrNotFound. It reads one consistent snapshot and never
+// blocks writers. Safe for concurrent use.
+func (s *Store) Get(ctx context.Context, id int64, withSamples bool) (*Run, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("results: get run %d: %w", id, err)
+	}
+	defer tx.Rollback()
+
+	r, err := scanRun(tx.QueryRowContext(ctx, runSelect+" WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("results: get run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: get run %d: %w", id, err)
+	}
+
+	rows, err := tx.QueryContext(ctx, txSelect+" WHERE run_id = ? ORDER BY ord", id)
+	if err != nil {
+		return nil, fmt.Errorf("results: get run %d: %w", id, err)
+	}
+	for rows.Next() {
+		_, t, err := scanTx(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("results: get run %d: %w", id, err)
+		}
+		r.Tx = append(r.Tx, t)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("results: get run %d: %w", id, err)
+	}
+
+	if withSamples {
+		rows, err := tx.QueryContext(ctx, `
+			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us
+			FROM run_samples WHERE run_id = ? ORDER BY rowid`, id)
+		if err != nil {
+			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
+		}
+		for rows.Next() {
+			var sm Sample
+			var offset int64
+			if err := rows.Scan(&offset, &sm.Type, &sm.Committed, &sm.Errors,
+				&sm.P50Us, &sm.P99Us, &sm.MaxUs); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
+			}
+			sm.Offset = time.Duration(offset)
+			r.Samples = append(r.Samples, sm)
+		}
+		if err := closeRows(rows); err != nil {
+			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
+		}
+	}
+	return &r, nil
+}
+
+const txSelect = `SELECT run_id, type, committed, rollbacks, errors, mean_us,
+	p50_us, p90_us, p95_us, p99_us, p999_us, max_us, wait_mean_us, wait_p99_us,
+	round_trips, round_trips_p50, round_trips_p99, bytes_up, bytes_down, writes_up,
+	hist, wait_hist
+FROM run_tx`
+
+func scanTx(sc scanner) (int64, TxSummary, error) {
+	var (
+		id   int64
+		t    TxSummary
+		errs sql.NullString
+		mean sql.NullFloat64
+		wait sql.NullFloat64
+	)
+	if err := sc.Scan(&id, &t.Type, &t.Committed, &t.Rollbacks, &errs, &mean,
+		&t.P50Us, &t.P90Us, &t.P95Us, &t.P99Us, &t.P999Us, &t.MaxUs, &wait, &t.WaitP99Us,
+		&t.RoundTrips, &t.RoundTripsP50, &t.RoundTripsP99, &t.BytesUp, &t.BytesDown, &t.WritesUp,
+		&t.Hist, &t.WaitHist); err != nil {
+		return 0, TxSummary{}, err
+	}
+	t.MeanUs, t.WaitMeanUs = mean.Float64, wait.Float64
+	if err := unmapJSON("errors", errs, &t.Errors); err != nil {
+		return 0, TxSummary{}, fmt.Errorf("run %d tx %s: %w", id, t.Type, err)
+	}
+	return id, t, nil
+}
+
+func closeRows(rows *sql.Rows) error {
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return err
+	}
+	return rows.Close()
+}
