@@ -1,0 +1,48 @@
+package results
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 100 * time.Microsecond: "100µs", 1500 * time.Microsecond: "1.5ms", 20 * time.Millisecond: "20ms",
+		2 * time.Second: "2s", 90 * time.Second: "1m30s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+		if d != 0 {
+			if back, err := time.ParseDuration(FormatDuration(d)); err != nil || back != d {
+				t.Errorf("%q does not parse back to %v: %v %v", FormatDuration(d), d, back, err)
+			}
+		}
+	}
+}
+
+func TestFactorValue(t *testing.T) {
+	r := &Run{Params: Params{RTT: 2 * time.Millisecond, Terminals: 20, Connections: 10, Scale: 4,
+		Options: map[string]string{"mode": "batched", "set.shared_buffers": "1GB"}},
+		Server: Server{Engine: "postgres"}}
+	for key, want := range map[string]string{"rtt": "2ms", "terminals": "20", "connections": "10", "warehouses": "4",
+		"engine": "postgres", "opt.mode": "batched", "set.shared_buffers": "1GB", "nonsense": ""} {
+		if got := FactorValue(r, key); got != want {
+			t.Errorf("FactorValue(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestSortFactorValues(t *testing.T) {
+	v := []string{"20ms", "0", "1ms", "100µs"}
+	SortFactorValues(v)
+	if want := []string{"0", "100µs", "1ms", "20ms"}; !reflect.DeepEqual(v, want) {
+		t.Errorf("got %v", v)
+	}
+	v = []string{"100", "20", "5"}
+	SortFactorValues(v)
+	if want := []string{"5", "20", "100"}; !reflect.DeepEqual(v, want) {
+		t.Errorf("got %v", v)
+	}
+}
