@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dblat and its tests need on a fresh Debian/Ubuntu machine, idempotently:
-# PostgreSQL server binaries (the system service is never started), an unprivileged "dblat"
-# user for managed servers when run as root, and the Go modules.
+# the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services are never
+# started), an unprivileged "dblat" user for managed servers when run as root, and the Go
+# modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,11 @@ have_postgres() {
 
 need_pkgs=()
 have_postgres || need_pkgs+=(postgresql)
+[ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1 || need_pkgs+=(mariadb-server)
+[ -x /usr/sbin/firebird ] || need_pkgs+=(firebird3.0-server)
+command -v isql-fb >/dev/null 2>&1 || need_pkgs+=(firebird3.0-utils)
+# The report tests render HTML in a real headless browser.
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then

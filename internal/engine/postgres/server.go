@@ -25,6 +25,9 @@ import (
 type Launcher struct {
 	// BinDir overrides the search for server binaries (the --pg-bin flag).
 	BinDir string
+	// DownloadDir, when set, is where official binaries are downloaded to (and reused from)
+	// when no installed ones are found.
+	DownloadDir string
 	// RunAs names the unprivileged user to run as when dblat runs as root ("" = auto).
 	RunAs string
 	// StartTimeout bounds how long Start waits for the server to accept connections.
@@ -80,6 +83,13 @@ func pgMajor(binDir string) int {
 // Start implements managed.Launcher.
 func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	bin, err := FindBinaries(l.BinDir)
+	if err != nil && l.BinDir == "" && l.DownloadDir != "" {
+		var derr error
+		if bin, derr = DownloadBinaries(l.DownloadDir); derr != nil {
+			return fmt.Errorf("%w; downloading instead failed too: %v", err, derr)
+		}
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
