@@ -1,0 +1,273 @@
+package report
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// findChromium returns the path of a Chromium to test the HTML in, or skips the test (fails
+// it when DBLAT_REQUIRE_SERVERS=1, as `make test` sets, since setup installs chromium).
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("DBLAT_REQUIRE_SERVERS") == "1" {
+		t.Fatal("chromium not found and DBLAT_REQUIRE_SERVERS=1: install it (scripts/setup.sh does)")
+	}
+	t.Skip("chromium not found: skipping the browser test (apt-get install chromium, or make setup)")
+	return ""
+}
+
+// chartInfo is what the page reports about one chart.
+type chartInfo struct {
+	ID       string   `json:"id"`
+	Label    string   `json:"label"`
+	Width    float64  `json:"width"`
+	Height   float64  `json:"height"`
+	Texts    []string `json:"texts"`
+	Overlaps []string `json:"overlaps"`
+	Outside  []string `json:"outside"`
+}
+
+type pageInfo struct {
+	Charts      []chartInfo `json:"charts"`
+	FontLoaded  bool        `json:"fontLoaded"`
+	ScrollWidth float64     `json:"scrollWidth"`
+	ViewWidth   float64     `json:"viewWidth"`
+	Resources   []string    `json:"resources"`
+	Scripts     int         `json:"scripts"`
+	FailedRows  int         `json:"failedRows"`
+}
+
+// pageProbe measures the rendered page: each chart's title (aria-label), size and text
+// elements, pairs of chart texts whose boxes overlap by more than 1 px each way, texts
+// drawn outside their chart, whether the embedded font loaded, horizontal overflow, and
+// every resource the page loaded other than itself and data: URLs.
+const pageProbe = `(async () => {
+  await document.fonts.ready;
+  const charts = [...document.querySelectorAll('figure.chart')].map(f => {
+    const svg = f.querySelector('svg');
+    const r = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim() !== '');
+    const boxes = texts.map(t => ({s: t.textContent, b: t.getBoundingClientRect()}));
+    const overlaps = [], outside = [];
+    for (let i = 0; i < boxes.length; i++) {
+      const a = boxes[i].b;
+      if (a.left < r.left - 1 || a.right > r.right + 1 || a.top < r.top - 1 || a.bottom > r.bottom + 1) outside.push(boxes[i].s);
+      for (let j = i + 1; j < boxes.length; j++) {
+        const b = boxes[j].b;
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1) overlaps.push(boxes[i].s + ' / ' + boxes[j].s);
+      }
+    }
+    return {id: f.id, label: svg.getAttribute('aria-label'), width: r.width, height: r.height,
+      texts: texts.map(t => t.textContent), overlaps, outside};
+  });
+  const resources = performance.getEntriesByType('resource').map(e => e.name)
+    .filter(n => !n.startsWith('data:') && n !== location.href);
+  return {charts, fontLoaded: document.fonts.check('12px "Liberation Sans"'),
+    scrollWidth: document.documentElement.scrollWidth, viewWidth: window.innerWidth,
+    resources, scripts: document.scripts.length,
+    failedRows: document.querySelectorAll('#runs tr.failed, #runs tr.aborted').length};
+})()`
+
+// TestHTMLInBrowser renders reports in headless Chromium — the fixture's (RTT × terminals ×
+// mode), one whose only factor is non-numeric (points per category), and one of a single
+// cell — and checks that each loads with no console message of level warning or above and
+// no exception, fetches nothing, and shows every chart with its title, axis labels, ticks
+// and legend, text that neither collides nor spills out of its chart, and the failed runs
+// marked.
+//
+// chromedp rather than `chromium --dump-dom --enable-logging`: the DevTools protocol gives
+// console calls, exceptions and browser-log entries (failed loads) as structured events,
+// and lets the test measure the laid-out page (text boxes, fonts), which a DOM dump cannot.
+//
+// DBLAT_REPORT_SCREENSHOT=dir also writes each page and each chart as PNG into dir.
+func TestHTMLInBrowser(t *testing.T) {
+	exe := findChromium(t)
+	dir := t.TempDir()
+	actx, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.WindowSize(1100, 900),
+	)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// Start the browser on the long-lived context, then bound the test.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", exe, err)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, 50*time.Second)
+	defer tcancel()
+
+	all := fixture(t)
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{
+		{"latency", fixInput(t)},
+		{"modes", Input{Study: "modes", Factors: []string{"set.ServerMode"}, Runs: only(0, 10)(all)}},
+		{"single", Input{Study: "single", Runs: only(time.Millisecond, 20, "Classic")(all)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Build(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInBrowser(t, tctx, r, filepath.Join(dir, tc.name+".html"))
+		})
+	}
+}
+
+// checkInBrowser writes r's HTML to path, loads it in the browser of ctx and checks it.
+func checkInBrowser(t *testing.T, ctx context.Context, r *Report, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu       sync.Mutex
+		messages []string
+		done     = make(chan struct{})
+	)
+	cctx, ccancel := context.WithCancel(ctx)
+	defer ccancel()
+	console := chromedp.Console(cctx)
+	go func() {
+		defer close(done)
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			if m.Type != chromedp.ConsoleLog && m.Type != chromedp.ConsoleDebug && m.Type != chromedp.ConsoleInfo {
+				mu.Lock()
+				messages = append(messages, m.String()+" ("+m.URL+")")
+				mu.Unlock()
+			}
+		}
+	}()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+		t.Fatalf("load the report: %v", err)
+	}
+	info, err := chromedp.Run(ctx, chromedp.Evaluate[pageInfo](pageProbe, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("probe the page: %v", err)
+	}
+	if shots := os.Getenv("DBLAT_REPORT_SCREENSHOT"); shots != "" {
+		screenshots(t, ctx, filepath.Join(shots, strings.TrimSuffix(filepath.Base(path), ".html")), info)
+	}
+	ccancel()
+	<-done
+
+	for _, m := range messages {
+		t.Errorf("console: %s", m)
+	}
+	if !info.FontLoaded {
+		t.Error("the embedded Liberation Sans did not load")
+	}
+	if info.ScrollWidth > info.ViewWidth {
+		t.Errorf("page scrolls sideways: %v px wide in a %v px window", info.ScrollWidth, info.ViewWidth)
+	}
+	if len(info.Resources) > 0 {
+		t.Errorf("page loaded resources: %v", info.Resources)
+	}
+	if info.Scripts != 0 {
+		t.Errorf("%d scripts in the page", info.Scripts)
+	}
+	if info.FailedRows != r.Counts.Failed+r.Counts.Aborted {
+		t.Errorf("%d runs marked failed or aborted, want %d", info.FailedRows, r.Counts.Failed+r.Counts.Aborted)
+	}
+	if len(info.Charts) != len(r.Charts) || len(r.Charts) == 0 {
+		t.Fatalf("%d charts in the page, want %d (and at least one)", len(info.Charts), len(r.Charts))
+	}
+	for i, got := range info.Charts {
+		want := r.Charts[i]
+		if got.ID != want.ID || got.Label != want.Title {
+			t.Errorf("chart %d is %s %q, want %s %q", i, got.ID, got.Label, want.ID, want.Title)
+		}
+		if got.Width < 600 || got.Height < 250 {
+			t.Errorf("chart %s is %v×%v px", want.ID, got.Width, got.Height)
+		}
+		need := []string{want.Title, want.X.Label, want.Y.Label}
+		for _, s := range want.Series {
+			if want.Kind == ChartPercentiles {
+				need = append(need, s.Group, s.Stat) // the legend factors series into groups and stats
+			} else {
+				need = append(need, s.Name)
+			}
+		}
+		for _, tk := range want.X.Ticks {
+			need = append(need, tk.Label)
+		}
+		for _, n := range need {
+			if n != "" && !slicesContains(got.Texts, n) {
+				t.Errorf("chart %s lacks the text %q; it has:\n%s", want.ID, n, strings.Join(got.Texts, "\n"))
+			}
+		}
+		for _, o := range got.Overlaps {
+			t.Errorf("chart %s: texts overlap: %s", want.ID, o)
+		}
+		for _, o := range got.Outside {
+			t.Errorf("chart %s: text outside the chart: %s", want.ID, o)
+		}
+	}
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// screenshots writes the whole page and each chart as PNG into dir, for people to look at.
+func screenshots(t *testing.T, ctx context.Context, dir string, info pageInfo) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range info.Charts {
+		png, err := chromedp.Run(ctx, chromedp.Screenshot("#"+c.ID))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", c.ID, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("screenshots in %s", dir)
+}

@@ -1,0 +1,540 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Input is what a report is built from: one study's runs and how the study varied them.
+type Input struct {
+	// Study and Description name the study in the report's heading.
+	Study       string
+	Description string
+	// Factors are the factor keys the study varies (results.FactorRTT, "set.ServerMode", …),
+	// in the order the study file names them; runs are grouped into cells by their levels
+	// (results.FactorValue). Empty means: infer them from the runs (see Build).
+	Factors []string
+	// Source is the study file's text, shown verbatim at the end of the HTML; optional.
+	Source string
+	// Runs are all runs of the study, whatever their status, each with its Tx rows (as
+	// results.Store.List returns them). Samples are not used.
+	Runs []results.Run
+}
+
+// Metric names of the throughput figure a report compares.
+const (
+	MetricNOPM = "NOPM" // TPC-C New-Order transactions committed per minute
+	MetricTPS  = "TPS"  // transactions completed per second
+)
+
+// Report is the data behind every chart and table of a report. Build fills it
+// deterministically: the same runs give the same Report, in the same order.
+type Report struct {
+	Study       string `json:"study"`
+	Description string `json:"description,omitempty"`
+	// Metric is MetricNOPM when every run is TPC-C, else MetricTPS.
+	Metric string `json:"metric"`
+	// Workloads are the distinct workload names of the runs, sorted.
+	Workloads []string `json:"workloads"`
+	// Factors are the factors the study varies with the levels found in its runs.
+	Factors []Factor `json:"factors"`
+	Counts  Counts   `json:"counts"`
+	// Cells are the combinations of factor levels that have runs, ordered by the factors'
+	// levels (first factor slowest).
+	Cells []Cell `json:"cells"`
+	// TxTypes are the transaction types found in finished runs, sorted.
+	TxTypes []string `json:"tx_types"`
+	// Charts are the throughput charts followed by the response-time charts.
+	Charts []Chart `json:"charts"`
+	// Config is the configuration of each series as the servers reported it.
+	Config Config `json:"config"`
+	// Runs lists every run, finished or not, by start time.
+	Runs []RunRow `json:"runs"`
+	// Warnings are credibility findings (filled by package analysis; rendered when
+	// non-empty).
+	Warnings []Warning `json:"warnings"`
+	// Notes explain how the figures were computed: intervals, pooling, axis choices.
+	Notes []string `json:"notes"`
+	// Source is the study file text, if given.
+	Source string `json:"source,omitempty"`
+}
+
+// Factor is one varied factor and the levels its runs have, sorted by
+// results.SortFactorValues and written as study files write them ("100µs", "20").
+type Factor struct {
+	Key    string   `json:"key"`
+	Label  string   `json:"label"`
+	Levels []string `json:"levels"`
+}
+
+// Counts are the numbers of runs by status.
+type Counts struct {
+	Runs     int `json:"runs"`
+	Finished int `json:"finished"`
+	Failed   int `json:"failed"`
+	Aborted  int `json:"aborted"`
+	Running  int `json:"running"`
+}
+
+// Cell is one combination of factor levels and the aggregate of its finished runs. Failed,
+// aborted and running runs are counted in Runs but enter no figure.
+type Cell struct {
+	// Key is "factor=level" pairs in factor order, separated by spaces.
+	Key string `json:"key"`
+	// Levels holds one level per Report.Factors entry.
+	Levels []string `json:"levels"`
+	// Runs counts the cell's runs of any status; Finished lists the ids of those that enter
+	// the figures, ascending.
+	Runs     int     `json:"runs"`
+	Finished []int64 `json:"finished"`
+	// Throughput is Report.Metric over the finished repeats.
+	Throughput Estimate `json:"throughput"`
+	// Tx holds the per-transaction-type figures, by type name.
+	Tx []TxCell `json:"tx,omitempty"`
+}
+
+// TxCell is one transaction type's figures in one cell, pooled over its finished runs.
+type TxCell struct {
+	Type string `json:"type"`
+	// Runs is the number of finished runs that recorded this type.
+	Runs      int   `json:"runs"`
+	Committed int64 `json:"committed"`
+	Rollbacks int64 `json:"rollbacks"`
+	Errors    int64 `json:"errors"`
+	// Pooled is true when the latencies below come from the runs' HDR histograms merged
+	// into one distribution; false when some run had no histogram and they are the means
+	// of the runs' own percentiles instead.
+	Pooled bool `json:"pooled"`
+	// Latencies in microseconds (service time; connection wait excluded).
+	MeanUs float64 `json:"mean_us"`
+	P50Us  int64   `json:"p50_us"`
+	P90Us  int64   `json:"p90_us"`
+	P99Us  int64   `json:"p99_us"`
+	MaxUs  int64   `json:"max_us"`
+	// Connection-pool wait: mean weighted by transactions, p99 pooled like the latencies.
+	WaitMeanUs float64 `json:"wait_mean_us"`
+	WaitP99Us  int64   `json:"wait_p99_us"`
+	// Wire cost per committed transaction, means weighted by committed transactions; zero
+	// when the connections were not metered.
+	RoundTrips float64 `json:"round_trips"`
+	BytesUp    float64 `json:"bytes_up"`
+	BytesDown  float64 `json:"bytes_down"`
+}
+
+// RunRow is one line of the run table.
+type RunRow struct {
+	ID      int64          `json:"id"`
+	Started time.Time      `json:"started"`
+	Status  results.Status `json:"status"`
+	Reason  string         `json:"reason,omitempty"`
+	// Levels holds the run's level of each Report.Factors entry.
+	Levels []string `json:"levels"`
+	// Throughput is Report.Metric as the run recorded it (partial for unfinished runs).
+	Throughput float64 `json:"throughput"`
+	// ElapsedS is the measured window achieved, in seconds.
+	ElapsedS float64 `json:"elapsed_s"`
+}
+
+// Warning is one credibility finding about the runs of a report. Build leaves
+// Report.Warnings empty; package analysis appends to it.
+type Warning struct {
+	// Check names the check that found it ("mixed-builds", "client-bound", …).
+	Check string `json:"check"`
+	// Severity is "info", "warning" or "error".
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	// Cells and Runs point at what the finding is about, if anything in particular.
+	Cells []string `json:"cells,omitempty"`
+	Runs  []int64  `json:"runs,omitempty"`
+}
+
+// Build computes the report of in.Runs. It is a pure function: it reads nothing but its
+// input and its result is sorted, so the same runs always give the same report.
+//
+// Rules: only finished runs enter means, percentiles and wire figures; failed, aborted and
+// running runs appear in the run table with their reason. Runs are grouped into cells by
+// their levels of in.Factors. The throughput metric is NOPM when every run is TPC-C, else
+// TPS. When in.Factors is empty the factors are inferred: every standard factor key and
+// every option key whose value differs between runs.
+//
+// Build fails on a malformed factor list or on a stored histogram that does not decode,
+// naming the run.
+func Build(in Input) (*Report, error) {
+	factors := in.Factors
+	if len(factors) == 0 {
+		factors = inferFactors(in.Runs)
+	}
+	if err := checkFactors(factors); err != nil {
+		return nil, err
+	}
+	r := &Report{
+		Study:       in.Study,
+		Description: in.Description,
+		Source:      in.Source,
+		Metric:      metricOf(in.Runs),
+		Workloads:   []string{},
+		Factors:     []Factor{},
+		Cells:       []Cell{},
+		TxTypes:     []string{},
+		Charts:      []Chart{},
+		Runs:        []RunRow{},
+		Warnings:    []Warning{},
+		Notes:       []string{},
+	}
+
+	// Factor levels, sorted.
+	workloads := map[string]bool{}
+	for i := range in.Runs {
+		workloads[in.Runs[i].Params.Workload] = true
+	}
+	r.Workloads = sortedKeys(workloads)
+	for _, key := range factors {
+		seen := map[string]bool{}
+		for i := range in.Runs {
+			seen[results.FactorValue(&in.Runs[i], key)] = true
+		}
+		levels := sortedKeys(seen)
+		results.SortFactorValues(levels)
+		r.Factors = append(r.Factors, Factor{Key: key, Label: factorLabel(key), Levels: levels})
+	}
+
+	// Group runs into cells.
+	type group struct {
+		idx  []int // level index per factor
+		runs []*results.Run
+	}
+	groups := map[string]*group{}
+	for i := range in.Runs {
+		run := &in.Runs[i]
+		idx := make([]int, len(r.Factors))
+		for f, fac := range r.Factors {
+			idx[f] = slices.Index(fac.Levels, results.FactorValue(run, fac.Key))
+		}
+		k := fmt.Sprint(idx)
+		g := groups[k]
+		if g == nil {
+			g = &group{idx: idx}
+			groups[k] = g
+		}
+		g.runs = append(g.runs, run)
+		r.count(run.Status)
+	}
+	ordered := make([]*group, 0, len(groups))
+	for _, g := range groups {
+		ordered = append(ordered, g)
+	}
+	sort.Slice(ordered, func(i, j int) bool { return slices.Compare(ordered[i].idx, ordered[j].idx) < 0 })
+
+	types := map[string]bool{}
+	for _, g := range ordered {
+		c, err := r.cell(g.idx, g.runs)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range c.Tx {
+			types[t.Type] = true
+		}
+		r.Cells = append(r.Cells, c)
+	}
+	r.TxTypes = sortedKeys(types)
+
+	// The run table, by start time.
+	rows := make([]*results.Run, len(in.Runs))
+	for i := range in.Runs {
+		rows[i] = &in.Runs[i]
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if !rows[i].Started.Equal(rows[j].Started) {
+			return rows[i].Started.Before(rows[j].Started)
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	for _, run := range rows {
+		r.Runs = append(r.Runs, RunRow{
+			ID: run.ID, Started: run.Started.UTC(), Status: run.Status, Reason: run.Reason,
+			Levels: r.levelsOf(run), Throughput: round(r.metric(run), 4),
+			ElapsedS: round(run.Summary.Elapsed.Seconds(), 3),
+		})
+	}
+
+	r.Charts = r.charts()
+	r.Config = r.config(in.Runs)
+	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
+	return r, nil
+}
+
+// checkFactors rejects empty and repeated factor keys.
+func checkFactors(keys []string) error {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return errors.New("report: empty factor key")
+		}
+		if seen[k] {
+			return fmt.Errorf("report: factor %q named twice", k)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// inferFactors returns the factor keys whose values differ between runs: the standard keys
+// first (RTT, terminals, then the rest), then settings ("set.…") and options ("opt.…")
+// sorted by name.
+func inferFactors(runs []results.Run) []string {
+	candidates := []string{
+		results.FactorRTT, results.FactorTerminals, results.FactorConnections,
+		results.FactorWarehouses, results.FactorEngine, results.FactorTarget, results.FactorThink,
+		results.FactorDuration, results.FactorWarmup,
+	}
+	opts := map[string]bool{}
+	for i := range runs {
+		for k := range runs[i].Params.Options {
+			if strings.HasPrefix(k, results.SettingPrefix) {
+				opts[k] = true
+			} else {
+				opts[results.OptionPrefix+k] = true
+			}
+		}
+	}
+	candidates = append(candidates, sortedKeys(opts)...)
+	var out []string
+	for _, key := range candidates {
+		for i := 1; i < len(runs); i++ {
+			if results.FactorValue(&runs[i], key) != results.FactorValue(&runs[0], key) {
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// metricOf picks NOPM when every run is TPC-C, else TPS.
+func metricOf(runs []results.Run) string {
+	if len(runs) == 0 {
+		return MetricTPS
+	}
+	for i := range runs {
+		if runs[i].Params.Workload != "tpcc" {
+			return MetricTPS
+		}
+	}
+	return MetricNOPM
+}
+
+// metric returns the report's throughput figure of one run.
+func (r *Report) metric(run *results.Run) float64 {
+	if r.Metric == MetricNOPM {
+		return run.Summary.NOPM
+	}
+	return run.Summary.TPS
+}
+
+func (r *Report) count(s results.Status) {
+	r.Counts.Runs++
+	switch s {
+	case results.StatusFinished:
+		r.Counts.Finished++
+	case results.StatusFailed:
+		r.Counts.Failed++
+	case results.StatusAborted:
+		r.Counts.Aborted++
+	case results.StatusRunning:
+		r.Counts.Running++
+	}
+}
+
+func (r *Report) levelsOf(run *results.Run) []string {
+	out := make([]string, len(r.Factors))
+	for i, f := range r.Factors {
+		out[i] = results.FactorValue(run, f.Key)
+	}
+	return out
+}
+
+// cell aggregates the runs of one combination of levels.
+func (r *Report) cell(idx []int, runs []*results.Run) (Cell, error) {
+	c := Cell{Levels: make([]string, len(idx)), Runs: len(runs), Finished: []int64{}}
+	parts := make([]string, len(idx))
+	for f, i := range idx {
+		c.Levels[f] = r.Factors[f].Levels[i]
+		parts[f] = r.Factors[f].Key + "=" + c.Levels[f]
+	}
+	c.Key = strings.Join(parts, " ")
+
+	var fin []*results.Run
+	for _, run := range runs {
+		if run.Status == results.StatusFinished {
+			fin = append(fin, run)
+		}
+	}
+	sort.Slice(fin, func(i, j int) bool { return fin[i].ID < fin[j].ID })
+	xs := make([]float64, len(fin))
+	byType := map[string][]txOf{}
+	for i, run := range fin {
+		c.Finished = append(c.Finished, run.ID)
+		xs[i] = r.metric(run)
+		for j := range run.Tx {
+			t := &run.Tx[j]
+			byType[t.Type] = append(byType[t.Type], txOf{run: run.ID, tx: t})
+		}
+	}
+	c.Throughput = estimate(xs)
+	for _, typ := range sortedKeys(byType) {
+		t, err := poolTx(typ, byType[typ])
+		if err != nil {
+			return Cell{}, err
+		}
+		c.Tx = append(c.Tx, t)
+	}
+	return c, nil
+}
+
+// txOf is one run's summary of one transaction type.
+type txOf struct {
+	run int64
+	tx  *results.TxSummary
+}
+
+// poolTx merges the summaries of one transaction type over the finished runs of a cell.
+// Percentiles come from the merged HDR histograms (the pooled distribution, which weighs
+// every transaction equally — averaging the runs' percentiles would not); when any run lacks
+// a histogram they fall back to the mean of the runs' own percentiles.
+func poolTx(typ string, txs []txOf) (TxCell, error) {
+	c := TxCell{Type: typ, Runs: len(txs), Pooled: true}
+	var done, waitW, rtW float64
+	var waitSum, rtSum, upSum, downSum float64
+	hasWait := true
+	for _, x := range txs {
+		t := x.tx
+		c.Committed += t.Committed
+		c.Rollbacks += t.Rollbacks
+		for _, n := range t.Errors {
+			c.Errors += n
+		}
+		if t.Hist == "" {
+			c.Pooled = false
+		}
+		if t.WaitHist == "" {
+			hasWait = false
+		}
+		n := float64(t.Committed + t.Rollbacks)
+		done += n
+		waitSum += t.WaitMeanUs * n
+		waitW += n
+		cm := float64(t.Committed)
+		rtSum += t.RoundTrips * cm
+		upSum += t.BytesUp * cm
+		downSum += t.BytesDown * cm
+		rtW += cm
+	}
+	if waitW > 0 {
+		c.WaitMeanUs = round(waitSum/waitW, 1)
+	}
+	if rtW > 0 {
+		c.RoundTrips = round(rtSum/rtW, 4)
+		c.BytesUp = round(upSum/rtW, 2)
+		c.BytesDown = round(downSum/rtW, 2)
+	}
+
+	if c.Pooled {
+		h, err := mergeHists(txs, func(t *results.TxSummary) string { return t.Hist })
+		if err != nil {
+			return TxCell{}, err
+		}
+		c.MeanUs = round(h.Mean(), 1)
+		c.P50Us, c.P90Us, c.P99Us = h.ValueAtQuantile(50), h.ValueAtQuantile(90), h.ValueAtQuantile(99)
+		c.MaxUs = h.Max()
+	} else {
+		var mean, p50, p90, p99 float64
+		for _, x := range txs {
+			t := x.tx
+			w := float64(t.Committed + t.Rollbacks)
+			mean += t.MeanUs * w
+			p50 += float64(t.P50Us)
+			p90 += float64(t.P90Us)
+			p99 += float64(t.P99Us)
+			c.MaxUs = max(c.MaxUs, t.MaxUs)
+		}
+		if done > 0 {
+			c.MeanUs = round(mean/done, 1)
+		}
+		n := float64(len(txs))
+		c.P50Us, c.P90Us, c.P99Us = int64(p50/n+0.5), int64(p90/n+0.5), int64(p99/n+0.5)
+	}
+	if hasWait && len(txs) > 0 {
+		h, err := mergeHists(txs, func(t *results.TxSummary) string { return t.WaitHist })
+		if err != nil {
+			return TxCell{}, err
+		}
+		c.WaitP99Us = h.ValueAtQuantile(99)
+	} else {
+		for _, x := range txs {
+			c.WaitP99Us = max(c.WaitP99Us, x.tx.WaitP99Us)
+		}
+	}
+	return c, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// mergeHists decodes the histogram that get selects from each summary and merges them into
+// one. A histogram that does not decode is an error naming its run.
+func mergeHists(txs []txOf, get func(*results.TxSummary) string) (*hdrhistogram.Histogram, error) {
+	var h *hdrhistogram.Histogram
+	for _, x := range txs {
+		d, err := results.DecodeHist(get(x.tx))
+		if err != nil {
+			return nil, fmt.Errorf("report: run %d, transaction %s: %w", x.run, x.tx.Type, err)
+		}
+		if h == nil {
+			h = d
+			continue
+		}
+		if dropped := h.Merge(d); dropped > 0 {
+			return nil, fmt.Errorf("report: run %d, transaction %s: %d values out of the merged histogram's range", x.run, x.tx.Type, dropped)
+		}
+	}
+	return h, nil
+}
+
+// notes explains how the report's figures were computed.
+func (r *Report) notes(inferred bool) []string {
+	n := []string{
+		fmt.Sprintf("Throughput is %s. Only finished runs enter means, percentiles and wire figures; failed, aborted and running runs are listed in the run table with their reason.", metricDesc(r.Metric)),
+		"Intervals are 95 % confidence intervals of the mean over a cell's finished repeats, by Student's t with n−1 degrees of freedom (t = 4.303 for n = 3, 2.776 for n = 5); a cell with a single finished run has a mean but no interval.",
+		"Response-time percentiles are read from the pooled distribution: the HDR histograms of a cell's finished repeats are merged, so every transaction weighs the same (averaging the runs' percentiles would not). They are service times; connection-pool wait is reported separately.",
+		"Round trips and bytes are per committed transaction, measured on the client's connections, averaged over the repeats weighted by their committed transactions.",
+	}
+	if inferred {
+		keys := make([]string, len(r.Factors))
+		for i, f := range r.Factors {
+			keys[i] = f.Key
+		}
+		n = append(n, "No factors were given: they were inferred as the keys whose values differ between runs ("+strings.Join(keys, ", ")+").")
+	}
+	return n
+}
+
+func metricDesc(m string) string {
+	if m == MetricNOPM {
+		return "NOPM, TPC-C New-Order transactions committed per minute of the measurement window"
+	}
+	return "TPS, transactions completed (committed plus designed rollbacks) per second of the measurement window"
+}

@@ -1,0 +1,277 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Formats are the formats Write accepts.
+var Formats = []string{"html", "text", "json", "csv"}
+
+// Write renders r to w in format, one of Formats; any other format is an error naming the
+// valid ones.
+func Write(w io.Writer, r *Report, format string) error {
+	switch format {
+	case "html":
+		return WriteHTML(w, r)
+	case "text":
+		return WriteText(w, r)
+	case "json":
+		return WriteJSON(w, r)
+	case "csv":
+		return WriteCSV(w, r)
+	}
+	return fmt.Errorf("report: unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
+}
+
+// WriteJSON writes r as indented JSON: every field of Report, the data behind every chart
+// and table. Latencies are in microseconds, RTT positions on chart axes in milliseconds.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
+
+// WriteCSV writes the aggregated cells, one row per cell: its factor levels, its number of
+// runs and of finished runs, the mean, standard deviation and 95 % interval of the
+// throughput metric (interval columns empty when n < 2), then for each transaction type its
+// pooled p50/p90/p99 and mean in milliseconds, round trips, and bytes up and down per
+// committed transaction (empty where the cell has no such transactions).
+func WriteCSV(w io.Writer, r *Report) error {
+	cw := csv.NewWriter(w)
+	m := strings.ToLower(r.Metric)
+	head := []string{}
+	for _, f := range r.Factors {
+		head = append(head, f.Key)
+	}
+	head = append(head, "runs", "n", m+"_mean", m+"_sd", m+"_ci95_low", m+"_ci95_high", m+"_ci95_half")
+	for _, t := range r.TxTypes {
+		for _, col := range []string{"p50_ms", "p90_ms", "p99_ms", "mean_ms", "round_trips", "bytes_up", "bytes_down"} {
+			head = append(head, t+"_"+col)
+		}
+	}
+	if err := cw.Write(head); err != nil {
+		return fmt.Errorf("report: write csv: %w", err)
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		row := append([]string{}, c.Levels...)
+		e := c.Throughput
+		row = append(row, strconv.Itoa(c.Runs), strconv.Itoa(e.N))
+		if e.N == 0 {
+			row = append(row, "", "", "", "", "")
+		} else if e.CI == nil {
+			row = append(row, num(e.Mean), "", "", "", "")
+		} else {
+			row = append(row, num(e.Mean), num(e.SD), num(e.CI.Low), num(e.CI.High), num(e.CI.Half))
+		}
+		for _, typ := range r.TxTypes {
+			t := findTx(c, typ)
+			if t == nil {
+				row = append(row, "", "", "", "", "", "", "")
+				continue
+			}
+			row = append(row, usMs(t.P50Us), usMs(t.P90Us), usMs(t.P99Us), num(round(t.MeanUs/1000, 4)),
+				num(t.RoundTrips), num(t.BytesUp), num(t.BytesDown))
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("report: write csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("report: write csv: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes r as plain-text tables for a terminal: throughput per cell, response
+// times and wire cost per transaction type, configuration, warnings, every run, and notes.
+func WriteText(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	study := r.Study
+	if study == "" {
+		study = "(unnamed study)"
+	}
+	ew.printf("Study: %s\n", study)
+	if r.Description != "" {
+		ew.printf("%s\n", r.Description)
+	}
+	ew.printf("Metric: %s. Workload: %s.\n", metricDesc(r.Metric), orNone(strings.Join(r.Workloads, ", ")))
+	ew.printf("Runs: %s.\n", countsText(r.Counts))
+	if len(r.Factors) == 0 {
+		ew.printf("Factors: none (every run is one cell).\n")
+	}
+	for _, f := range r.Factors {
+		ew.printf("Factor %s: %s\n", f.Key, strings.Join(f.Levels, ", "))
+	}
+
+	if len(r.Warnings) > 0 {
+		ew.printf("\nWarnings\n")
+		for _, wn := range r.Warnings {
+			ew.printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
+		}
+	}
+
+	ew.printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
+	tw := ew.table()
+	tw.row(append(factorKeys(r), "runs", "n", "mean", "±95%", "sd")...)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		e := c.Throughput
+		mean, ci, sd := "-", "-", "-"
+		if e.N > 0 {
+			mean = fmt.Sprintf("%.1f", e.Mean)
+			ci = "n=1, no interval"
+		}
+		if e.CI != nil {
+			ci, sd = fmt.Sprintf("%.1f", e.CI.Half), fmt.Sprintf("%.1f", e.SD)
+		}
+		tw.row(append(levelsText(c.Levels), strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
+	}
+	tw.flush()
+
+	for _, typ := range r.TxTypes {
+		ew.printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
+		tw := ew.table()
+		tw.row(append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99", "round trips", "bytes up", "bytes down")...)
+		for i := range r.Cells {
+			c := &r.Cells[i]
+			t := findTx(c, typ)
+			if t == nil {
+				continue
+			}
+			tw.row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), msText(t.P50Us), msText(t.P90Us),
+				msText(t.P99Us), msText(t.MaxUs), msText(t.WaitP99Us), fmt.Sprintf("%.1f", t.RoundTrips),
+				fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
+		}
+		tw.flush()
+	}
+
+	ew.printf("\nConfiguration by series (%s)\n", orNone(strings.Join(r.Config.SeriesFactors, ", ")))
+	if len(r.Config.Differ) > 0 {
+		tw := ew.table()
+		tw.row(append([]string{"differs", "between series:"}, r.Config.Series...)...)
+		for _, it := range r.Config.Differ {
+			tw.row(append([]string{it.Kind, it.Name}, it.Values...)...)
+		}
+		tw.flush()
+	}
+	if len(r.Config.Common) > 0 {
+		ew.printf("  same in every series:\n")
+		tw := ew.table()
+		for _, it := range r.Config.Common {
+			tw.row(it.Kind, it.Name, orNone(it.Values[0]))
+		}
+		tw.flush()
+	}
+
+	ew.printf("\nRuns\n")
+	tw = ew.table()
+	tw.row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)
+	for _, run := range r.Runs {
+		tw.row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
+			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), fmt.Sprintf("%.1fs", run.ElapsedS), run.Reason)...)
+	}
+	tw.flush()
+
+	ew.printf("\nNotes\n")
+	for _, n := range r.Notes {
+		ew.printf("- %s\n", n)
+	}
+	return ew.err
+}
+
+// errWriter remembers the first write error so the text writer can stay linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = fmt.Errorf("report: write text: %w", err)
+	}
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+type table struct{ tw *tabwriter.Writer }
+
+func (e *errWriter) table() table {
+	return table{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0)}
+}
+
+func (t table) row(cells ...string) {
+	fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t"))
+}
+
+func (t table) flush() { _ = t.tw.Flush() } // errors reach errWriter
+
+func factorKeys(r *Report) []string {
+	out := make([]string, len(r.Factors))
+	for i, f := range r.Factors {
+		out[i] = f.Key
+	}
+	return out
+}
+
+func levelsText(levels []string) []string {
+	out := make([]string, len(levels))
+	for i, l := range levels {
+		out[i] = orNone(l)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func countsText(c Counts) string {
+	parts := []string{fmt.Sprintf("%d finished", c.Finished)}
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{c.Failed, "failed"}, {c.Aborted, "aborted"}, {c.Running, "running"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", c.Runs, strings.Join(parts, ", "))
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// usMs writes microseconds as exact milliseconds ("1.234").
+func usMs(us int64) string { return num(float64(us) / 1000) }
+
+// msText writes microseconds as milliseconds with three significant figures or more.
+func msText(us int64) string {
+	ms := float64(us) / 1000
+	switch {
+	case ms < 10:
+		return fmt.Sprintf("%.3f", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.2f", ms)
+	default:
+		return fmt.Sprintf("%.1f", ms)
+	}
+}

@@ -1,0 +1,198 @@
+package study
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Cells expands the design into its cells: for DesignFull the cartesian product of the
+// levels with the first factor varying slowest; for DesignOFAT the base cell first, then each
+// factor in file order with each of its levels that differs from the base's value. A study
+// without factors has one cell, the base. The result is computed afresh on every call.
+func (s *Study) Cells() []Cell {
+	if s.Design == DesignOFAT {
+		return s.ofatCells()
+	}
+	return s.fullCells()
+}
+
+// newCell resolves p and labels the cell with every factor's resolved value, so that Levels
+// always agree with Params (and with results.FactorValue of the stored run).
+func (s *Study) newCell(p Params, varied string) Cell {
+	p = p.resolved()
+	levels := make(map[string]string, len(s.Factors))
+	for _, f := range s.Factors {
+		levels[f.Key] = p.Value(f.Key)
+	}
+	return Cell{Key: CellKey(p), Levels: levels, Varied: varied, Params: p}
+}
+
+func (s *Study) fullCells() []Cell {
+	n, _ := s.cellCount()
+	out := make([]Cell, 0, min(n, MaxCells))
+	idx := make([]int, len(s.Factors))
+	for {
+		p := s.Base.clone()
+		for i, f := range s.Factors {
+			_ = p.set(f.Key, f.Levels[idx[i]]) // canonical levels always parse
+		}
+		out = append(out, s.newCell(p, ""))
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < len(s.Factors[i].Levels) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return out
+		}
+	}
+}
+
+func (s *Study) ofatCells() []Cell {
+	base := s.newCell(s.Base.clone(), "")
+	out := []Cell{base}
+	for _, f := range s.Factors {
+		for _, l := range f.Levels {
+			if l == base.Levels[f.Key] {
+				continue // the base cell already runs this level
+			}
+			p := s.Base.clone()
+			_ = p.set(f.Key, l)
+			out = append(out, s.newCell(p, f.Key))
+		}
+	}
+	return out
+}
+
+// cellCount returns how many cells the design has; ok is false when that exceeds MaxCells
+// (n is then only a lower bound).
+func (s *Study) cellCount() (n int, ok bool) {
+	n = 1
+	for _, f := range s.Factors {
+		if s.Design == DesignOFAT {
+			n += len(f.Levels) // an upper bound: the base value's level adds no cell
+		} else {
+			n *= len(f.Levels)
+		}
+		if n > MaxCells {
+			return n, false
+		}
+	}
+	return n, true
+}
+
+// CellKey identifies the run p describes. It is the first 16 hex digits of the SHA-256 of a
+// canonical text: the line "dblat cell v1", then one line name=value per parameter, sorted by
+// name, with values quoted by strconv.Quote. Connections 0 counts as Terminals; durations
+// are written by results.FormatDuration; integers and booleans plainly; Settings appear as
+// set.NAME and Options as opt.NAME. Empty strings are left out, so a parameter added later
+// with an empty default leaves existing keys unchanged. The key therefore depends only on
+// what a run does, not on the study file's layout, its factor order, comments, repeat or
+// order seed. Changing any parameter changes the key; so does the engine, target or any
+// server setting.
+func CellKey(p Params) string {
+	p = p.resolved()
+	var lines []string
+	add := func(name, value string) {
+		if value != "" {
+			lines = append(lines, name+"="+strconv.Quote(value))
+		}
+	}
+	add("engine", p.Engine)
+	add("target", p.Target)
+	add("workload", p.Workload)
+	add("warehouses", strconv.Itoa(p.Warehouses))
+	add("terminals", strconv.Itoa(p.Terminals))
+	add("connections", strconv.Itoa(p.Connections))
+	add("duration", results.FormatDuration(p.Duration))
+	add("warmup", results.FormatDuration(p.Warmup))
+	add("rtt", results.FormatDuration(p.RTT))
+	add("mode", p.Mode)
+	add("think", strconv.FormatBool(p.Think))
+	add("mix", p.Mix)
+	add("seed", strconv.FormatInt(p.Seed, 10))
+	for k, v := range p.Settings {
+		add(results.SettingPrefix+k, v)
+	}
+	for k, v := range p.Options {
+		add(results.OptionPrefix+k, v)
+	}
+	slices.Sort(lines)
+	h := sha256.New()
+	h.Write([]byte("dblat cell v1\n"))
+	for _, l := range lines {
+		h.Write([]byte(l + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// check validates what no single key can: how the blocks fit together and the size and
+// consistency of the cells.
+func (p *parser) check(s *Study) {
+	_, hasServer := p.pos["server"]
+	_, hasTarget := p.pos["target"]
+	root := func(format string, args ...any) { p.errAt(p.root, format, args...) }
+	if s.Name == "" {
+		root(`missing key "study" (the study's name, stored with its runs)`)
+	}
+	if hasServer && hasTarget {
+		p.errPath("target", "give server: (a managed server dblat starts) or target: (an existing server), not both")
+	}
+	targetFactor := s.hasFactor(results.FactorTarget)
+	if !hasServer && !hasTarget && !targetFactor {
+		root("missing server: (a managed server dblat starts) or target: (an existing server)")
+	}
+	if targetFactor && hasServer {
+		p.errPath("factors."+results.FactorTarget, "a target factor runs on existing servers: remove server:")
+	}
+	if targetFactor && !hasTarget && s.Design == DesignOFAT {
+		p.errPath("factors."+results.FactorTarget, "an ofat design needs a base target: for the other factors to vary around")
+	}
+	engineFactor := s.hasFactor(results.FactorEngine)
+	if hasServer && s.Server.Engine == "" && (!engineFactor || s.Design == DesignOFAT) {
+		p.errPath("server", "server needs an engine (postgres, mariadb, firebird, ...)")
+	}
+	managed := s.Managed()
+	for _, f := range s.Factors {
+		if managed {
+			continue
+		}
+		if f.Key == results.FactorEngine {
+			p.errPath("factors."+f.Key, "an engine factor needs a managed server (server:); a target runs the engine it runs")
+		} else if f.RestartsServer() && f.Key != results.FactorTarget {
+			p.errPath("factors."+f.Key, "server settings need a managed server (server:) that dblat can restart; a target is used as it is")
+		}
+	}
+	n, ok := s.cellCount()
+	if !ok {
+		p.errPath("factors", "the %s design has more than %d cells: use fewer levels, or an ofat design", s.Design, MaxCells)
+	} else if s.Repeat > MaxRuns/n {
+		p.errPath("repeat", "%d cells × repeat %d is more than %d runs", n, s.Repeat, MaxRuns)
+	}
+	if len(p.errs) > 0 {
+		return
+	}
+	for _, c := range s.Cells() {
+		if c.Params.Connections > c.Params.Terminals {
+			path := "base.connections"
+			if s.hasFactor(results.FactorConnections) {
+				path = "factors.connections"
+			}
+			p.errPath(path, "cell %s: %d connections for %d terminals (a pool larger than the terminals is never used)",
+				s.Label(c), c.Params.Connections, c.Params.Terminals)
+			return
+		}
+	}
+}
+
+// sameServer reports whether two cells run on the same server configuration.
+func sameServer(a, b *Params) bool {
+	return a.Engine == b.Engine && a.Target == b.Target && maps.Equal(a.Settings, b.Settings)
+}

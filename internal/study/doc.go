@@ -1,0 +1,72 @@
+// Package study reads study files and turns them into the runs of an experiment: the matrix
+// of cells (one per combination of factor levels), a stable key per cell, the order of runs
+// (seeded, interleaved, resumable) and an estimate of how long they take.
+//
+// It does not start servers, run workloads or store anything. The CLI sits above it: it loads
+// a study, checks engine names and settings against package engine (using Study.Errorf to
+// point at the offending line), asks the results store how many finished runs each cell key
+// already has, and executes Study.Plan. Package results sits beside it: the factor keys and
+// the duration spelling (results.FormatDuration) are shared, so a cell's Levels equal what
+// results.FactorValue reads back from a stored run.
+//
+// # File format
+//
+// A study file is one YAML document (see examples/ at the root of the repository):
+//
+//	study: latency            # name, required; runs are stored with it ([A-Za-z0-9._-])
+//	description: free text
+//	design: full              # full (every combination, default) or ofat (one factor at a time)
+//	repeat: 5                 # finished runs wanted per cell (default 5)
+//	seed: 42                  # seeds the order of runs (default 1)
+//	order: random             # random (default) or grouped: see Plan
+//	cooldown: 5s              # pause after each run (default 0)
+//	between_runs: restore     # restore a pristine copy of the data before each run (default) or keep
+//	max_failures: 3           # failed runs after which the study stops (default 3)
+//	server:                   # a managed server that dblat starts ...
+//	  engine: postgres
+//	  name: latency           # managed server name (default: the study name)
+//	  settings: {shared_buffers: 256MB}
+//	# target: pg1             # ... or an existing server (name or DSN without password)
+//	base:                     # every run's parameters unless a factor says otherwise
+//	  workload: tpcc          # default tpcc
+//	  warehouses: 1           # the workload's scale (default 1)
+//	  terminals: 10           # default 10
+//	  connections: 0          # pool size; 0 = one per terminal (default)
+//	  duration: 60s           # measurement window (default 60s)
+//	  warmup: 10s             # default 10s
+//	  rtt: 0                  # round-trip time added between terminals and server (default 0)
+//	  mode: client            # workload execution mode (default: the workload's own)
+//	  think: false            # TPC-C keying and think times (default false)
+//	  mix: "45,43,4,4,4"      # transaction weights (default: the workload's own)
+//	  seed: 1                 # the terminals' random seed (default 1)
+//	  options: {page_size: 8192}   # other workload or engine options
+//	factors:                  # each key with its list of levels, in the order given
+//	  rtt: [0, 1ms, 5ms, 20ms]
+//	  terminals: [1, 4, 16]
+//	  set.shared_buffers: [128MB, 1GB]   # a server setting: the server restarts between levels
+//
+// Factor keys are those of package results: rtt, terminals, connections, warehouses,
+// duration, warmup, engine, think, target, set.NAME (a server setting) and opt.NAME (a
+// workload or engine option; opt.mode and opt.mix set base.mode and base.mix). Durations are
+// Go durations ("1.5ms", "100µs" or "100us", "2m"); a bare 0 is allowed, other bare numbers
+// are not. Levels are compared after canonical formatting, so [1ms, 1000us] is a duplicate.
+//
+// Every problem is reported with file:line:column; unknown keys suggest the nearest known one.
+// Up to 20 problems are reported at once.
+//
+// # Designs
+//
+// full: the cartesian product of all levels (Π levels cells), the first factor varying
+// slowest. ofat: the base cell, then for each factor in turn each of its levels that differs
+// from the base's value of that parameter, all other parameters at the base (1 + Σ(levels−1)
+// cells when every factor lists the base value, one more per factor that does not). The base
+// value of a factor is the value the base block gives (or its default): for set.NAME it is
+// server.settings.NAME, or the server's own default when absent (level "").
+//
+// # Cell keys
+//
+// CellKey hashes the resolved parameters of a run (see CellKey), so it depends neither on the
+// layout of the file nor on whether a value came from the base or a factor, nor on repeat,
+// seed, order, cooldown, between_runs or max_failures, which schedule runs but do not change
+// what one run measures.
+package study

@@ -1,0 +1,109 @@
+package study
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Error is a problem in a study file, at a position. It prints as "file:line:col: msg" (or
+// "file:line: msg" when the column is unknown, "file: msg" when the line is).
+type Error struct {
+	File      string
+	Line, Col int // 1-based; 0 when unknown
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Line == 0:
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	case e.Col == 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// ErrorList is every problem Parse found, in file order of discovery, one per line.
+// errors.As(err, new(*Error)) finds the first.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Unwrap returns the individual errors.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// maxErrors bounds how many problems one Parse reports.
+const maxErrors = 20
+
+type pos struct{ line, col int }
+
+// Errorf returns an *Error positioned at path in the study file, for problems the caller
+// finds (an engine that does not exist, a setting the engine rejects). Paths are
+// "study", "design", "repeat", "seed", "order", "cooldown", "between_runs", "max_failures",
+// "target", "server", "server.engine", "server.name", "server.settings.NAME", "base",
+// "base.KEY", "base.options.NAME", "factors", "factors.KEY" (the factor) and
+// "factors.KEY[i]" (its i-th level, 0-based). An unknown path gives the file without a line.
+func (s *Study) Errorf(path, format string, args ...any) error {
+	p := s.pos[path]
+	return &Error{File: s.File, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// suggest returns " (did you mean X?)" for the candidate nearest to word, or "".
+func suggest(word string, candidates []string) string {
+	if h, ok := hints[strings.ToLower(word)]; ok && contains(candidates, h) {
+		return fmt.Sprintf(" (did you mean %s?)", h)
+	}
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if strings.EqualFold(c, word) {
+			return fmt.Sprintf(" (did you mean %s?)", c)
+		}
+		limit := 2
+		if len(c) <= 4 {
+			limit = 1
+		}
+		if d := distance(strings.ToLower(word), strings.ToLower(c)); d <= limit && d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// distance is the Levenshtein distance between a and b (bytes; keys are ASCII).
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

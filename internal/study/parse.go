@@ -1,0 +1,497 @@
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Keys of each block, in the order the documentation lists them.
+var (
+	topKeys = []string{"study", "description", "design", "repeat", "seed", "order", "cooldown",
+		"between_runs", "max_failures", "server", "target", "base", "factors"}
+	serverKeys = []string{"engine", "name", "settings"}
+	baseKeys   = []string{"workload", "warehouses", "terminals", "connections", "duration",
+		"warmup", "rtt", "mode", "think", "mix", "seed", "options"}
+	// plainFactors are the factor keys without a prefix (package results names them).
+	plainFactors = []string{results.FactorRTT, results.FactorTerminals, results.FactorConnections,
+		results.FactorWarehouses, results.FactorDuration, results.FactorWarmup,
+		results.FactorEngine, results.FactorThink, results.FactorTarget}
+	// hints map words people write to the key dblat uses.
+	hints = map[string]string{
+		"latency": "rtt", "delay": "rtt", "clients": "terminals", "threads": "terminals",
+		"users": "terminals", "pool": "connections", "scale": "warehouses",
+		"mode": "opt.mode", "mix": "opt.mix", "warm_up": "warmup", "window": "duration",
+		"settings": "set.NAME", "cool_down": "cooldown", "repeats": "repeat",
+		"repetitions": "repeat",
+	}
+)
+
+// defaultBase is the base before the file says anything.
+func defaultBase() Params {
+	return Params{
+		Workload: "tpcc", Warehouses: 1, Terminals: 10, Duration: time.Minute,
+		Warmup: 10 * time.Second, Seed: 1,
+		Settings: map[string]string{}, Options: map[string]string{},
+	}
+}
+
+// Load reads and parses the study file at path.
+func Load(path string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates a study file's contents; name is the file name used in errors.
+// On failure the error is an ErrorList of every problem found (at most 20), each an *Error
+// with file:line:column.
+func Parse(name string, data []byte) (*Study, error) {
+	p := &parser{file: name, pos: map[string]pos{}}
+	s := &Study{
+		File: name, Design: DesignFull, Repeat: DefaultRepeat, Seed: DefaultSeed,
+		Order: OrderRandom, BetweenRuns: BetweenRestore, MaxFailures: DefaultMaxFailures,
+		Base: defaultBase(), Source: bytes.Clone(data), pos: p.pos,
+	}
+	if p.root = p.decode(data); p.root != nil {
+		p.top(s, p.root)
+		if len(p.errs) == 0 {
+			p.check(s)
+		}
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return s, nil
+}
+
+type parser struct {
+	file string
+	root *yaml.Node
+	errs ErrorList
+	pos  map[string]pos
+	full bool // maxErrors reached
+}
+
+func (p *parser) add(line, col int, format string, args ...any) {
+	if p.full {
+		return
+	}
+	if len(p.errs) == maxErrors {
+		p.errs = append(p.errs, &Error{File: p.file, Line: line, Col: col, Msg: "too many errors"})
+		p.full = true
+		return
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) errAt(n *yaml.Node, format string, args ...any) {
+	p.add(n.Line, n.Column, format, args...)
+}
+
+func (p *parser) errPath(path, format string, args ...any) {
+	at := p.pos[path]
+	p.add(at.line, at.col, format, args...)
+}
+
+var yamlLine = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+
+func (p *parser) yamlErr(err error) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		p.add(line, 0, "%s", m[2])
+		return
+	}
+	p.add(0, 0, "%s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// decode returns the file's single document's top node, or nil after reporting why not.
+func (p *parser) decode(data []byte) (root *yaml.Node) {
+	defer func() {
+		// yaml.v3 has panicked on malformed input before (CVE-2022-28948); a study file must
+		// never take the process down.
+		if r := recover(); r != nil {
+			p.add(0, 0, "cannot parse YAML: %v", r)
+			root = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.add(0, 0, "the file is empty")
+		} else {
+			p.yamlErr(err)
+		}
+		return nil
+	}
+	var more yaml.Node
+	switch err := dec.Decode(&more); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		p.yamlErr(err)
+		return nil
+	default:
+		at := &more
+		if len(more.Content) > 0 {
+			at = more.Content[0]
+		}
+		p.errAt(at, "a second YAML document: a study file holds one study")
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		p.add(0, 0, "the file is empty")
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// resolve follows aliases (*anchor) to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+// mapping walks the mapping n found at path where ("" for the top). It records each key's
+// position, reports keys given twice and keys not in known (unless known is nil), and calls
+// fn for every other key in file order. A null n is an empty mapping.
+func (p *parser) mapping(n *yaml.Node, where string, known []string, fn func(key string, k, v *yaml.Node)) {
+	at := n
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errAt(at, "%s must be a mapping of keys to values, got %s", where, kindName(n))
+		return
+	}
+	first := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || isNull(k) {
+			p.errAt(n.Content[i], "keys must be plain words, got %s", kindName(k))
+			continue
+		}
+		key := k.Value
+		if k.Tag == "!!merge" {
+			p.errAt(k, "merge keys (<<) are not supported: write the keys out")
+			continue
+		}
+		if prev, dup := first[key]; dup {
+			noun := "key"
+			if where == "factors" {
+				noun = "factor"
+			}
+			p.errAt(k, "%s %q given twice (first at line %d)", noun, key, prev.Line)
+			continue
+		}
+		first[key] = k
+		if known != nil && !contains(known, key) {
+			in := ""
+			if where != "" {
+				in = " in " + where
+			}
+			p.errAt(k, "unknown key %q%s%s", key, in, suggest(key, known))
+			continue
+		}
+		path := key
+		if where != "" {
+			path = where + "." + key
+		}
+		p.pos[path] = pos{k.Line, k.Column}
+		fn(key, k, v)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// scalar returns the value of a single-value node, reporting lists, mappings and missing
+// values against label.
+func (p *parser) scalar(n *yaml.Node, label string) (string, bool) {
+	at := n
+	n = resolve(n)
+	switch {
+	case n.Kind != yaml.ScalarNode:
+		p.errAt(at, "%s must be a single value, got %s", label, kindName(n))
+		return "", false
+	case isNull(n):
+		p.errAt(at, "%s has no value", label)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// field parses a scalar with check and reports its error after label.
+func field[T any](p *parser, n *yaml.Node, label string, check func(string) (T, error)) (T, bool) {
+	var zero T
+	raw, ok := p.scalar(n, label)
+	if !ok {
+		return zero, false
+	}
+	v, err := check(raw)
+	if err != nil {
+		p.errAt(n, "%s %v", label, err)
+		return zero, false
+	}
+	return v, true
+}
+
+func oneOf(allowed ...string) func(string) (string, error) {
+	return func(s string) (string, error) {
+		if contains(allowed, s) {
+			return s, nil
+		}
+		return "", fmt.Errorf("must be %s, got %q%s", strings.Join(allowed, " or "), s, suggest(s, allowed))
+	}
+}
+
+func count(min int) func(string) (int, error) {
+	return func(s string) (int, error) { return parseCount(s, min) }
+}
+
+func duration(min int) func(string) (time.Duration, error) {
+	return func(s string) (time.Duration, error) { return parseDuration(s, min) }
+}
+
+func parseSeed(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("must be a whole number, got %q", s)
+	}
+	return n, nil
+}
+
+func checkName(s string) (string, error) {
+	if !validName.MatchString(s) {
+		return "", fmt.Errorf("must be letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit), got %q", s)
+	}
+	return s, nil
+}
+
+func anyText(s string) (string, error) { return s, nil }
+
+func set[T any](dst *T) func(T, bool) {
+	return func(v T, ok bool) {
+		if ok {
+			*dst = v
+		}
+	}
+}
+
+func (p *parser) top(s *Study, n *yaml.Node) {
+	if r := resolve(n); r.Kind != yaml.MappingNode {
+		p.errAt(n, "a study file is a mapping (study:, server:, base:, factors:, ...), got %s", kindName(r))
+		return
+	}
+	p.mapping(n, "", topKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "study":
+			set(&s.Name)(field(p, v, "study", checkName))
+		case "description":
+			if r := resolve(v); !isNull(r) {
+				set(&s.Description)(field(p, v, "description", anyText))
+			}
+		case "design":
+			set(&s.Design)(field(p, v, "design", oneOf(DesignOFAT, DesignFull)))
+		case "repeat":
+			set(&s.Repeat)(field(p, v, "repeat", count(1)))
+		case "seed":
+			set(&s.Seed)(field(p, v, "seed", parseSeed))
+		case "order":
+			set(&s.Order)(field(p, v, "order", oneOf(OrderRandom, OrderGrouped)))
+		case "cooldown":
+			set(&s.Cooldown)(field(p, v, "cooldown", duration(0)))
+		case "between_runs":
+			set(&s.BetweenRuns)(field(p, v, "between_runs", oneOf(BetweenRestore, BetweenKeep)))
+		case "max_failures":
+			set(&s.MaxFailures)(field(p, v, "max_failures", count(1)))
+		case "server":
+			p.server(s, v)
+		case "target":
+			set(&s.Target)(field(p, v, "target", checkTarget))
+		case "base":
+			p.base(&s.Base, v)
+		case "factors":
+			p.factors(s, v)
+		}
+	})
+	if _, ok := p.pos["server"]; ok && s.Server.Name == "" {
+		s.Server.Name = s.Name
+	}
+	s.Base.Engine, s.Base.Target = s.Server.Engine, s.Target
+	s.Base.Settings = maps.Clone(s.Server.Settings)
+	if s.Base.Settings == nil {
+		s.Base.Settings = map[string]string{}
+	}
+}
+
+func (p *parser) server(s *Study, n *yaml.Node) {
+	p.mapping(n, "server", serverKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "engine":
+			set(&s.Server.Engine)(field(p, v, "engine", checkWord))
+		case "name":
+			set(&s.Server.Name)(field(p, v, "name", checkName))
+		case "settings":
+			s.Server.Settings = p.settings(v, "server.settings", "setting")
+		}
+	})
+}
+
+// settings reads a mapping of names to values (server settings, options).
+func (p *parser) settings(n *yaml.Node, where, noun string) map[string]string {
+	m := map[string]string{}
+	p.mapping(n, where, nil, func(name string, k, v *yaml.Node) {
+		if !validSetting.MatchString(name) {
+			p.errAt(k, "%s name %q: use letters, digits, '_', '.' or '-'", noun, name)
+			return
+		}
+		if where == "base.options" && (name == "mode" || name == "mix") {
+			p.errAt(k, "option %q is written base.%s", name, name)
+			return
+		}
+		if val, ok := field(p, v, noun+" "+name, checkValue); ok {
+			m[name] = val
+		}
+	})
+	return m
+}
+
+func (p *parser) base(b *Params, n *yaml.Node) {
+	p.mapping(n, "base", baseKeys, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "workload":
+			set(&b.Workload)(field(p, v, key, checkWord))
+		case "warehouses":
+			set(&b.Warehouses)(field(p, v, key, count(1)))
+		case "terminals":
+			set(&b.Terminals)(field(p, v, key, count(1)))
+		case "connections":
+			set(&b.Connections)(field(p, v, key, count(0)))
+		case "duration":
+			set(&b.Duration)(field(p, v, key, duration(1)))
+		case "warmup":
+			set(&b.Warmup)(field(p, v, key, duration(0)))
+		case "rtt":
+			set(&b.RTT)(field(p, v, key, duration(0)))
+		case "mode":
+			set(&b.Mode)(field(p, v, key, checkWord))
+		case "think":
+			set(&b.Think)(field(p, v, key, parseBool))
+		case "mix":
+			set(&b.Mix)(field(p, v, key, checkMix))
+		case "seed":
+			set(&b.Seed)(field(p, v, key, parseSeed))
+		case "options":
+			b.Options = p.settings(v, "base.options", "option")
+		}
+	})
+}
+
+// factorKeyProblem returns why key cannot name a factor, or "".
+func factorKeyProblem(key string) string {
+	if contains(plainFactors, key) {
+		return ""
+	}
+	for _, prefix := range []string{results.SettingPrefix, results.OptionPrefix} {
+		if name, ok := strings.CutPrefix(key, prefix); ok {
+			if !validSetting.MatchString(name) {
+				return fmt.Sprintf("factor %q: after %q comes a name of letters, digits, '_', '.' or '-'", key, prefix)
+			}
+			return ""
+		}
+	}
+	switch key {
+	case "workload":
+		return `"workload" cannot be a factor: a study runs one workload (write one study per workload)`
+	case "seed":
+		return `"seed" cannot be a factor: base.seed is the terminals' seed and repeats are the samples`
+	}
+	if hint := suggest(key, append(plainFactors[:len(plainFactors):len(plainFactors)], optMode, optMix)); hint != "" {
+		return fmt.Sprintf("unknown factor %q%s", key, hint)
+	}
+	return fmt.Sprintf("unknown factor %q: factors are %s, set.SETTING and opt.OPTION", key, strings.Join(plainFactors, ", "))
+}
+
+func (p *parser) factors(s *Study, n *yaml.Node) {
+	p.mapping(n, "factors", nil, func(key string, k, v *yaml.Node) {
+		if msg := factorKeyProblem(key); msg != "" {
+			p.errAt(k, "%s", msg)
+			return
+		}
+		at := v
+		v = resolve(v)
+		switch {
+		case isNull(v) || (v.Kind == yaml.SequenceNode && len(v.Content) == 0):
+			p.errAt(k, "factor %s has no levels", key)
+			return
+		case v.Kind != yaml.SequenceNode:
+			p.errAt(at, "factor %s must be a list of levels, like [1, 4, 16], got %s", key, kindName(v))
+			return
+		}
+		f := Factor{Key: key}
+		first := map[string]*yaml.Node{}
+		for _, e := range v.Content {
+			raw, ok := p.scalar(e, key+" level")
+			if !ok {
+				continue
+			}
+			scratch := defaultBase().clone()
+			if err := scratch.set(key, raw); err != nil {
+				p.errAt(e, "%s level %v", key, err)
+				continue
+			}
+			level := scratch.Value(key)
+			if prev, dup := first[level]; dup {
+				p.errAt(e, "%s level %s given twice (first at line %d, column %d)", key, level, prev.Line, prev.Column)
+				continue
+			}
+			first[level] = e
+			p.pos[fmt.Sprintf("factors.%s[%d]", key, len(f.Levels))] = pos{e.Line, e.Column}
+			f.Levels = append(f.Levels, level)
+		}
+		s.Factors = append(s.Factors, f)
+	})
+}

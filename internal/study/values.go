@@ -1,0 +1,128 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+var (
+	// validName is the rule of managed.CheckName: a study's name also names its managed
+	// server and directory by default.
+	validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+	// validWord is an engine, workload or mode name.
+	validWord = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	// validSetting is a server setting or option name: PostgreSQL's (with dotted extension
+	// settings such as auto_explain.log_min_duration), Firebird's CamelCase, MariaDB's.
+	validSetting = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,62}$`)
+	// passwordInDSN finds a key/value DSN's password ("password=secret").
+	passwordInDSN = regexp.MustCompile(`(?i)(^|[\s?&;])password\s*=`)
+	// userPassword finds a URL's or a Go driver DSN's user:password@ (postgres://u:pw@h,
+	// u:pw@tcp(h)/db, sysdba:pw@host/path).
+	userPassword = regexp.MustCompile(`(^|//)[^:/@\s]*:[^@\s/]+@`)
+	validWeight  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+)
+
+// The checks below return errors that read after a label: "terminals must be at least 1,
+// got 0", "rtt level needs a unit: 5ms or 5s?".
+
+// parseDuration reads a duration: a Go duration or a bare 0. min 0 allows zero, min 1 asks
+// for a positive value.
+func parseDuration(s string, min int) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		if min > 0 {
+			return 0, errors.New("must be positive, got 0")
+		}
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if f, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			if f == 0 && min == 0 {
+				return 0, nil // "0.0"
+			}
+			return 0, fmt.Errorf("needs a unit: %sms or %ss?", s, s)
+		}
+		return 0, fmt.Errorf("is not a duration: %q (write 1.5ms, 100µs, 20s, 2m)", s)
+	}
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("must not be negative, got %s", s)
+	case d == 0 && min > 0:
+		return 0, fmt.Errorf("must be positive, got %s", s)
+	}
+	return d, nil
+}
+
+// parseCount reads a whole number ≥ min (0 or 1).
+func parseCount(s string, min int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("must be a whole number, got %q", s)
+	}
+	if n < min {
+		if min == 1 {
+			return 0, fmt.Errorf("must be at least 1, got %d", n)
+		}
+		return 0, fmt.Errorf("must not be negative, got %d", n)
+	}
+	return n, nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("must be true or false, got %q", s)
+}
+
+func checkWord(s string) (string, error) {
+	if !validWord.MatchString(s) {
+		return "", fmt.Errorf("must be a lower-case name (letters, digits, '_', '-'), got %q", s)
+	}
+	return s, nil
+}
+
+// checkValue accepts a setting or option value: not empty, one line, no control characters
+// (values end up in server configuration files and on command lines).
+func checkValue(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("is empty")
+	}
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return "", fmt.Errorf("must not hold control characters or line breaks, got %q", s)
+	}
+	return s, nil
+}
+
+// checkMix accepts transaction weights ("45,43,4,4,4") and removes blanks; the workload
+// checks how many there must be.
+func checkMix(s string) (string, error) {
+	m := strings.Join(strings.Fields(s), "")
+	for _, w := range strings.Split(m, ",") {
+		if !validWeight.MatchString(w) {
+			return "", fmt.Errorf("must be weights separated by commas, like 45,43,4,4,4, got %q", s)
+		}
+	}
+	return m, nil
+}
+
+// checkTarget accepts a managed server name or a DSN that holds no password: the study file
+// is stored with the results, which never hold secrets.
+func checkTarget(s string) (string, error) {
+	if _, err := checkValue(s); err != nil {
+		return "", err
+	}
+	if userPassword.MatchString(s) || passwordInDSN.MatchString(s) {
+		return "", errors.New("holds a password, and study files are stored with the results: pass it through the environment (PGPASSWORD, ~/.pgpass, ...) or use a managed server")
+	}
+	return s, nil
+}
