@@ -29,6 +29,8 @@ type Run struct {
 	Ended   time.Time `json:"ended,omitzero"`
 
 	Params Params `json:"params"`
+	// Link describes the latency link between terminals and server; nil when there was none.
+	Link   *Link  `json:"link,omitempty"`
 	Server Server `json:"server"`
 	Client Client `json:"client"`
 
@@ -57,6 +59,34 @@ type Params struct {
 	RTT time.Duration `json:"rtt"`
 	// Options holds workload- or engine-specific options as given ("mode" -> "client").
 	Options map[string]string `json:"options,omitempty"`
+}
+
+// Link is the latency link a run went through, with what it was asked for and what a
+// calibration measured just before the run.
+type Link struct {
+	// Kind is "proxy" (dblat's userspace delay line) or "netem" (the kernel's).
+	Kind string `json:"kind"`
+	// RTT, Up and Down are the added delays requested (Up/Down one way).
+	RTT  time.Duration `json:"rtt"`
+	Up   time.Duration `json:"up"`
+	Down time.Duration `json:"down"`
+	// Jitter and Distribution describe the requested variation of the delay.
+	Jitter       time.Duration `json:"jitter,omitempty"`
+	Distribution string        `json:"distribution,omitempty"`
+	// BandwidthUp/Down are byte-per-second limits (0 = none).
+	BandwidthUp   int64 `json:"bandwidth_up,omitempty"`
+	BandwidthDown int64 `json:"bandwidth_down,omitempty"`
+	// DelayConnect is set when connection set-up costs one RTT, like on a real network.
+	DelayConnect bool `json:"delay_connect"`
+	// Achieved RTT added by the link, measured by ping-pong through it before the run: the
+	// median, 99th percentile, and the number of samples.
+	AchievedP50 time.Duration `json:"achieved_p50"`
+	AchievedP99 time.Duration `json:"achieved_p99"`
+	Samples     int           `json:"samples"`
+	// Totals are the link's own counts over the whole run (all connections).
+	RoundTrips int64 `json:"round_trips"`
+	BytesUp    int64 `json:"bytes_up"`
+	BytesDown  int64 `json:"bytes_down"`
 }
 
 // Server describes the database server the run measured, as read back from it.

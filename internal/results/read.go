@@ -21,7 +21,7 @@ type Filter struct {
 // runSelect reads the runs columns in the order scanRun expects.
 const runSelect = `SELECT id, study, cell_key, status, reason, started, ended,
 	workload, scale, terminals, connections, duration_ns, warmup_ns, seed, think, rtt_ns,
-	mix, options,
+	mix, options, link,
 	engine, target, managed, server_version, settings, database_bytes,
 	client, stats_before, stats_after,
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm
@@ -52,6 +52,7 @@ func scanRun(sc scanner) (Run, error) {
 		status, started, client               string
 		ended                                 sql.NullString
 		mix, options, settings, before, after sql.NullString
+		link                                  sql.NullString
 		errs                                  sql.NullString
 		duration, warmup, rtt, elapsed        int64
 		think, managed                        bool
@@ -60,7 +61,7 @@ func scanRun(sc scanner) (Run, error) {
 	err := sc.Scan(&r.ID, &r.Study, &r.CellKey, &status, &r.Reason, &started, &ended,
 		&r.Params.Workload, &r.Params.Scale, &r.Params.Terminals, &r.Params.Connections,
 		&duration, &warmup, &r.Params.Seed, &think, &rtt,
-		&mix, &options,
+		&mix, &options, &link,
 		&r.Server.Engine, &r.Server.Target, &managed, &r.Server.Version, &settings,
 		&r.Server.DatabaseBytes,
 		&client, &before, &after,
@@ -79,6 +80,12 @@ func scanRun(sc scanner) (Run, error) {
 	if ended.Valid {
 		if r.Ended, err = parseTime(ended.String); err != nil {
 			return Run{}, fmt.Errorf("run %d: column ended: %w", r.ID, err)
+		}
+	}
+	if link.Valid {
+		r.Link = &Link{}
+		if err := json.Unmarshal([]byte(link.String), r.Link); err != nil {
+			return Run{}, fmt.Errorf("run %d: column link: %w", r.ID, err)
 		}
 	}
 	if err := json.Unmarshal([]byte(client), &r.Client); err != nil {

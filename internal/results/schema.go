@@ -102,5 +102,17 @@ CREATE TABLE run_samples (
 	max_us    INTEGER NOT NULL
 );
 CREATE INDEX run_samples_run ON run_samples (run_id);
+`, // 2: the latency link each run went through, and study definitions.
+	`
+ALTER TABLE runs ADD COLUMN link TEXT; -- JSON object or NULL (no link)
+
+CREATE TABLE studies (
+	name    TEXT PRIMARY KEY,
+	file    TEXT NOT NULL,   -- path the study was last run from
+	source  TEXT NOT NULL,   -- the study file's text as last run
+	factors TEXT NOT NULL,   -- JSON array of factor keys
+	created TEXT NOT NULL,
+	updated TEXT NOT NULL
+) WITHOUT ROWID;
 `,
 }

@@ -69,6 +69,10 @@ func fullRun(t testing.TB, study, cell string, started time.Time) Run {
 			Think: true, RTT: 1500 * time.Microsecond,
 			Options: map[string]string{"mode": "client"},
 		},
+		Link: &Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
+			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
+			DelayConnect: true, AchievedP50: 1510 * time.Microsecond, AchievedP99: 1620 * time.Microsecond, Samples: 200,
+			RoundTrips: 123456, BytesUp: 1 << 20, BytesDown: 1 << 21},
 		Server: Server{
 			Engine: "postgres", Target: "postgres://bench@db:5432/tpcc", Managed: true,
 			Version: "PostgreSQL 17.2", Settings: map[string]string{"shared_buffers": "8GB"},

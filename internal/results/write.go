@@ -38,6 +38,18 @@ func jsonMap[M ~map[string]V, V any](m M) (any, error) {
 	return string(b), nil
 }
 
+// jsonValue stores a nil pointer as NULL and anything else as JSON.
+func jsonValue[T any](v *T) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
 // finite stores NaN and ±Inf, which neither SQLite REAL columns (NaN becomes NULL) nor JSON
 // can carry, as 0: recording the run matters more than one meaningless figure.
 func finite(f float64) float64 {
@@ -104,6 +116,7 @@ func runColumns(r *Run) ([]column, error) {
 		{"rtt_ns", int64(r.Params.RTT)},
 		{"mix", js(jsonMap(finiteMap(r.Params.Mix)))},
 		{"options", js(jsonMap(r.Params.Options))},
+		{"link", js(jsonValue(r.Link))},
 
 		{"engine", r.Server.Engine},
 		{"target", r.Server.Target},
