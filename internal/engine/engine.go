@@ -110,9 +110,10 @@ type Dialect struct {
 	// ("DROP TABLE IF EXISTS t"), or nil if the engine cannot say that: callers then issue
 	// "DROP TABLE t" and ignore its error.
 	DropTable func(table string) string
-	// Analyze returns the statement that refreshes the optimizer statistics of table
-	// ("ANALYZE t"), or nil if the engine has none worth running after a bulk load.
-	Analyze func(table string) string
+	// Analyze returns the statement that refreshes the optimizer statistics of table, for
+	// the given columns or for all of them when cols is empty ("ANALYZE t (a, b)"), or is
+	// nil if the engine has none worth running after a bulk load.
+	Analyze func(table string, cols []string) string
 	// MaxInsertRows is how many rows one INSERT ... VALUES (...), (...) may carry when
 	// loading without a BulkLoader; 0 or 1 means one row per INSERT (no multi-row VALUES).
 	// Callers also keep rows*columns at or below 32767 bind parameters.
@@ -177,4 +178,17 @@ func namesLocked() []string {
 	}
 	sort.Strings(n)
 	return n
+}
+
+// Restorer is an optional Engine capability: keeping a pristine copy of a loaded database
+// and putting it back before a run, so that runs of a study do not drift as the data grows
+// (seed 001). Implementations may need admin rights on the server; managed servers have them.
+type Restorer interface {
+	// SavePristine copies the database dsn names to its pristine copy, replacing an older one.
+	SavePristine(ctx context.Context, dsn string) error
+	// HasPristine reports whether a pristine copy of the database exists.
+	HasPristine(ctx context.Context, dsn string) (bool, error)
+	// RestorePristine replaces the database with its pristine copy. No connection to the
+	// database may be open.
+	RestorePristine(ctx context.Context, dsn string) error
 }

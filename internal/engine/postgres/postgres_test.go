@@ -95,3 +95,52 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestPristineCopyRestoresData(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	e := postgres.Engine{}
+	exec := func(q string) {
+		t.Helper()
+		db, err := e.Open(ctx, dsn, engine.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() (n int) {
+		t.Helper()
+		db, err := e.Open(ctx, dsn, engine.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if ok, err := e.HasPristine(ctx, dsn); err != nil || ok {
+		t.Fatalf("HasPristine before save: %v %v", ok, err)
+	}
+	exec("CREATE TABLE t AS SELECT generate_series(1, 100) AS x")
+	if err := e.SavePristine(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	exec("INSERT INTO t SELECT generate_series(1, 50)")
+	if n := count(); n != 150 {
+		t.Fatalf("count %d", n)
+	}
+	if err := e.RestorePristine(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 100 {
+		t.Errorf("after restore: %d rows, want the pristine 100", n)
+	}
+	if ok, err := e.HasPristine(ctx, dsn); err != nil || !ok {
+		t.Errorf("HasPristine after save: %v %v", ok, err)
+	}
+}

@@ -116,6 +116,7 @@ func NewDatabase(t testing.TB) string {
 		}
 		defer c.Close(ctx)
 		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+"_pristine WITH (FORCE)")
 	})
 	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, name)
 }
