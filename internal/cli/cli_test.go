@@ -1,0 +1,304 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblat/dblat/internal/cli"
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+	"github.com/dblat/dblat/internal/results"
+)
+
+// TestMain doubles as the dblat binary: with DBLAT_CLI_CHILD=1 the test binary runs the CLI
+// on its arguments, so a test can kill a real dblat process.
+func TestMain(m *testing.M) {
+	if os.Getenv("DBLAT_CLI_CHILD") == "1" {
+		os.Exit(cli.Main(cli.NewState(), os.Args[1:]))
+	}
+	os.Exit(pgtest.Main(m))
+}
+
+// env is one isolated dblat setup: its own state directory and results database.
+type env struct {
+	t       *testing.T
+	dir     string
+	signals chan os.Signal
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dblat-cli-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Managed servers run as an unprivileged user that must reach the state directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: dir, signals: make(chan os.Signal, 2)}
+	t.Cleanup(func() {
+		e.run("server", "stop", "--all")
+		os.RemoveAll(dir)
+	})
+	return e
+}
+
+func (e *env) resultsPath() string { return filepath.Join(e.dir, "results.db") }
+
+// run executes dblat in-process and returns its exit code, stdout and stderr.
+func (e *env) run(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	st := &cli.State{Stdout: &out, Stderr: &errb, Signals: e.signals,
+		Getenv: func(k string) string {
+			switch k {
+			case "DBLAT_STATE":
+				return filepath.Join(e.dir, "state")
+			case "DBLAT_RESULTS":
+				return e.resultsPath()
+			}
+			return ""
+		}}
+	code := cli.Main(st, args)
+	return code, out.String(), errb.String()
+}
+
+// must runs dblat and fails the test unless it exits 0.
+func (e *env) must(args ...string) string {
+	e.t.Helper()
+	code, out, errs := e.run(args...)
+	if code != 0 {
+		e.t.Fatalf("dblat %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// fails runs dblat, expects exit code want, and checks that stderr's last line contains
+// every fragment and that the error is one line.
+func (e *env) fails(want int, fragments []string, args ...string) {
+	e.t.Helper()
+	code, _, errs := e.run(args...)
+	if code != want {
+		e.t.Fatalf("dblat %s: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, want, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "dblat: ") {
+		e.t.Errorf("error line %q lacks the dblat: prefix", last)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(last, f) {
+			e.t.Errorf("dblat %s: error %q does not mention %q", strings.Join(args, " "), last, f)
+		}
+	}
+}
+
+func TestManagedServerLoadRunCheckResults(t *testing.T) {
+	pgtest.Server(t) // skip or fail early when PostgreSQL is not installed
+	e := newEnv(t)
+	dsn := strings.TrimSpace(e.must("server", "start", "postgres", "--name", "pg1", "--set", "work_mem=8MB"))
+	if !strings.HasPrefix(dsn, "postgres://dblat@127.0.0.1:") {
+		t.Fatalf("server start printed %q, want a DSN", dsn)
+	}
+	if out := e.must("server", "list"); !regexp.MustCompile(`pg1\s+postgres\s+running`).MatchString(out) {
+		t.Errorf("server list:\n%s", out)
+	}
+	// Starting it again is harmless; changing its settings while it runs is refused.
+	e.must("server", "start", "postgres", "--name", "pg1")
+	e.fails(cli.ExitUsage, []string{"stop it first"}, "server", "start", "postgres", "--name", "pg1", "--set", "work_mem=9MB")
+
+	// run before load: a clear error that says what to do.
+	e.fails(cli.ExitUsage, []string{"no TPC-C data", "dblat load tpcc"}, "run", "tpcc", "--target", "pg1", "--duration", "1s")
+
+	e.must("load", "tpcc", "--target", "pg1", "--warehouses", "1")
+	e.fails(cli.ExitUsage, []string{"--warehouses 3", "only 1 loaded"}, "run", "tpcc", "--target", "pg1", "--warehouses", "3", "--duration", "1s")
+
+	out := e.must("run", "tpcc", "--target", "pg1", "--terminals", "4", "--duration", "3s", "--warmup", "1s")
+	if !regexp.MustCompile(`NOPM [1-9]\d*`).MatchString(out) || !strings.Contains(out, "new_order") {
+		t.Errorf("run summary lacks NOPM or the per-type table:\n%s", out)
+	}
+	e.must("check", "tpcc", "--target", "pg1")
+
+	list := e.must("results", "list")
+	if !regexp.MustCompile(`(?m)^1\s+\S+ \S+\s+finished\s+postgres\s+pg1\s+tpcc\s+1\s+4\s+4`).MatchString(list) {
+		t.Errorf("results list:\n%s", list)
+	}
+	show := e.must("results", "show", "1", "--settings")
+	if !strings.Contains(show, "work_mem") || !strings.Contains(show, "8192 kB") {
+		t.Errorf("results show lacks the setting read back from the server:\n%s", show)
+	}
+	var runs []results.Run
+	if err := json.Unmarshal([]byte(e.must("results", "export", "--format", "json")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	if r.Status != results.StatusFinished || r.Summary.NOPM <= 0 || len(r.Tx) != 5 || r.Server.Settings["work_mem"] != "8192 kB" ||
+		r.StatsAfter["pg_stat_database.xact_commit"] <= r.StatsBefore["pg_stat_database.xact_commit"] || r.Client.CPUModel == "" {
+		t.Errorf("exported run incomplete: %+v", r)
+	}
+	for _, tx := range r.Tx {
+		if tx.Committed > 0 && tx.RoundTrips < 1 {
+			t.Errorf("%s: %.1f round trips per transaction; every transaction needs at least one", tx.Type, tx.RoundTrips)
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(e.must("results", "export", "--format", "csv"))).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Errorf("csv export: %v, %d rows", err, len(rows))
+	}
+
+	e.must("server", "stop", "pg1")
+	if out := e.must("server", "list"); !regexp.MustCompile(`pg1\s+postgres\s+stopped`).MatchString(out) {
+		t.Errorf("server list after stop:\n%s", out)
+	}
+	e.fails(cli.ExitUsage, []string{"not running", "dblat server start postgres --name pg1"}, "run", "tpcc", "--target", "pg1")
+}
+
+func TestBadInputGetsOneLineErrors(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	// Give the run something to lose: a stored run must survive every failure below.
+	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
+	e.must("run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s")
+
+	e.fails(cli.ExitFailure, []string{"cannot connect", "127.0.0.1"}, "run", "tpcc", "--target", "postgres://x@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
+
+	srv := pgtest.Server(t)
+	createRole(t, srv.DSN, "bench", "right")
+	wrong := fmt.Sprintf("postgres://bench:wrong@127.0.0.1:%d/postgres?sslmode=disable", srv.Port)
+	code, _, errs := e.run("run", "tpcc", "--target", wrong)
+	if code != cli.ExitFailure || !strings.Contains(errs, "password authentication failed") || strings.Contains(errs, "wrong") {
+		t.Errorf("wrong password: exit %d, %q (must say so, without echoing the password)", code, errs)
+	}
+
+	e.fails(cli.ExitFailure, []string{fmt.Sprint(srv.Port), "in use", "--port"}, "server", "start", "postgres", "--name", "clash", "--port", fmt.Sprint(srv.Port))
+	e.fails(cli.ExitFailure, []string{"--pg-bin", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--pg-bin", "/nonexistent")
+	e.fails(cli.ExitFailure, []string{"unknown PostgreSQL setting", "shared_buffers"}, "server", "start", "postgres", "--name", "typo", "--set", "shared_bufers=1GB")
+	e.fails(cli.ExitUsage, []string{"--set", "key=value"}, "server", "start", "postgres", "--name", "x", "--set", "novalue")
+	e.fails(cli.ExitUsage, []string{"server name"}, "server", "start", "postgres", "--name", "../evil")
+	e.fails(cli.ExitUsage, []string{"unknown DSN scheme"}, "run", "tpcc", "--target", "oracle://x@y/z")
+	e.fails(cli.ExitUsage, []string{"no such managed server", "nosuch"}, "run", "tpcc", "--target", "nosuch")
+	e.fails(cli.ExitUsage, []string{"--terminals"}, "run", "tpcc", "--target", dsn, "--terminals", "0")
+	e.fails(cli.ExitUsage, []string{"--mix"}, "run", "tpcc", "--target", dsn, "--mix", "1,2")
+	e.fails(cli.ExitUsage, []string{"unknown flag"}, "run", "tpcc", "--terminal", "3")
+	e.fails(cli.ExitUsage, []string{"not a number"}, "results", "show", "abc")
+	e.fails(cli.ExitUsage, []string{"not found"}, "results", "show", "999")
+	e.fails(cli.ExitUsage, []string{"--format", "json or csv"}, "results", "export", "--format", "xml")
+
+	// An unwritable results file fails before anything runs, and the existing store is intact.
+	blocker := filepath.Join(e.dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.fails(cli.ExitFailure, []string{"results database", "--results"}, "--results", filepath.Join(blocker, "x.db"), "run", "tpcc", "--target", dsn, "--duration", "1s")
+	if out := e.must("results", "list"); !strings.Contains(out, "finished") {
+		t.Errorf("the earlier run is gone:\n%s", out)
+	}
+}
+
+func createRole(t *testing.T, dsn, name, password string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	_, _ = c.Exec(ctx, fmt.Sprintf("DROP ROLE IF EXISTS %s", name))
+	if _, err := c.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", name, password)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
+	time.AfterFunc(2500*time.Millisecond, func() { e.signals <- syscall.SIGINT })
+	start := time.Now()
+	code, out, errs := e.run("run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1m", "--warmup", "1s")
+	if code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, cli.ExitInterrupted, errs)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("drain took %v", time.Since(start))
+	}
+	if !strings.Contains(out, "aborted") || !strings.Contains(out, "interrupted after") {
+		t.Errorf("summary should show the saved, interrupted run:\n%s", out)
+	}
+	var runs []results.Run
+	if err := json.Unmarshal([]byte(e.must("results", "export")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != results.StatusAborted || runs[0].Summary.Committed == 0 {
+		t.Errorf("want one aborted run with what was measured, got %+v", runs)
+	}
+}
+
+func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
+	cmd := exec.Command(os.Args[0], "--results", e.resultsPath(), "run", "tpcc", "--target", dsn,
+		"--terminals", "2", "--duration", "1m", "--warmup", "0s")
+	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	started := false
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "run 1:") {
+			started = true
+			break
+		}
+	}
+	if !started {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("child never started its run")
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	out := e.must("results", "list")
+	if !regexp.MustCompile(`(?m)^1\s+.*\baborted\b`).MatchString(out) {
+		t.Errorf("killed run not marked aborted:\n%s", out)
+	}
+	code, show, _ := e.run("results", "show", "1")
+	if code != 0 || !strings.Contains(show, "ended before the run finished") {
+		t.Errorf("results show 1 should give the reason:\n%s", show)
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"--help"}, {"server", "--help"}, {"server", "start", "--help"}, {"load", "tpcc", "--help"},
+		{"run", "tpcc", "--help"}, {"check", "tpcc", "--help"}, {"results", "export", "--help"}, {"quickstart", "--help"}} {
+		code, out, _ := e.run(args...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("dblat %s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	if code, out, _ := e.run("version"); code != 0 || !strings.HasPrefix(out, "dblat ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// Exit codes. They are mapped from errors here and nowhere else.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the command failed
+	ExitUsage       = 2   // bad flags, arguments or input
+	ExitCheckFailed = 3   // a consistency or credibility check found a problem
+	ExitInterrupted = 130 // stopped by Ctrl-C (128 + SIGINT)
+)
+
+// usageError marks an error caused by the user's input.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errCheckFailed is returned when a check ran and found failures (already printed).
+var errCheckFailed = errors.New("check failed")
+
+// errInterrupted is returned when the user interrupted a command (what was finished is saved).
+var errInterrupted = errors.New("interrupted")
+
+// exitCode maps an error to the process exit code.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, errCheckFailed):
+		return ExitCheckFailed
+	case errors.As(err, &ue), errors.Is(err, workload.ErrNotLoaded), errors.Is(err, managed.ErrNoInstance),
+		errors.Is(err, results.ErrNotFound):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}

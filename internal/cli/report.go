@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dblat/dblat/internal/report"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/study"
+)
+
+func (a *app) reportCommand() *cobra.Command {
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "report STUDY [-o FILE] [--format html|text|csv|json]",
+		Short: "Render a study's report from the results database",
+		Long: `Builds a study's report from the stored runs alone, so it can be rebuilt at any time:
+throughput against RTT and against terminals (mean and 95 % confidence interval over the
+repeats), response-time percentiles per transaction type, round trips and bytes per
+transaction, the configuration of each series, and a table of every run.
+
+The format follows the -o file's extension (.html, .txt, .csv, .json) unless --format is
+given; without -o the report goes to stdout as text. HTML is self-contained (inline SVG
+charts, no network needed).`,
+		Example: `  dblat report quickstart-latency -o latency.html
+  dblat report quickstart-latency --format csv > latency.csv`,
+		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format == "" {
+				format = formatFromPath(out)
+			}
+			if !slices.Contains(report.Formats, format) {
+				return usagef("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+			}
+			store, err := results.Open(cmd.Context(), a.resultsDB)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			rec, err := store.Study(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			runs, err := store.List(cmd.Context(), results.Filter{Study: rec.Name})
+			if err != nil {
+				return err
+			}
+			in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs}
+			if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
+				in.Description = st.Description
+			}
+			rep, err := report.Build(in)
+			if err != nil {
+				return err
+			}
+			var w io.Writer = a.st.Stdout
+			var f *os.File
+			if out != "" && out != "-" {
+				if f, err = os.Create(out); err != nil {
+					return usagef("-o %s: %v", out, err)
+				}
+				w = f
+			}
+			if err := report.Write(w, rep, format); err != nil {
+				if f != nil {
+					f.Close()
+				}
+				return err
+			}
+			if f != nil {
+				if err := f.Close(); err != nil {
+					return err
+				}
+				abs, _ := filepath.Abs(out)
+				a.info("report of study %s (%d runs) written to %s", rec.Name, len(runs), abs)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file (default: stdout)")
+	cmd.Flags().StringVar(&format, "format", "", "html, text, csv or json (default: from the -o extension, else text)")
+	return cmd
+}
+
+func formatFromPath(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return "html"
+	case ".csv":
+		return "csv"
+	case ".json":
+		return "json"
+	}
+	return "text"
+}
+

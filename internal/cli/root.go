@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/sysinfo"
+
+	// Engines register themselves.
+	_ "github.com/dblat/dblat/internal/engine/postgres"
+)
+
+// app holds the global flags and the process state for one invocation.
+type app struct {
+	st         *State
+	stateDir   string
+	resultsDB  string
+	cpuProfile string
+	profFile   *os.File
+}
+
+func (a *app) registry() managed.Registry { return managed.Registry{Root: a.stateDir} }
+
+func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.st.Stdout, format, args...) }
+
+// info prints a progress or status line on stderr, keeping stdout for results.
+func (a *app) info(format string, args ...any) { fmt.Fprintf(a.st.Stderr, format+"\n", args...) }
+
+// Main runs the CLI with args and returns the process exit code.
+func Main(st *State, args []string) int {
+	a := &app{st: st}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(st.Stdout)
+	root.SetErr(st.Stderr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	a.stopProfile() // PersistentPostRun does not run when the command fails
+	if err != nil && !errors.Is(err, errCheckFailed) {
+		fmt.Fprintf(st.Stderr, "dblat: %s\n", oneLine(err))
+	}
+	return exitCode(err)
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dblat",
+		Short: "Measure what network latency costs a database's OLTP throughput",
+		Long: `dblat drives real PostgreSQL servers with TPC-C, between its terminals and the
+server it can add network latency, and it stores every run with the configuration the
+server really ran with, in a results database.
+
+Start here:
+  dblat quickstart                                  managed PostgreSQL, 1 warehouse, 60 s run
+  dblat server start postgres --name pg1            a private server; prints its DSN
+  dblat load tpcc --target pg1 --warehouses 10
+  dblat run tpcc --target pg1 --terminals 20 --duration 5m --warmup 1m
+  dblat results list`,
+		Version:       sysinfo.Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&a.stateDir, "state", envOr(a.st, "DBLAT_STATE", ".dblat"),
+		"state directory for managed servers (env DBLAT_STATE)")
+	root.PersistentFlags().StringVar(&a.resultsDB, "results", envOr(a.st, "DBLAT_RESULTS", "dblat.db"),
+		"results database file (env DBLAT_RESULTS)")
+	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile of dblat itself to this file (go tool pprof)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.startProfile() }
+	root.PersistentPostRun = func(*cobra.Command, []string) { a.stopProfile() }
+	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),
+		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.quickstartCommand(), a.versionCommand())
+	return root
+}
+
+func envOr(st *State, key, def string) string {
+	if v := st.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// exactArgs is cobra.ExactArgs with a usage-class error that names the command.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s needs %s (see `%s --help`)", cmd.CommandPath(), what, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print dblat's version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			a.printf("dblat %s\n", sysinfo.Version())
+		},
+	}
+}
+
+// startProfile starts CPU profiling when --cpuprofile is set.
+func (a *app) startProfile() error {
+	if a.cpuProfile == "" {
+		return nil
+	}
+	f, err := os.Create(a.cpuProfile)
+	if err != nil {
+		return usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	a.profFile = f
+	return nil
+}
+
+// stopProfile ends CPU profiling, if it runs.
+func (a *app) stopProfile() {
+	if a.profFile != nil {
+		pprof.StopCPUProfile()
+		a.profFile.Close()
+		a.profFile = nil
+	}
+}
+
+// mkdirState creates the state directory.
+func (a *app) mkdirState() error {
+	if err := os.MkdirAll(a.stateDir, 0o755); err != nil {
+		return fmt.Errorf("state directory %s: %w (choose another with --state)", a.stateDir, err)
+	}
+	return nil
+}

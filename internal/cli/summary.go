@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// runProgress prints a line every `every` of run time from the per-second samples.
+type runProgress struct {
+	a          *app
+	every      time.Duration
+	nextAt     time.Duration
+	started    bool
+	commits    int64
+	newOrders  int64
+	errors     int64
+	p99        int64
+	windowFrom time.Duration
+}
+
+func newRunProgress(a *app, every time.Duration) *runProgress {
+	return &runProgress{a: a, every: every}
+}
+
+func (p *runProgress) sample(ss []results.Sample) {
+	if p.every <= 0 || len(ss) == 0 {
+		return
+	}
+	off := ss[0].Offset
+	if !p.started {
+		p.started = true
+		p.windowFrom = off - time.Second
+		p.nextAt = off - time.Second + p.every
+	}
+	for _, s := range ss {
+		switch s.Type {
+		case "":
+			p.commits += s.Committed
+			p.errors += s.Errors
+			p.p99 = max(p.p99, s.P99Us)
+		case "new_order":
+			p.newOrders += s.Committed
+		}
+	}
+	if off < p.nextAt {
+		return
+	}
+	span := (off - p.windowFrom).Minutes()
+	phase := "window"
+	if off <= 0 {
+		phase = "warm-up"
+	}
+	p.a.info("%8s %-7s  tpm %9.0f  nopm %9.0f  p99 %8.2f ms  errors %d",
+		fmtOffset(off), phase, float64(p.commits)/span, float64(p.newOrders)/span, float64(p.p99)/1000, p.errors)
+	p.commits, p.newOrders, p.errors, p.p99 = 0, 0, 0, 0
+	p.windowFrom = off
+	p.nextAt = off + p.every
+}
+
+func fmtOffset(d time.Duration) string {
+	return fmt.Sprintf("%+.0fs", d.Seconds())
+}
+
+// printSummary writes a run's headline figures and per-type table.
+func printSummary(w io.Writer, r *results.Run) {
+	s := r.Summary
+	fmt.Fprintf(w, "run %d  %s  %s on %s (%s)\n", r.ID, r.Status, r.Params.Workload, r.Server.Target, shortVersion(r.Server.Version))
+	if r.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
+	}
+	fmt.Fprintf(w, "  %d warehouses, %d terminals, %d connections, window %.1f s after %v warm-up\n",
+		r.Params.Scale, r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
+	fmt.Fprintf(w, "  NOPM %.0f   TPM %.0f   TPS %.1f   committed %d   rolled back %d   errors %s\n",
+		s.NOPM, s.TPM, s.TPS, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
+	if done := s.Committed + s.Rollbacks; done > 0 && r.Client.CPUSeconds > 0 {
+		fmt.Fprintf(w, "  client CPU %.1f µs per transaction (%.2f s over the window)\n",
+			r.Client.CPUSeconds/float64(done)*1e6, r.Client.CPUSeconds)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\twait ms\tround trips\tbytes up\tbytes down\t")
+	for _, t := range r.Tx {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
+			sum(t.Errors), ms(t.P50Us), ms(t.P90Us), ms(t.P99Us), ms(t.MaxUs), t.WaitMeanUs/1000,
+			orDash(t.RoundTrips, "%.1f"), orDash(t.BytesUp, "%.0f"), orDash(t.BytesDown, "%.0f"))
+	}
+	tw.Flush()
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+func orDash(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func fmtErrors(m map[string]int64) string {
+	if sum(m) == 0 {
+		return "0"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shortVersion trims "PostgreSQL 15.18 (Debian ...) on x86_64..." to "PostgreSQL 15.18".
+func shortVersion(v string) string {
+	f := strings.Fields(v)
+	if len(f) >= 2 {
+		return f[0] + " " + f[1]
+	}
+	return v
+}

@@ -1,0 +1,186 @@
+package runner
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/latency"
+)
+
+// Histogram bounds: 1 µs to 10 minutes with 3 significant digits (0.1 % resolution). Ten
+// minutes covers a 100-round-trip transaction at the 200 ms RTTs of seed 000 many times over;
+// longer values are clamped to the maximum and counted.
+const (
+	histMinUs   = 1
+	histMaxUs   = 10 * 60 * 1_000_000
+	histSigFigs = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMinUs, histMaxUs, histSigFigs) }
+
+func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
+	us := d.Microseconds()
+	if us < histMinUs {
+		us = histMinUs
+	}
+	if us > histMaxUs {
+		us = histMaxUs
+	}
+	_ = h.RecordValue(us) // cannot fail: clamped to the histogram's range
+}
+
+// typeStats are the counters and histograms of one transaction type in one shard.
+type typeStats struct {
+	// Interval figures, reset at every tick; cover warm-up and measurement alike.
+	ivHist    *hdrhistogram.Histogram
+	ivCommit  int64
+	ivErrors  int64
+	// Window figures: only transactions that completed inside the measurement window.
+	hist      *hdrhistogram.Histogram
+	wait      *hdrhistogram.Histogram
+	committed int64
+	rollbacks int64
+	errors    [4]int64 // by engine.ErrorClass
+	rt        roundTrips
+}
+
+// roundTrips accumulates the wire cost of the committed transactions of one type.
+type roundTrips struct {
+	n                                   int64 // transactions with wire counts
+	trips, bytesUp, bytesDown, writesUp int64
+	tripsHist                           *hdrhistogram.Histogram
+}
+
+// shard is one lock-protected slice of the recorder. Terminal i always records into shard
+// i % len(shards), so with more shards than cores terminals rarely contend, while memory
+// stays bounded by the shard count rather than the terminal count (one histogram of this
+// range is ~170 KB).
+type shard struct {
+	mu    sync.Mutex
+	types []typeStats
+}
+
+type recorder struct {
+	shards []shard
+}
+
+func newRecorder(nShards, nTypes int) *recorder {
+	r := &recorder{shards: make([]shard, nShards)}
+	for i := range r.shards {
+		r.shards[i].types = make([]typeStats, nTypes)
+		for j := range r.shards[i].types {
+			ts := &r.shards[i].types[j]
+			ts.ivHist, ts.hist, ts.wait = newHist(), newHist(), newHist()
+			ts.rt.tripsHist = hdrhistogram.New(1, 1_000_000, 3)
+		}
+	}
+	return r
+}
+
+// outcome is how one transaction ended.
+type outcome struct {
+	txType    int
+	wait, svc time.Duration
+	inWindow  bool
+	rollback  bool
+	class     engine.ErrorClass
+	failed    bool
+	wire      *latency.Counts // nil when the connection is not metered
+}
+
+func (r *recorder) record(terminal int, o outcome) {
+	s := &r.shards[terminal%len(r.shards)]
+	s.mu.Lock()
+	ts := &s.types[o.txType]
+	if o.failed {
+		ts.ivErrors++
+		if o.inWindow {
+			ts.errors[o.class]++
+		}
+		s.mu.Unlock()
+		return
+	}
+	recordUs(ts.ivHist, o.svc)
+	ts.ivCommit++
+	if o.inWindow {
+		recordUs(ts.hist, o.svc)
+		recordUs(ts.wait, o.wait)
+		if o.rollback {
+			ts.rollbacks++
+		} else {
+			ts.committed++
+		}
+		if o.wire != nil {
+			ts.rt.n++
+			ts.rt.trips += o.wire.RoundTrips
+			ts.rt.bytesUp += o.wire.BytesUp
+			ts.rt.bytesDown += o.wire.BytesDown
+			ts.rt.writesUp += o.wire.ChunksUp
+			_ = ts.rt.tripsHist.RecordValue(max(o.wire.RoundTrips, 1))
+		}
+	}
+	s.mu.Unlock()
+}
+
+// interval is one tick's merged figures per type.
+type interval struct {
+	hist    []*hdrhistogram.Histogram
+	commits []int64
+	errors  []int64
+}
+
+// takeInterval merges and resets every shard's interval figures.
+func (r *recorder) takeInterval(nTypes int) interval {
+	iv := interval{hist: make([]*hdrhistogram.Histogram, nTypes), commits: make([]int64, nTypes), errors: make([]int64, nTypes)}
+	for t := range nTypes {
+		iv.hist[t] = newHist()
+	}
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		for t := range s.types {
+			ts := &s.types[t]
+			iv.hist[t].Merge(ts.ivHist)
+			ts.ivHist.Reset()
+			iv.commits[t] += ts.ivCommit
+			iv.errors[t] += ts.ivErrors
+			ts.ivCommit, ts.ivErrors = 0, 0
+		}
+		s.mu.Unlock()
+	}
+	return iv
+}
+
+// window merges every shard's measurement-window figures into one typeStats per type.
+func (r *recorder) window(nTypes int) []typeStats {
+	out := make([]typeStats, nTypes)
+	for t := range out {
+		out[t].hist, out[t].wait = newHist(), newHist()
+		out[t].rt.tripsHist = hdrhistogram.New(1, 1_000_000, 3)
+	}
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		for t := range s.types {
+			src, dst := &s.types[t], &out[t]
+			dst.hist.Merge(src.hist)
+			dst.wait.Merge(src.wait)
+			dst.committed += src.committed
+			dst.rollbacks += src.rollbacks
+			for c := range dst.errors {
+				dst.errors[c] += src.errors[c]
+			}
+			dst.rt.n += src.rt.n
+			dst.rt.trips += src.rt.trips
+			dst.rt.bytesUp += src.rt.bytesUp
+			dst.rt.bytesDown += src.rt.bytesDown
+			dst.rt.writesUp += src.rt.writesUp
+			dst.rt.tripsHist.Merge(src.rt.tripsHist)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}

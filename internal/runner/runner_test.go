@@ -1,0 +1,215 @@
+package runner_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/postgres"
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// probe is a tiny real workload: "ok" commits a SELECT, "rollback" ends in a designed
+// rollback, "fail" raises a serialization failure, "sleep" holds its connection for 5 ms.
+type probe struct {
+	mu    sync.Mutex
+	types []workload.TxType
+	next  func(term, n int) int
+}
+
+func (p *probe) Name() string                                  { return "probe" }
+func (p *probe) TxTypes() []workload.TxType                    { return p.types }
+func (p *probe) Prepare(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) }
+func (p *probe) NewTerminal(id int) workload.Terminal          { return &probeTerm{p: p, id: id} }
+
+type probeTerm struct {
+	p     *probe
+	id, n int
+}
+
+func (t *probeTerm) Next() (int, workload.Pause) { t.n++; return t.p.next(t.id, t.n), workload.Pause{} }
+
+func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn, txType int) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	switch t.p.types[txType].Name {
+	case "ok":
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			return err
+		}
+	case "rollback":
+		return workload.ErrExpectedRollback
+	case "fail":
+		_, err := tx.ExecContext(ctx, `DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$`)
+		return err
+	case "sleep":
+		if _, err := tx.ExecContext(ctx, "SELECT pg_sleep(0.005)"); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func target(t *testing.T) workload.Target {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	db, err := postgres.Engine{}.Open(context.Background(), dsn, engine.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return workload.Target{Engine: postgres.Engine{}, DB: db}
+}
+
+func find(res *runner.Result, typ string) results.TxSummary {
+	for _, tx := range res.Tx {
+		if tx.Type == typ {
+			return tx
+		}
+	}
+	return results.TxSummary{}
+}
+
+func TestRunCountsOutcomesByKind(t *testing.T) {
+	tg := target(t)
+	// Every 10th transaction rolls back by design, every 25th fails retryably.
+	w := &probe{types: []workload.TxType{{Name: "ok"}, {Name: "rollback"}, {Name: "fail"}},
+		next: func(_, n int) int {
+			switch {
+			case n%25 == 0:
+				return 2
+			case n%10 == 0:
+				return 1
+			}
+			return 0
+		}}
+	var mu sync.Mutex
+	var samples []results.Sample
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Terminals: 4, Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+		SampleEvery: 250 * time.Millisecond,
+		Samples:     func(s []results.Sample) { mu.Lock(); samples = append(samples, s...); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, rb, fail := find(res, "ok"), find(res, "rollback"), find(res, "fail")
+	if ok.Committed < 100 {
+		t.Fatalf("only %d commits in 1.5 s", ok.Committed)
+	}
+	if rb.Rollbacks == 0 || rb.Committed != 0 || len(rb.Errors) != 0 {
+		t.Errorf("designed rollbacks must be counted as rollbacks, not commits or errors: %+v", rb)
+	}
+	if fail.Errors["retryable"] == 0 || fail.Committed != 0 {
+		t.Errorf("serialization failures must be counted as retryable errors: %+v", fail)
+	}
+	// Per 50 transactions of a terminal: 2 fail (n=25,50), 4 roll back (10,20,30,40), 44
+	// commit. The window's counts must keep that ratio of 11 within edge noise.
+	ratio := float64(ok.Committed) / float64(rb.Rollbacks)
+	if ratio < 9.5 || ratio > 12.5 {
+		t.Errorf("ok/rollback ratio %.1f, want about 11", ratio)
+	}
+	if res.Summary.Elapsed != 1500*time.Millisecond {
+		t.Errorf("elapsed %v, want the full window", res.Summary.Elapsed)
+	}
+	wantTPS := float64(res.Summary.Committed+res.Summary.Rollbacks) / 1.5
+	if d := res.Summary.TPS - wantTPS; d > 1e-6 || d < -1e-6 {
+		t.Errorf("TPS %.1f, want %.1f", res.Summary.TPS, wantTPS)
+	}
+	if ok.P50Us <= 0 || ok.P99Us < ok.P50Us || ok.MaxUs < ok.P99Us || ok.Hist == "" {
+		t.Errorf("percentiles not ordered or histogram missing: %+v", ok)
+	}
+	// Warm-up samples have negative offsets, and the warm-up is not in the window's counts.
+	var warm, windowCommits int64
+	for _, s := range samples {
+		if s.Type != "" {
+			continue
+		}
+		if s.Offset <= 0 {
+			warm += s.Committed
+		} else {
+			windowCommits += s.Committed
+		}
+	}
+	if warm == 0 {
+		t.Error("no warm-up samples")
+	}
+	if total := res.Summary.Committed + res.Summary.Rollbacks; total >= warm+windowCommits {
+		t.Errorf("window count %d includes the warm-up (samples: %d warm-up + %d window)", total, warm, windowCommits)
+	}
+}
+
+func TestRunRecordsConnectionWaitApart(t *testing.T) {
+	tg := target(t)
+	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Terminals: 8, Connections: 2, Duration: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := find(res, "sleep")
+	// 8 terminals share 2 connections: each waits for ~3 others' 5 ms transactions.
+	if s.WaitMeanUs < 5000 {
+		t.Errorf("mean connection wait %.0f µs, want > 5 ms with 8 terminals on 2 connections", s.WaitMeanUs)
+	}
+	// Service time stays near the 5 ms the server takes, not inflated by the queue.
+	if s.P50Us > 15000 {
+		t.Errorf("service p50 %d µs includes the queue", s.P50Us)
+	}
+}
+
+func TestRunDrainReturnsPartialWindow(t *testing.T) {
+	tg := target(t)
+	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
+	drain := make(chan struct{})
+	time.AfterFunc(700*time.Millisecond, func() { close(drain) })
+	start := time.Now()
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Terminals: 2, Warmup: 200 * time.Millisecond, Duration: time.Minute, Drain: drain,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("drain took %v", time.Since(start))
+	}
+	if !res.Interrupted || res.Summary.Elapsed > time.Second || res.Summary.Committed == 0 {
+		t.Errorf("want an interrupted run with ~0.5 s measured, got interrupted=%v elapsed=%v committed=%d",
+			res.Interrupted, res.Summary.Elapsed, res.Summary.Committed)
+	}
+}
+
+func TestRunHardCancelReturnsError(t *testing.T) {
+	tg := target(t)
+	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	_, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 2, Duration: time.Minute})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
+	for _, cfg := range []runner.Config{{Terminals: 0, Duration: time.Second}, {Terminals: 1}} {
+		if _, err := runner.Run(context.Background(), workload.Target{}, w, cfg); err == nil {
+			t.Errorf("config %+v accepted", cfg)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+// Package sysinfo describes the client machine and the dblat build, so that every stored run
+// says what drove it. It reads /proc and /etc/os-release and never fails: a fact it cannot
+// read is left empty.
+package sysinfo
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// version is set at build time with -ldflags "-X github.com/dblat/dblat/internal/sysinfo.version=...".
+var version = ""
+
+// Version returns dblat's version: the one set at build time, else the VCS revision Go
+// embedded, else "dev".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			return rev + dirty
+		}
+	}
+	return "dev"
+}
+
+// Client returns the description of this machine and build.
+func Client() results.Client {
+	c := results.Client{
+		OS:           osName(),
+		Kernel:       kernel(),
+		CPUModel:     cpuModel(),
+		Cores:        runtime.NumCPU(),
+		MemoryBytes:  memTotal(),
+		GoVersion:    runtime.Version(),
+		DblatVersion: Version(),
+		PID:          os.Getpid(),
+	}
+	c.Hostname, _ = os.Hostname()
+	return c
+}
+
+func osName() string {
+	b, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		return runtime.GOOS
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return runtime.GOOS
+}
+
+func kernel() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return ""
+	}
+	str := func(a [65]int8) string {
+		var b strings.Builder
+		for _, c := range a {
+			if c == 0 {
+				break
+			}
+			b.WriteByte(byte(c))
+		}
+		return b.String()
+	}
+	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
+}
+
+func cpuModel() string {
+	return procField("/proc/cpuinfo", "model name")
+}
+
+func memTotal() int64 {
+	v := procField("/proc/meminfo", "MemTotal")
+	kb, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	return kb * 1024
+}
+
+// procField returns the value of the first "key : value" line in a /proc file.
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
