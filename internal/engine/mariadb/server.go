@@ -1,0 +1,450 @@
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dblat/dblat/internal/managed"
+)
+
+// Launcher runs private MariaDB servers; it implements managed.Launcher. An instance
+// directory holds:
+//
+//	data/             the datadir, created by mariadb-install-db on first start
+//	run/mysqld.sock   the Unix socket (SocketDSN)
+//	run/mysqld.pid    mariadbd's own pid file
+//	server.log        the error log (--log-error), plus anything written to stdout/stderr
+//	settings.json     the requested settings next to the values read back (LastSettings)
+//
+// mariadbd runs with --no-defaults (no /etc/mysql/my.cnf), listens on 127.0.0.1 only, in
+// its own session, as an unprivileged user when dblat runs as root. The benchmark database
+// is "dblat"; the user dblat@127.0.0.1 (and dblat@localhost, for the socket) has all
+// privileges and no password, as have root@localhost and root@127.0.0.1 (made by
+// mariadb-install-db with --auth-root-authentication-method=normal), so DSNs carry none.
+//
+// inst.Settings are mariadbd options: key=value becomes --key=value, after dblat's own
+// options, so it wins. Keys may be spelt with '_' or '-', may carry the option prefixes
+// loose-, skip-, enable-, disable- (skip-log-bin), and an empty value makes a bare flag.
+// log_bin=OFF (or 0, false, no) becomes --skip-log-bin and log_bin=ON --log-bin, because
+// mariadbd would take --log-bin=OFF as the base name of binary logs to write. Binary
+// logging is off unless asked for (--no-defaults).
+//
+// A Launcher holds only configuration; Start and Stop may be called from several
+// goroutines for different instances.
+type Launcher struct {
+	// BinDir is the directory of mariadbd (the --mariadb-bin flag); "" searches PATH and
+	// /usr/sbin. mariadb-install-db is looked for there, in ../scripts and ../bin.
+	BinDir string
+	// RunAs names the unprivileged user to run as when dblat runs as root ("" = auto).
+	RunAs string
+	// StartTimeout bounds how long Start waits for the server to accept connections
+	// (default 2 minutes: crash recovery after an unclean stop replays the redo log first).
+	StartTimeout time.Duration
+	// Warn, when set, is called once per requested setting that the server runs with at
+	// another value (it clamped, rounded or ignored it). settings.json records the same.
+	Warn func(msg string)
+}
+
+// InstallHint tells a user how to get MariaDB server binaries.
+const InstallHint = "install them with `apt-get install mariadb-server` (Debian/Ubuntu; its system service need not run) or `make setup`, or point --mariadb-bin at the directory holding mariadbd"
+
+// Binaries are the programs a Launcher runs.
+type Binaries struct {
+	Server    string // mariadbd (or mysqld of a MariaDB build)
+	InstallDB string // mariadb-install-db (or mysql_install_db)
+}
+
+// FindBinaries locates mariadbd and mariadb-install-db: in dir if given (and ../scripts,
+// ../bin, as in MariaDB's tarballs), else on PATH, /usr/sbin and /usr/bin.
+func FindBinaries(dir string) (Binaries, error) {
+	find := func(names []string, dirs []string) string {
+		for _, d := range dirs {
+			for _, n := range names {
+				p := filepath.Join(d, n)
+				if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+					return p
+				}
+			}
+		}
+		return ""
+	}
+	servers := []string{"mariadbd", "mysqld"}
+	installers := []string{"mariadb-install-db", "mysql_install_db"}
+	var b Binaries
+	if dir != "" {
+		b.Server = find(servers, []string{dir})
+		b.InstallDB = find(installers, []string{dir, filepath.Join(dir, "..", "scripts"), filepath.Join(dir, "..", "bin")})
+		if b.Server == "" || b.InstallDB == "" {
+			return b, fmt.Errorf("--mariadb-bin %s: no mariadbd and mariadb-install-db there", dir)
+		}
+		return b, nil
+	}
+	pathDirs := filepath.SplitList(os.Getenv("PATH"))
+	b.Server = find(servers, append(pathDirs, "/usr/sbin", "/usr/local/mysql/bin"))
+	b.InstallDB = find(installers, append(pathDirs, "/usr/bin", "/usr/local/mysql/scripts"))
+	if b.Server == "" || b.InstallDB == "" {
+		return b, fmt.Errorf("no MariaDB server binaries found (looked for mariadbd and mariadb-install-db on PATH, /usr/sbin, /usr/bin): %s", InstallHint)
+	}
+	if out, err := exec.Command(b.Server, "--version").Output(); err == nil && !strings.Contains(string(out), "MariaDB") {
+		return b, fmt.Errorf("%s is not MariaDB (%s): dblat manages MariaDB servers only; %s",
+			b.Server, strings.TrimSpace(string(out)), InstallHint)
+	}
+	return b, nil
+}
+
+// SocketPath returns the Unix socket of a managed instance.
+func SocketPath(inst *managed.Instance) string { return filepath.Join(inst.Dir, "run", "mysqld.sock") }
+
+// SocketDSN returns the DSN that reaches the instance's benchmark database through its Unix
+// socket instead of TCP (inst.DSN).
+func SocketDSN(inst *managed.Instance) string {
+	return "mysql://dblat@unix(" + SocketPath(inst) + ")/dblat"
+}
+
+// maxSocketPath is the longest Unix socket path Linux takes: sun_path is 108 bytes with
+// the terminating NUL.
+const maxSocketPath = 107
+
+// Start implements managed.Launcher. Settings are checked before anything starts (names
+// against mariadbd's option list, values by a dry run of mariadbd --help) and read back
+// afterwards (settings.json, Warn).
+func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
+	if inst.PID != 0 && managed.Alive(inst.PID) && isServerProcess(inst.PID) {
+		return fmt.Errorf("managed server %q is already running (pid %d)", inst.Name, inst.PID)
+	}
+	bins, err := FindBinaries(l.BinDir)
+	if err != nil {
+		return err
+	}
+	if err := checkSettings(bins.Server, inst.Settings); err != nil {
+		return err
+	}
+	acct, err := managed.Unprivileged(l.RunAs)
+	if err != nil {
+		return err
+	}
+	if inst.Port == 0 {
+		if inst.Port, err = managed.FreePort(); err != nil {
+			return err
+		}
+	} else if err := managed.CheckPort(inst.Port); err != nil {
+		return err
+	}
+	data := filepath.Join(inst.Dir, "data")
+	sock := SocketPath(inst)
+	if len(sock) > maxSocketPath {
+		return fmt.Errorf("socket path %s is longer than %d bytes: use a shorter state directory (--state)", sock, maxSocketPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(inst.Dir, "server.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	logStart, _ := logf.Seek(0, 2)
+	if err := acct.Hand(inst.Dir); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(data, "mysql")); errors.Is(err, os.ErrNotExist) {
+		if err := l.installDB(bins, acct, inst, data); err != nil {
+			return err
+		}
+	}
+
+	cmd := command(acct, inst.Dir, bins.Server, serverArgs(inst, data, sock, logPath)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
+	// it itself, by PID.
+	cmd.SysProcAttr.Setsid = true
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start mariadbd: %w", err)
+	}
+	inst.PID = cmd.Process.Pid
+	inst.Binaries = filepath.Dir(bins.Server)
+	inst.RunAs = ""
+	if acct != nil {
+		inst.RunAs = acct.Name
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	fail := func(err error) error {
+		_ = managed.StopPID(inst.PID, syscall.SIGTERM, shutdownGrace)
+		inst.PID = 0
+		return err
+	}
+
+	timeout := l.StartTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := ping(ctx, sock); err == nil {
+			break
+		}
+		select {
+		case werr := <-exited:
+			inst.PID = 0
+			return fmt.Errorf("mariadbd exited at start (%v): %s (log: %s)", werr, logError(logPath, logStart), logPath)
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-time.After(pollInterval):
+		}
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("mariadbd did not accept connections within %v (log: %s)", timeout, logPath))
+		}
+	}
+	root, err := rootDB(sock)
+	if err != nil {
+		return fail(err)
+	}
+	defer root.Close()
+	for _, q := range setupSQL {
+		if _, err := root.ExecContext(ctx, q); err != nil {
+			return fail(fmt.Errorf("set up managed server: %s: %w", q, err))
+		}
+	}
+	vars := map[string]string{}
+	if err := nameValues(ctx, root, "SHOW GLOBAL VARIABLES", func(n, v string) { vars[n] = v }); err != nil {
+		return fail(fmt.Errorf("read back settings: %w", err))
+	}
+	back := readBack(inst.Settings, vars)
+	if err := saveSettings(inst.Dir, back); err != nil {
+		return fail(err)
+	}
+	if l.Warn != nil {
+		for _, s := range back {
+			if s.Changed {
+				l.Warn(s.String())
+			}
+		}
+	}
+	inst.DSN = fmt.Sprintf("mysql://dblat@127.0.0.1:%d/dblat", inst.Port)
+	inst.Started = time.Now()
+	return nil
+}
+
+// pollInterval is how often Start tries to connect while the server comes up: short
+// against the ~1 s a small server takes, long enough not to matter as load.
+const pollInterval = 50 * time.Millisecond
+
+// shutdownGrace is how long Stop waits after SIGTERM before SIGKILL. A clean shutdown
+// flushes the buffer pool's dirty pages: 16 GB of them at 200 MB/s take 80 s, so 3 minutes
+// leave room; a SIGKILLed server loses nothing committed (crash recovery at the next start).
+const shutdownGrace = 3 * time.Minute
+
+// setupSQL runs as root on every start; every statement is idempotent.
+var setupSQL = []string{
+	"CREATE USER IF NOT EXISTS 'dblat'@'127.0.0.1', 'dblat'@'localhost'",
+	"GRANT ALL PRIVILEGES ON *.* TO 'dblat'@'127.0.0.1' WITH GRANT OPTION",
+	"GRANT ALL PRIVILEGES ON *.* TO 'dblat'@'localhost' WITH GRANT OPTION",
+	"CREATE DATABASE IF NOT EXISTS dblat",
+}
+
+// installDB creates the datadir. root@localhost gets no password (normal authentication,
+// not unix_socket, which would tie it to the OS user root), and only IP-address host
+// entries are created. Settings that fix the datadir's format are passed on, and the
+// memory-sized ones so that the bootstrap server is as small as the real one.
+func (l Launcher) installDB(bins Binaries, acct *managed.Account, inst *managed.Instance, data string) error {
+	args := []string{"--no-defaults", // must come first
+		"--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"}
+	if l.BinDir != "" {
+		args = append(args, "--basedir="+filepath.Dir(filepath.Dir(bins.Server)))
+	}
+	for _, k := range sortedKeys(inst.Settings) {
+		if initSettings[optionName(k)] {
+			args = append(args, "--"+k+"="+inst.Settings[k])
+		}
+	}
+	out, err := command(acct, inst.Dir, bins.InstallDB, args...).CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(data) // so that the next start tries again from scratch
+		msg := firstError(strings.Split(string(out), "\n"))
+		if msg == "" {
+			msg = lastLines(string(out), 3)
+		}
+		return fmt.Errorf("mariadb-install-db failed (%v): %s", err, msg)
+	}
+	return nil
+}
+
+// initSettings are the settings mariadb-install-db gets too (in option form).
+var initSettings = map[string]bool{
+	"innodb-page-size": true, "innodb-data-file-path": true, "innodb-undo-tablespaces": true,
+	"lower-case-table-names": true, "innodb-checksum-algorithm": true,
+	"innodb-log-file-size": true, "innodb-buffer-pool-size": true,
+}
+
+// serverArgs is mariadbd's command line: what dblat owns, then character set defaults,
+// then the user's settings, which come later and so win.
+func serverArgs(inst *managed.Instance, data, sock, logPath string) []string {
+	args := []string{"--no-defaults", // must come first
+		"--datadir=" + data,
+		fmt.Sprintf("--port=%d", inst.Port),
+		"--bind-address=127.0.0.1",
+		"--socket=" + sock,
+		"--pid-file=" + filepath.Join(filepath.Dir(sock), "mysqld.pid"),
+		"--log-error=" + logPath,
+		"--skip-name-resolve",
+		// utf8mb4, as Debian's packaged configuration sets it (compiled-in: latin1).
+		"--character-set-server=utf8mb4",
+		"--collation-server=utf8mb4_general_ci",
+	}
+	return append(args, settingArgs(inst.Settings)...)
+}
+
+func command(acct *managed.Account, dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Credential()}
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Dir = dir // the caller's directory may be closed to the server's user
+	return cmd
+}
+
+// rootConfig connects as root@localhost through the socket.
+func rootConfig(sock string) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "unix", sock
+	cfg.Logger = &mysql.NopLogger{}
+	cfg.Timeout = 2 * time.Second
+	return cfg
+}
+
+func rootDB(sock string) (*sql.DB, error) {
+	c, err := mysql.NewConnector(rootConfig(sock))
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func ping(ctx context.Context, sock string) error {
+	db, err := rootDB(sock)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return db.PingContext(ctx)
+}
+
+// Stop implements managed.Launcher: SIGTERM (mariadbd shuts down cleanly: ends
+// connections, flushes the buffer pool, closes the redo log), escalating to SIGKILL after
+// shutdownGrace. A PID that no longer belongs to a MariaDB server is left alone.
+func (Launcher) Stop(_ context.Context, inst *managed.Instance) error {
+	if inst.PID == 0 {
+		return nil
+	}
+	pid := inst.PID
+	inst.PID = 0
+	if !isServerProcess(pid) {
+		return nil
+	}
+	return managed.StopPID(pid, syscall.SIGTERM, shutdownGrace)
+}
+
+// isServerProcess reports whether pid runs mariadbd or mysqld, so that a PID reused by
+// another program after a crash is never signalled. Without /proc it cannot tell and says
+// yes.
+func isServerProcess(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) || !dirExists("/proc/self")
+	}
+	comm := strings.TrimSpace(string(b))
+	return comm == "mariadbd" || comm == "mysqld"
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// settingsFile is the name of the read-back record in the instance directory.
+const settingsFile = "settings.json"
+
+func saveSettings(dir string, s []Setting) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, settingsFile), append(b, '\n'), 0o644)
+}
+
+// LastSettings returns the requested settings of the instance's last start next to the
+// values the server ran with, as Start read them back.
+func LastSettings(inst *managed.Instance) ([]Setting, error) {
+	b, err := os.ReadFile(filepath.Join(inst.Dir, settingsFile))
+	if err != nil {
+		return nil, err
+	}
+	var s []Setting
+	return s, json.Unmarshal(b, &s)
+}
+
+// logError returns the first [ERROR] line written to the log after offset, without its
+// timestamp, or the last line if there is none.
+func logError(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no log"
+	}
+	if offset > int64(len(b)) {
+		offset = 0
+	}
+	lines := strings.Split(strings.TrimSpace(string(b[offset:])), "\n")
+	if msg := firstError(lines); msg != "" {
+		return msg
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// firstError returns the message of the first "[ERROR]" line, without the timestamp,
+// "Buffered error: " and program path prefixes.
+func firstError(lines []string) string {
+	for _, line := range lines {
+		if _, msg, ok := strings.Cut(line, "[ERROR] "); ok {
+			msg = strings.TrimPrefix(msg, "Buffered error: ")
+			if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "/") {
+				msg = rest // "/usr/sbin/mariadbd: "
+			}
+			return strings.TrimSpace(msg)
+		}
+	}
+	return ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

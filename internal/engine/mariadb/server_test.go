@@ -1,0 +1,218 @@
+package mariadb_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/mariadb"
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
+	"github.com/dblat/dblat/internal/managed"
+)
+
+func newInstance(t *testing.T, name string, settings map[string]string) *managed.Instance {
+	t.Helper()
+	mariadbtest.SkipIfMissing(t)
+	inst := &managed.Instance{Name: name, Engine: "mariadb", Dir: filepath.Join(mariadbtest.Dir(t), "srv"), Settings: settings}
+	if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+func TestManagedServerLifecycle(t *testing.T) {
+	ctx := context.Background()
+	inst := newInstance(t, "life", map[string]string{
+		"innodb_buffer_pool_size": "48M",
+		"innodb-log-file-size":    "16M",
+		"max_connections":         "77",
+		// Clamped by mariadbd to 16384, then sized down to max_connections.
+		"thread_cache_size": "99999",
+		"skip-log-bin":      "",
+	})
+	var warnings []string
+	l := mariadb.Launcher{Warn: func(msg string) { warnings = append(warnings, msg) }}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	pid := inst.PID
+	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
+	if strings.Contains(inst.DSN, ":@") || strings.Count(inst.DSN, ":") != 2 {
+		t.Errorf("DSN should carry no password: %s", inst.DSN)
+	}
+	if inst.RunAs == "" && os.Geteuid() == 0 {
+		t.Error("runs as root")
+	}
+
+	// Settings read back: the clamped one is visible, the others match.
+	back, err := mariadb.LastSettings(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]mariadb.Setting{}
+	for _, s := range back {
+		got[s.Name] = s
+	}
+	if s := got["thread_cache_size"]; !s.Changed || s.Effective != "77" {
+		t.Errorf("thread_cache_size read back as %+v, want changed to 77", s)
+	}
+	for _, k := range []string{"innodb_buffer_pool_size", "innodb-log-file-size", "max_connections", "skip-log-bin"} {
+		if s := got[k]; s.Changed || s.Variable == "" {
+			t.Errorf("%s read back as %+v", k, s)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "thread_cache_size") {
+		t.Errorf("warnings %q, want one about thread_cache_size", warnings)
+	}
+
+	db := open(t, inst.DSN, engine.OpenOptions{})
+	mustExec(t, db, "CREATE TABLE kept (id int PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO kept VALUES (42)")
+	// With LOCAL INFILE refused, CopyRows falls back to INSERTs.
+	mustExec(t, db, "SET GLOBAL local_infile = OFF")
+	n := 0
+	loaded, err := mariadb.Engine{}.CopyRows(ctx, db, "kept", []string{"id"}, func(row []any) bool {
+		n++
+		row[0] = n
+		return n <= 3
+	})
+	if err != nil || loaded != 3 {
+		t.Errorf("CopyRows without local_infile: %d rows, %v", loaded, err)
+	}
+	db.Close()
+
+	// The port is taken now: a second server asked for it gets a one-line error.
+	other := newInstance(t, "other", nil)
+	other.Port = inst.Port
+	if err := l.Start(ctx, other); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("start on a used port: %v", err)
+	}
+	if err := l.Start(ctx, inst); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second start of a running server: %v", err)
+	}
+
+	if err := l.Stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if managed.Alive(pid) {
+		t.Fatalf("mariadbd %d still running after Stop", pid)
+	}
+	if inst.PID != 0 {
+		t.Errorf("PID %d kept after Stop", inst.PID)
+	}
+	if _, err := os.Stat(mariadb.SocketPath(inst)); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
+
+	// A restart keeps the data directory and the port.
+	port := inst.Port
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if inst.Port != port {
+		t.Errorf("port changed across restart: %d -> %d", port, inst.Port)
+	}
+	db = open(t, inst.DSN, engine.OpenOptions{})
+	var count int
+	if err := db.QueryRow("SELECT COUNT(*) FROM kept").Scan(&count); err != nil || count != 4 {
+		t.Errorf("after restart: %d rows, %v; want 4", count, err)
+	}
+	db.Close()
+	pid = inst.PID
+	if err := l.Stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if managed.Alive(pid) {
+		t.Fatalf("mariadbd %d still running after Stop", pid)
+	}
+}
+
+func TestManagedServerRejectsUnknownSetting(t *testing.T) {
+	for _, tc := range []struct {
+		key, value, want string
+	}{
+		{"innodb_bufer_pool_size", "1G", `unknown MariaDB setting "innodb_bufer_pool_size" (did you mean innodb_buffer_pool_size?)`},
+		{"max-conections", "10", `(did you mean max-connections?)`},
+		{"innodb_buffer_pool_size", "lots", "Unknown suffix 'l' used for variable 'innodb-buffer-pool-size'"},
+		{"transaction_isolation", "SOMETIMES", "Error while setting value 'SOMETIMES' to 'transaction-isolation'"},
+		{"datadir", "/tmp", "managed by dblat"},
+		// Accepted by the dry run (adjusted to 2M), refused by InnoDB at initialization.
+		{"innodb_buffer_pool_size", "1M", "requires innodb_buffer_pool_size >= 6 MiB"},
+	} {
+		inst := newInstance(t, "bad", map[string]string{tc.key: tc.value})
+		err := mariadb.Launcher{}.Start(context.Background(), inst)
+		if err == nil {
+			_ = mariadb.Launcher{}.Stop(context.Background(), inst)
+			t.Errorf("started with %s=%s", tc.key, tc.value)
+			continue
+		}
+		t.Logf("%s=%s: %v", tc.key, tc.value, err)
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%s: error %q, want one line with %q", tc.key, tc.value, err, tc.want)
+		}
+		if inst.PID != 0 {
+			t.Errorf("PID %d left behind", inst.PID)
+		}
+		if _, err := os.Stat(filepath.Join(inst.Dir, "data")); !os.IsNotExist(err) {
+			t.Errorf("%s=%s: data directory created before the settings were checked", tc.key, tc.value)
+		}
+	}
+}
+
+func TestManagedServerPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	inst := newInstance(t, "busy", nil)
+	inst.Port = l.Addr().(*net.TCPAddr).Port
+	err = mariadb.Launcher{}.Start(context.Background(), inst)
+	if err == nil || !strings.Contains(err.Error(), "in use") {
+		_ = mariadb.Launcher{}.Stop(context.Background(), inst)
+		t.Fatalf("start on a used port: %v", err)
+	}
+}
+
+func TestFindBinariesNamesTheFix(t *testing.T) {
+	_, err := mariadb.FindBinaries("/nonexistent")
+	if err == nil || !strings.Contains(err.Error(), "--mariadb-bin") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	for _, tc := range []struct {
+		req, eff string
+		same     bool
+	}{
+		{"64M", "67108864", true},
+		{"1g", "1073741824", true},
+		{"2", "2", true},
+		{"on", "ON", true},
+		{"1", "ON", true},
+		{"", "ON", true},
+		{"0", "ON", false},
+		{"read-committed", "READ-COMMITTED", true},
+		{"0.9", "0.900000", true},
+		{"NO_ENGINE_SUBSTITUTION,STRICT_TRANS_TABLES", "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", true},
+		{"99999", "16384", false},
+		{"100M", "134217728", false},
+	} {
+		if got := mariadb.SameValue(tc.req, tc.eff); got != tc.same {
+			t.Errorf("SameValue(%q, %q) = %v", tc.req, tc.eff, got)
+		}
+	}
+	back := mariadb.ReadBack(map[string]string{"skip-log-bin": "", "log_bin": "OFF", "loose-foo": "1",
+		"transaction-isolation": "READ-COMMITTED", "skip-innodb-doublewrite": "0"},
+		map[string]string{"log_bin": "OFF", "tx_isolation": "READ-COMMITTED", "innodb_doublewrite": "ON"})
+	for _, s := range back {
+		if s.Changed || (s.Variable == "") != (s.Name == "loose-foo") {
+			t.Errorf("read back %+v", s)
+		}
+	}
+}
