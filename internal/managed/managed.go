@@ -8,6 +8,7 @@
 package managed
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,13 +136,25 @@ func (r Registry) List() ([]*Instance, error) {
 	return out, nil
 }
 
-// Alive reports whether a process with this PID exists.
+// Alive reports whether a process with this PID exists and has not exited: a zombie (exited,
+// waiting for its parent to reap it) counts as gone.
 func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// /proc/PID/stat is "pid (comm) state ..."; comm may contain spaces and parentheses.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no procfs: trust kill(2)
+	}
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z'
+	}
+	return true
 }
 
 // StopPID sends sig to pid and waits up to grace for it to exit; if it is still there it

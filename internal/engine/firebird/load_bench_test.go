@@ -1,0 +1,129 @@
+package firebird_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+)
+
+// Tables for the loader: narrow is three short columns; wide is TPC-C's CUSTOMER (21
+// columns, about 650 bytes a row).
+var (
+	narrowDDL  = "(a INTEGER, b INTEGER, c VARCHAR(24))"
+	narrowCols = []string{"a", "b", "c"}
+	wideDDL    = `(c_id INTEGER, c_d_id SMALLINT, c_w_id INTEGER, c_first VARCHAR(16), c_middle CHAR(2),
+		c_last VARCHAR(16), c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2),
+		c_zip CHAR(9), c_phone CHAR(16), c_since TIMESTAMP, c_credit CHAR(2), c_credit_lim NUMERIC(12,2),
+		c_discount NUMERIC(4,4), c_balance NUMERIC(12,2), c_ytd_payment NUMERIC(12,2), c_payment_cnt INTEGER,
+		c_delivery_cnt INTEGER, c_data VARCHAR(500))`
+	wideCols = []string{"c_id", "c_d_id", "c_w_id", "c_first", "c_middle", "c_last", "c_street_1", "c_street_2",
+		"c_city", "c_state", "c_zip", "c_phone", "c_since", "c_credit", "c_credit_lim", "c_discount", "c_balance",
+		"c_ytd_payment", "c_payment_cnt", "c_delivery_cnt", "c_data"}
+)
+
+func narrowRow(i int, row []any) {
+	row[0], row[1], row[2] = i, i*2, fmt.Sprintf("row %020d", i)
+}
+
+var since = time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)
+
+func wideRow(i int, row []any) {
+	copy(row, []any{i, 1 + i%10, 1, "first" + strings.Repeat("x", 11), "OE", "BARBARBAR", "street one", "street two",
+		"city", "CA", "123411111", "1234567890123456", since, "GC", 50000.0, 0.1234, -10.0, 10.0, 1, 0,
+		strings.Repeat("d", 300+i%200)})
+}
+
+// BenchmarkCopyRows measures the loader's alternatives on Super: one prepared INSERT per
+// row ("prepared") against parameterised EXECUTE BLOCKs of k rows. b.N is the number of
+// rows; the metric is rows/s. Run with
+//
+//	go test ./internal/engine/firebird -run '^$' -bench CopyRows -benchtime 20000x -count 3
+func BenchmarkCopyRows(b *testing.B) {
+	dsn := fbtest.NewDatabase(b, "Super")
+	ctx := context.Background()
+	db, err := firebird.Engine{}.Open(ctx, dsn, engine.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	seq := 0
+	for _, tc := range []struct {
+		name string
+		ddl  string
+		cols []string
+		fill func(int, []any)
+	}{{"narrow", narrowDDL, narrowCols, narrowRow}, {"wide", wideDDL, wideCols, wideRow}} {
+		for _, budget := range []int{0, 256, 512, 1024, 2048} {
+			k := 0
+			name := "prepared"
+			if budget > 0 {
+				k = max(1, min(255, budget/len(tc.cols)))
+				name = fmt.Sprintf("block%d", k)
+			}
+			b.Run(tc.name+"/"+name, func(b *testing.B) {
+				seq++
+				table := fmt.Sprintf("bench%d", seq)
+				mustExec(b, db, "CREATE TABLE "+table+" "+tc.ddl)
+				i := 0
+				b.ResetTimer()
+				n, err := firebird.LoadBlocks(ctx, db, table, tc.cols, k, func(row []any) bool {
+					if i == b.N {
+						return false
+					}
+					tc.fill(i, row)
+					i++
+					return true
+				})
+				b.StopTimer()
+				if err != nil || n != int64(b.N) {
+					b.Fatalf("loaded %d of %d: %v", n, b.N, err)
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
+
+// BenchmarkRoundTrip measures one prepared singleton SELECT (execute + fetch, 2 round trips
+// with this driver) directly and through OpenOptions.Dial's bridge, whose cost is the
+// difference.
+func BenchmarkRoundTrip(b *testing.B) {
+	dsn := fbtest.NewDatabase(b, "Super")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		dial func(context.Context, string, string) (net.Conn, error)
+	}{{"direct", nil}, {"dial", (&net.Dialer{}).DialContext}} {
+		b.Run(tc.name, func(b *testing.B) {
+			db, err := firebird.Engine{}.Open(ctx, dsn, engine.OpenOptions{Dial: tc.dial})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tx.Rollback()
+			stmt, err := tx.PrepareContext(ctx, "SELECT 1 FROM RDB$DATABASE")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer stmt.Close()
+			var one int
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := stmt.QueryRowContext(ctx).Scan(&one); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package managed
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestAliveTreatsZombiesAsGone(t *testing.T) {
+	cmd := exec.Command("sleep", "0.05")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if !Alive(pid) {
+		t.Fatal("running child not alive")
+	}
+	time.Sleep(300 * time.Millisecond) // it exits, unreaped: a zombie
+	if Alive(pid) {
+		t.Error("zombie reported alive")
+	}
+	_ = cmd.Wait()
+	if Alive(pid) || Alive(0) || Alive(-1) {
+		t.Error("reaped process reported alive")
+	}
+	if !Alive(os.Getpid()) {
+		t.Error("this process not alive")
+	}
+}
+
+func TestStopPIDEscalatesToKill(t *testing.T) {
+	// A shell that ignores SIGTERM must still be stopped.
+	cmd := exec.Command("sh", "-c", "trap '' TERM; sleep 30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	time.Sleep(100 * time.Millisecond)
+	err := StopPID(cmd.Process.Pid, syscall.SIGTERM, 300*time.Millisecond)
+	if err == nil {
+		t.Error("no error for a process that ignored SIGTERM")
+	}
+	if Alive(cmd.Process.Pid) {
+		t.Error("still alive after StopPID")
+	}
+}
+
+func TestRegistryRoundTrip(t *testing.T) {
+	r := Registry{Root: t.TempDir()}
+	inst := &Instance{Name: "a", Engine: "postgres", Dir: r.Dir("a"), Port: 5, PID: os.Getpid(), Settings: map[string]string{"x": "1"}}
+	if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Save(inst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Load("a")
+	if err != nil || got.PID != os.Getpid() || got.Settings["x"] != "1" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := r.Load("b"); err == nil {
+		t.Error("loaded a missing instance")
+	}
+	list, err := r.List()
+	if err != nil || len(list) != 1 {
+		t.Errorf("%v %v", list, err)
+	}
+	if CheckName("../x") == nil || CheckName("ok-name_1.2") != nil {
+		t.Error("CheckName")
+	}
+	if _, err := os.Stat(filepath.Join(inst.Dir, "instance.json")); err != nil {
+		t.Error(err)
+	}
+}
