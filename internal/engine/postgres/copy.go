@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,7 @@ func copySQL(table string, cols []string) string {
 // copyReader turns rows from next into COPY text format on demand: each Read encodes rows
 // until it can fill p, and keeps the tail of the last row for the following Read.
 type copyReader struct {
+	enc  copyEncoder
 	row  []any
 	next func([]any) bool
 	buf  []byte // encoded, not yet returned bytes are buf[off:]
@@ -91,45 +93,59 @@ func (r *copyReader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	for len(r.buf)-r.off < len(p) && !r.done {
-		if r.off > 0 && r.off == len(r.buf) {
-			r.buf, r.off = r.buf[:0], 0
-		}
+	if r.off > 0 { // keep the buffer's capacity steady: move the unread tail to the front
+		r.buf = r.buf[:copy(r.buf, r.buf[r.off:])]
+		r.off = 0
+	}
+	for len(r.buf) < len(p) && !r.done {
 		if !r.next(r.row) {
 			r.done = true
 			break
 		}
-		if r.buf, r.err = appendCopyRow(r.buf, r.row); r.err != nil {
+		if r.buf, r.err = r.enc.appendRow(r.buf, r.row); r.err != nil {
 			return 0, r.err
 		}
 	}
-	n := copy(p, r.buf[r.off:])
-	r.off += n
-	if r.off == len(r.buf) {
-		r.buf, r.off = r.buf[:0], 0
-		if r.done {
-			return n, io.EOF
-		}
+	n := copy(p, r.buf)
+	r.off = n
+	if r.done && r.off == len(r.buf) {
+		return n, io.EOF
 	}
 	return n, nil
 }
 
-// appendCopyRow appends one row in COPY text format: tab-separated fields, \N for NULL,
+// copyEncoder writes rows in COPY text format. It remembers the last timestamp it
+// formatted, because bulk loads repeat one timestamp in many rows and formatting it is
+// the most expensive part of encoding a row.
+type copyEncoder struct {
+	lastTime time.Time
+	timeText []byte
+}
+
+// appendRow appends one row in COPY text format: tab-separated fields, \N for NULL,
 // newline-terminated.
-func appendCopyRow(b []byte, row []any) ([]byte, error) {
+func (e *copyEncoder) appendRow(b []byte, row []any) ([]byte, error) {
 	var err error
 	for i, v := range row {
 		if i > 0 {
 			b = append(b, '\t')
 		}
-		if b, err = appendCopyValue(b, v, 0); err != nil {
+		if b, err = e.appendValue(b, v, 0); err != nil {
 			return b, fmt.Errorf("column %d: %w", i+1, err)
 		}
 	}
 	return append(b, '\n'), nil
 }
 
-func appendCopyValue(b []byte, v any, depth int) ([]byte, error) {
+func (e *copyEncoder) appendTime(b []byte, t time.Time) []byte {
+	if e.timeText == nil || !t.Equal(e.lastTime) || t.Location() != e.lastTime.Location() {
+		e.lastTime = t
+		e.timeText = t.AppendFormat(e.timeText[:0], "2006-01-02 15:04:05.999999Z07:00")
+	}
+	return append(b, e.timeText...)
+}
+
+func (e *copyEncoder) appendValue(b []byte, v any, depth int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, `\N`...), nil
@@ -185,13 +201,16 @@ func appendCopyValue(b []byte, v any, depth int) ([]byte, error) {
 		}
 		return appendCopyText(b, string(x)), nil
 	case time.Time:
-		return x.AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00"), nil
+		return e.appendTime(b, x), nil
 	case *time.Time:
 		if x == nil {
 			return append(b, `\N`...), nil
 		}
-		return x.AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00"), nil
+		return e.appendTime(b, *x), nil
 	case encoding.TextAppender:
+		if isNilPointer(v) {
+			return append(b, `\N`...), nil
+		}
 		start := len(b)
 		out, err := x.AppendText(b)
 		if err != nil {
@@ -204,6 +223,9 @@ func appendCopyValue(b []byte, v any, depth int) ([]byte, error) {
 		}
 		return out, nil
 	case driver.Valuer:
+		if isNilPointer(v) {
+			return append(b, `\N`...), nil
+		}
 		if depth > 0 {
 			return b, fmt.Errorf("driver.Valuer %T returned another Valuer", v)
 		}
@@ -211,31 +233,38 @@ func appendCopyValue(b []byte, v any, depth int) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		return appendCopyValue(b, dv, depth+1)
+		return e.appendValue(b, dv, depth+1)
 	}
 	// Remaining pointer types (*int32, *bool, *float64, ...): dereference through the cases above.
 	switch x := v.(type) {
 	case *int32:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	case *int16:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	case *bool:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	case *float64:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	case *float32:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	case *[]byte:
-		return derefCopy(b, x, depth)
+		return derefCopy(e, b, x, depth)
 	}
 	return b, fmt.Errorf("cannot encode %T for COPY", v)
 }
 
-func derefCopy[T any](b []byte, p *T, depth int) ([]byte, error) {
+// isNilPointer reports whether v is a nil pointer (to a type whose methods have value
+// receivers, so calling them would panic); database/sql treats those as NULL too.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+func derefCopy[T any](e *copyEncoder, b []byte, p *T, depth int) ([]byte, error) {
 	if p == nil {
 		return append(b, `\N`...), nil
 	}
-	return appendCopyValue(b, *p, depth)
+	return e.appendValue(b, *p, depth)
 }
 
 func appendCopyFloat(b []byte, f float64, bits int) []byte {
@@ -250,9 +279,32 @@ func appendCopyFloat(b []byte, f float64, bits int) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
 }
 
-// needsCopyEscape reports whether s holds a byte that COPY's text format escapes.
+// needsCopyEscape reports whether s holds a byte that COPY's text format escapes
+// (backslash, tab, newline, carriage return). It tests eight bytes at a time: a byte below
+// 0x0E (which covers the three control characters, and a few others harmlessly) or equal
+// to '\\'; the byte-wise loop handles the tail.
 func needsCopyEscape(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+		bsl   = 0x5C5C5C5C5C5C5C5C
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		y := x ^ bsl
+		// (x - 0x0E..) & ^x & highs is non-zero iff some byte of x is below 0x0E; likewise
+		// for y and zero bytes (bytes equal to '\\').
+		if ((x-0x0E*ones)&^x|(y-ones)&^y)&highs != 0 {
+			for _, c := range []byte(s[i : i+8]) {
+				if c == '\\' || c == '\t' || c == '\n' || c == '\r' {
+					return true
+				}
+			}
+		}
+	}
+	for ; i < len(s); i++ {
 		switch s[i] {
 		case '\\', '\t', '\n', '\r':
 			return true

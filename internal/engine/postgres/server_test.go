@@ -132,4 +132,3 @@ func TestFreePortIsFree(t *testing.T) {
 	}
 	l.Close()
 }
-

@@ -1,0 +1,126 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// Keying and mean think times per transaction type (§5.2.5.7), in the order of txNames.
+var (
+	keyingTimes = [numTxTypes]time.Duration{18 * time.Second, 3 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second}
+	thinkMeans  = [numTxTypes]time.Duration{12 * time.Second, 12 * time.Second, 10 * time.Second, 5 * time.Second, 5 * time.Second}
+)
+
+// terminal is one emulated user (§4.2.2: 10 per warehouse at full scale). It implements
+// workload.Terminal and is used by one goroutine at a time.
+type terminal struct {
+	w          *Workload
+	r          *rand.Rand
+	id         int
+	wID        int // home warehouse (§2.4.1.1 and the like)
+	slDistrict int // Stock-Level district (§2.8.1.1)
+	cum        [numTxTypes]float64
+}
+
+func (w *Workload) newTerminal(id int) *terminal {
+	t := &terminal{
+		w:          w,
+		r:          newRand(w.cfg.Seed, "terminal", id),
+		id:         id,
+		wID:        id%w.w + 1,
+		slDistrict: (id/w.w)%districtsPerW + 1,
+	}
+	var sum float64
+	for i, x := range w.mix {
+		sum += x
+		t.cum[i] = sum
+	}
+	return t
+}
+
+// Next chooses the next transaction type at random with the mix's weights (§5.2.4.1), and,
+// when Config.Think is on, its keying time (constant, §5.2.5.2) and think time
+// (negative exponential, §5.2.5.4).
+func (t *terminal) Next() (int, workload.Pause) {
+	x := t.r.Float64() * t.cum[numTxTypes-1]
+	typ := numTxTypes - 1
+	for i, c := range t.cum {
+		if x < c {
+			typ = i
+			break
+		}
+	}
+	var p workload.Pause
+	if t.w.cfg.Think {
+		p.Keying = keyingTimes[typ]
+		p.Think = thinkTime(t.r, thinkMeans[typ])
+	}
+	return typ, p
+}
+
+// thinkTime is Tt = -ln(r) × μ with r uniform in (0, 1], truncated at 10 × μ as §5.2.5.4
+// allows. Float64 returns [0, 1), so 1 - Float64 is in (0, 1].
+func thinkTime(r *rand.Rand, mean time.Duration) time.Duration {
+	f := -math.Log(1-r.Float64()) * float64(mean)
+	return time.Duration(min(f, 10*float64(mean)))
+}
+
+// Run executes one transaction of type txType on conn, with fresh inputs (§2.4.1.4
+// Comment: inputs are never reused). It returns nil on commit,
+// workload.ErrExpectedRollback for New-Order's designed rollback, or the error, after
+// rolling back.
+func (t *terminal) Run(ctx context.Context, conn *sql.Conn, txType int) error {
+	switch txType {
+	case txNewOrder:
+		_, err := t.w.newOrder(ctx, conn, t.newOrderInput())
+		return err
+	case txPayment:
+		_, err := t.w.payment(ctx, conn, t.paymentInput())
+		return err
+	case txOrderStatus:
+		_, err := t.w.orderStatus(ctx, conn, t.orderStatusInput())
+		return err
+	case txDelivery:
+		_, err := t.w.delivery(ctx, conn, t.deliveryInput())
+		return err
+	case txStockLevel:
+		_, err := t.w.stockLevel(ctx, conn, t.stockLevelInput())
+		return err
+	}
+	return fmt.Errorf("tpcc: no transaction type %d", txType)
+}
+
+// district is D_ID = random within [1..10] (§2.4.1.2, §2.5.1.2, §2.6.1.2).
+func (t *terminal) district() int { return randInt(t.r, 1, districtsPerW) }
+
+// otherWarehouse picks a warehouse other than the home one, uniformly among the active
+// ones (§2.4.1.5, §2.5.1.2). With one warehouse there is no other, and the home one is
+// returned (the Comments of those clauses: everything is local then).
+func (t *terminal) otherWarehouse() int {
+	if t.w.w == 1 {
+		return t.wID
+	}
+	o := randInt(t.r, 1, t.w.w-1)
+	if o >= t.wID {
+		o++
+	}
+	return o
+}
+
+// customerID is C_ID = NURand(1023, 1, 3000) (§2.4.1.2, §2.5.1.2, §2.6.1.2).
+func (t *terminal) customerID() int { return nurand(t.r, aCID, t.w.c.cID, 1, customersPerDistrict) }
+
+// customerLast is C_LAST from NURand(255, 0, 999) with C-Run (§2.5.1.2, §2.6.1.2).
+func (t *terminal) customerLast() string {
+	return lastName(nurand(t.r, aCLast, t.w.c.cLast, 0, 999))
+}
+
+// middle returns the customer at position ⌈n/2⌉ (1-based) of a list sorted by C_FIRST
+// (§2.5.2.2, §2.6.2.2), which is index (n-1)/2.
+func middle(n int) int { return (n - 1) / 2 }
