@@ -14,6 +14,8 @@ import (
 	"github.com/dblat/dblat/internal/sysinfo"
 
 	// Engines register themselves.
+	_ "github.com/dblat/dblat/internal/engine/firebird"
+	_ "github.com/dblat/dblat/internal/engine/mariadb"
 	_ "github.com/dblat/dblat/internal/engine/postgres"
 )
 
@@ -58,9 +60,10 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dblat",
 		Short: "Measure what network latency costs a database's OLTP throughput",
-		Long: `dblat drives real PostgreSQL servers with TPC-C, between its terminals and the
-server it can add network latency, and it stores every run with the configuration the
-server really ran with, in a results database.
+		Long: `dblat drives real PostgreSQL, MariaDB and Firebird servers with TPC-C; between its
+terminals and the server it adds network latency precisely and counts the round trips and
+bytes each transaction costs; and it stores every run with the configuration the server
+really ran with, in a results database.
 
 Start here:
   dblat quickstart                                  managed PostgreSQL, 1 warehouse, 60 s run

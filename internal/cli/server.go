@@ -11,28 +11,54 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dblat/dblat/internal/engine/firebird"
+	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/managed"
 )
 
 // launcherFlags are the flags that choose how a managed server is run.
 type launcherFlags struct {
-	pgBin       string
-	runAs       string
-	downloadDir string // set from the state directory
+	pgBin, mariadbBin, fbBin string
+	runAs                    string
+	downloadDir              string // set from the state directory
+	warn                     func(string)
 }
 
 func (f *launcherFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.pgBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, then /usr/lib/postgresql/*/bin)")
+	cmd.Flags().StringVar(&f.mariadbBin, "mariadb-bin", "", "directory of mariadbd (default: PATH, then /usr/sbin)")
+	cmd.Flags().StringVar(&f.fbBin, "fb-bin", "", "bin directory of a Firebird 3.0 installation (default: Debian's firebird3.0-server)")
 	cmd.Flags().StringVar(&f.runAs, "run-as", "", "unprivileged user to run servers as when dblat runs as root (default: dblat, postgres or nobody)")
 }
 
-func (f *launcherFlags) launcher(engineName string) (managed.Launcher, error) {
-	switch engineName {
-	case "postgres", "postgresql":
-		return postgres.Launcher{BinDir: f.pgBin, RunAs: f.runAs, DownloadDir: f.downloadDir}, nil
+// managedEngines are the engines dblat can run as managed servers.
+var managedEngines = []string{"firebird", "mariadb", "postgres"}
+
+// canonicalEngine maps the names users write to engine names.
+func canonicalEngine(name string) string {
+	switch name {
+	case "postgresql", "pg":
+		return "postgres"
+	case "mysql":
+		return "mariadb"
+	case "fb":
+		return "firebird"
 	}
-	return nil, usagef("dblat cannot manage %q servers yet (managed engines: postgres); connect to your own with --target DSN", engineName)
+	return name
+}
+
+func (f *launcherFlags) launcher(engineName string) (managed.Launcher, error) {
+	switch canonicalEngine(engineName) {
+	case "postgres":
+		return postgres.Launcher{BinDir: f.pgBin, RunAs: f.runAs, DownloadDir: f.downloadDir}, nil
+	case "mariadb":
+		return mariadb.Launcher{BinDir: f.mariadbBin, RunAs: f.runAs, Warn: f.warn}, nil
+	case "firebird":
+		return firebird.Launcher{BinDir: f.fbBin, RunAs: f.runAs}, nil
+	}
+	return nil, usagef("dblat cannot manage %q servers (managed engines: %s); connect to your own with --target DSN",
+		engineName, strings.Join(managedEngines, ", "))
 }
 
 func (a *app) serverCommand() *cobra.Command {
@@ -50,15 +76,24 @@ func (a *app) serverStartCommand() *cobra.Command {
 	var (
 		name string
 		sets []string
-		port int
-		lf   launcherFlags
+		port     int
+		pageSize int
+		lf       launcherFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "start ENGINE --name NAME [--set key=value ...]",
 		Short: "Create (if new) and start a managed server, then print its DSN",
+		Long: `Creates (if new) and starts a private server of ENGINE (postgres, mariadb or firebird)
+in the state directory, on a loopback port, and prints its DSN. Settings are checked before
+the start (an unknown key is refused with a suggestion) and read back after it.
+
+Firebird: --set ServerMode=Super|SuperClassic|Classic chooses the architecture, any other
+firebird.conf key of 3.0 may be set, and --page-size sets the benchmark database's page size.`,
 		Example: `  dblat server start postgres --name pg1
-  dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off`,
-		Args: exactArgs(1, "an ENGINE (postgres)"),
+  dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off
+  dblat server start mariadb --name m1 --set innodb_buffer_pool_size=1G
+  dblat server start firebird --name fb-cs --set ServerMode=Classic --page-size 8192`,
+		Args: exactArgs(1, "an ENGINE (postgres, mariadb or firebird)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := managed.CheckName(name); err != nil {
 				return usageError{err}
@@ -66,6 +101,15 @@ func (a *app) serverStartCommand() *cobra.Command {
 			settings, err := parseSets(sets)
 			if err != nil {
 				return err
+			}
+			if pageSize != 0 {
+				if canonicalEngine(args[0]) != "firebird" {
+					return usagef("--page-size is for firebird servers; for %s use --set", args[0])
+				}
+				if settings == nil {
+					settings = map[string]string{}
+				}
+				settings[firebird.SettingPageSize] = fmt.Sprint(pageSize)
 			}
 			inst, err := a.startServer(cmd.Context(), args[0], name, port, settings, &lf)
 			if err != nil {
@@ -78,6 +122,7 @@ func (a *app) serverStartCommand() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "name of the server (required)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "server setting key=value (repeatable); replaces the settings of an earlier start")
 	cmd.Flags().IntVar(&port, "port", 0, "loopback port (default: a free one, kept across restarts)")
+	cmd.Flags().IntVar(&pageSize, "page-size", 0, "Firebird: page size of the benchmark database (4096, 8192 or 16384)")
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -85,9 +130,8 @@ func (a *app) serverStartCommand() *cobra.Command {
 
 // startServer creates or restarts the named instance and saves its record.
 func (a *app) startServer(ctx context.Context, engineName, name string, port int, settings map[string]string, lf *launcherFlags) (*managed.Instance, error) {
-	if engineName == "postgresql" {
-		engineName = "postgres"
-	}
+	engineName = canonicalEngine(engineName)
+	lf.warn = func(msg string) { a.info("warning: %s", msg) }
 	lf.downloadDir = filepath.Join(a.stateDir, "binaries", "postgres")
 	l, err := lf.launcher(engineName)
 	if err != nil {

@@ -21,12 +21,13 @@ type target struct {
 }
 
 // schemes maps DSN URL schemes to engine names.
-var schemes = map[string]string{"postgres": "postgres", "postgresql": "postgres"}
+var schemes = map[string]string{"postgres": "postgres", "postgresql": "postgres", "mysql": "mariadb", "mariadb": "mariadb",
+	"firebird": "firebird"}
 
 // resolveTarget interprets --target.
 func (a *app) resolveTarget(spec string) (*target, error) {
 	if spec == "" {
-		return nil, usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db")
+		return nil, usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db or mysql://user:pw@host:3306/db")
 	}
 	if strings.Contains(spec, "://") || strings.Contains(spec, "=") {
 		u, err := url.Parse(spec)
@@ -36,7 +37,7 @@ func (a *app) resolveTarget(spec string) (*target, error) {
 		}
 		name, ok := schemes[scheme]
 		if !ok {
-			return nil, usagef("--target: unknown DSN scheme %q (known: postgres://)", scheme)
+			return nil, usagef("--target: unknown DSN scheme %q (known: postgres://, mysql://, mariadb://, firebird://)", scheme)
 		}
 		e, err := engine.Lookup(name)
 		if err != nil {
