@@ -118,6 +118,11 @@ type Dialect struct {
 	// loading without a BulkLoader; 0 or 1 means one row per INSERT (no multi-row VALUES).
 	// Callers also keep rows*columns at or below 32767 bind parameters.
 	MaxInsertRows int
+	// Blob is the column type of a binary large object ("bytea", "longblob", ...).
+	Blob string
+	// Dual is the FROM clause of a SELECT that reads no table: "" where the engine allows a
+	// SELECT without FROM, " FROM RDB$DATABASE" on Firebird.
+	Dual string
 }
 
 // Rebind rewrites a query written with "?" placeholders into the dialect's markers.

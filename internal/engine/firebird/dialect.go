@@ -56,6 +56,8 @@ func dialect() engine.Dialect {
 		DropTable:         dropTable,
 		Analyze:           analyze,
 		MaxInsertRows:     1,
+		Blob:              "blob sub_type binary",
+		Dual:              " FROM RDB$DATABASE",
 	}
 }
 

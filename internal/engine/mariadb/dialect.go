@@ -42,6 +42,7 @@ func dialect() engine.Dialect {
 		// faster than both on a 21-column one (TPC-C's customer). The widest TPC-C table
 		// then takes 10,500 placeholders, within the 32,767 that Dialect promises callers.
 		MaxInsertRows: 500,
+		Blob:          "longblob",
 	}
 }
 

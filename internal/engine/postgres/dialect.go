@@ -36,5 +36,6 @@ func dialect() engine.Dialect {
 		// 1000 rows keeps the widest TPC-C table (customer, 21 columns) at 21,000 bind
 		// parameters, below the protocol's limit of 65,535.
 		MaxInsertRows: 1000,
+		Blob:          "bytea",
 	}
 }
