@@ -31,6 +31,11 @@ type runOptions struct {
 	think       bool
 	printEvery  time.Duration
 	link        linkOptions
+	// transport is "tcp" (default) or "unix" (managed PostgreSQL and MariaDB servers).
+	transport string
+	// interpolate makes go-sql-driver/mysql interpolate parameters client-side (1 round trip
+	// per statement) instead of server-side prepared statements.
+	interpolate bool
 }
 
 func (o *runOptions) add(cmd *cobra.Command) {
@@ -45,6 +50,8 @@ func (o *runOptions) add(cmd *cobra.Command) {
 	f.StringVar(&o.mix, "mix", "45,43,4,4,4", "weights of new_order,payment,order_status,delivery,stock_level")
 	f.BoolVar(&o.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
+	f.StringVar(&o.transport, "transport", "tcp", "tcp, or unix for a managed PostgreSQL or MariaDB server's Unix socket")
+	f.BoolVar(&o.interpolate, "interpolate-params", false, "MariaDB/MySQL: interpolate parameters in the client (1 round trip per statement) instead of server-side prepared statements (2 the first time)")
 	o.link.add(cmd)
 }
 
@@ -116,6 +123,20 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 	if err != nil {
 		return nil, err
 	}
+	options := maps.Clone(meta.options)
+	if options == nil {
+		options = map[string]string{}
+	}
+	if err := t.applyTransport(o.transport, o.link.enabled()); err != nil {
+		return nil, err
+	}
+	options["transport"] = o.transport
+	if o.interpolate {
+		if err := t.setDSNParam("interpolateParams", "true"); err != nil {
+			return nil, err
+		}
+		options["interpolate_params"] = "true"
+	}
 	store, err := results.Open(ctx, a.resultsDB)
 	if err != nil {
 		return nil, err
@@ -171,7 +192,7 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 		Params: results.Params{
 			Workload: "tpcc", Scale: o.warehouses, Terminals: o.terminals, Connections: conns,
 			Duration: o.duration, Warmup: o.warmup, Seed: o.seed, Mix: mixMap(w), Think: o.think,
-			RTT: linkRTT(links), Options: maps.Clone(meta.options),
+			RTT: linkRTT(links), Options: options,
 		},
 		Link: links.describe(cal),
 		Server: results.Server{Engine: t.engine.Name(), Target: t.label, Managed: t.managed != nil,

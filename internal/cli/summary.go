@@ -125,11 +125,15 @@ func fmtErrors(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortVersion trims "PostgreSQL 15.18 (Debian ...) on x86_64..." to "PostgreSQL 15.18".
+// shortVersion trims "PostgreSQL 15.18 (Debian ...) on x86_64..." to "PostgreSQL 15.18" and
+// "10.11.19-MariaDB-0+deb12u1 (Debian 12)" to its first word.
 func shortVersion(v string) string {
 	f := strings.Fields(v)
-	if len(f) >= 2 {
+	switch {
+	case len(f) >= 2 && (f[0] == "PostgreSQL" || f[0] == "Firebird"):
 		return f[0] + " " + f[1]
+	case len(f) >= 1:
+		return f[0]
 	}
 	return v
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/workload"
 )
@@ -73,4 +75,45 @@ func closeDB(t workload.Target) {
 	if t.DB != nil {
 		_ = t.DB.Close()
 	}
+}
+
+// applyTransport points the target at its Unix socket when transport is "unix".
+func (t *target) applyTransport(transport string, viaLink bool) error {
+	switch transport {
+	case "", "tcp":
+		return nil
+	case "unix":
+	default:
+		return usagef("--transport %q: use tcp or unix", transport)
+	}
+	if viaLink {
+		return usagef("--transport unix cannot go through the latency link, which is TCP: drop --rtt, or use --transport tcp")
+	}
+	if t.managed == nil {
+		return usagef("--transport unix needs a managed server (for an external server, put the socket in the DSN)")
+	}
+	inst := t.managed
+	switch inst.Engine {
+	case "postgres":
+		t.dsn = fmt.Sprintf("postgres://dblat@/dblat?host=%s&port=%d&sslmode=disable", url.QueryEscape(filepath.Join(inst.Dir, "run")), inst.Port)
+	case "mariadb":
+		t.dsn = mariadb.SocketDSN(inst)
+	default:
+		return usagef("--transport unix: a %s server listens on TCP only", inst.Engine)
+	}
+	return nil
+}
+
+// setDSNParam adds a query parameter to a URL DSN (MariaDB/MySQL only: the only engine whose
+// driver options are asked for as run options).
+func (t *target) setDSNParam(key, value string) error {
+	if t.engine.Name() != "mariadb" {
+		return usagef("--interpolate-params is a MariaDB/MySQL driver option; %s has no such option", t.engine.Name())
+	}
+	sep := "?"
+	if strings.Contains(t.dsn, "?") {
+		sep = "&"
+	}
+	t.dsn += sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
+	return nil
 }

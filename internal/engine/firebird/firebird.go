@@ -256,6 +256,9 @@ func bridge(down *net.TCPConn, up net.Conn) {
 	<-done
 }
 
+// codeUpdateErasedRecord is "cannot update erased record" (not among the driver's constants).
+const codeUpdateErasedRecord = 336527548
+
 // Firebird status codes (GDS codes, ISC error numbers) that Classify sorts. They are the
 // values of firebirdsql.ISC* constants, named here as in Firebird's include/gen/iberror.h.
 var (
@@ -266,9 +269,12 @@ var (
 	// writer, a READ COMMITTED WAIT writer whose blocker committed, and a SNAPSHOT writer.
 	// A NO WAIT request for another kind of lock fails with isc_lock_conflict (335544345),
 	// a wait that times out (isc_tpb_lock_timeout) with isc_lock_timeout (335544510).
+	// Two transactions racing to delete the same row (TPC-C Delivery taking the same oldest
+	// NEW-ORDER) make the loser fail with "cannot update erased record" (336527548) on
+	// 3.0.11: a lost race too.
 	retryableCodes = []int{
 		firebirdsql.ISCDeadlock, firebirdsql.ISCUpdateConflict, firebirdsql.ISCConcurrentTransaction,
-		firebirdsql.ISCLockConflict, firebirdsql.ISCLockTimeout,
+		firebirdsql.ISCLockConflict, firebirdsql.ISCLockTimeout, codeUpdateErasedRecord,
 	}
 	// connectionCodes: the attachment is gone or never came up: network errors, lost
 	// connection, the database or the attachment shut down, connection rejected.
