@@ -35,9 +35,9 @@ func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
 // typeStats are the counters and histograms of one transaction type in one shard.
 type typeStats struct {
 	// Interval figures, reset at every tick; cover warm-up and measurement alike.
-	ivHist    *hdrhistogram.Histogram
-	ivCommit  int64
-	ivErrors  int64
+	ivHist   *hdrhistogram.Histogram
+	ivCommit int64
+	ivErrors int64
 	// Window figures: only transactions that completed inside the measurement window.
 	hist      *hdrhistogram.Histogram
 	wait      *hdrhistogram.Histogram
