@@ -1,0 +1,305 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// CalibrateOptions shape a calibration run. Zero fields take the defaults in brackets.
+type CalibrateOptions struct {
+	// Conns is the number of connections ping-ponging at the same time [1].
+	Conns int
+	// Samples is the number of round trips measured on each path, spread over the
+	// connections [1000].
+	Samples int
+	// Size is the size of each ping and of its echo, in bytes [1].
+	Size int
+	// Warmup is the number of round trips per connection done and discarded before measuring
+	// (connection set-up, DelayConnect's first RTT, cold caches) [10].
+	Warmup int
+	// MaxDuration stops measuring a path early, keeping the samples so far; 0 = no limit.
+	MaxDuration time.Duration
+}
+
+func (o CalibrateOptions) withDefaults() CalibrateOptions {
+	if o.Conns <= 0 {
+		o.Conns = 1
+	}
+	if o.Samples <= 0 {
+		o.Samples = 1000
+	}
+	if o.Size <= 0 {
+		o.Size = 1
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 10
+	}
+	return o
+}
+
+// Calibration is the outcome of Calibrate: requested against achieved round-trip time.
+type Calibration struct {
+	Config    Config           `json:"config"`
+	Options   CalibrateOptions `json:"options"`
+	Requested time.Duration    `json:"requested_ns"` // Config.AddedRTT()
+	// Direct is the RTT of the ping-pong without the link (loopback, echo server, Go
+	// runtime): the baseline.
+	Direct Summary `json:"direct"`
+	// Linked is the RTT of the same ping-pong through the link.
+	Linked Summary `json:"linked"`
+	// Added is, per sample, the linked RTT minus the direct median: what the link adds,
+	// including its own overhead (two more socket hops) at zero delay.
+	Added Summary `json:"added"`
+	// Error is Added minus Requested: the link's accuracy. Its P50 is the figure to quote.
+	Error Summary `json:"error"`
+	// Lateness is the link's in-band timing error during the run (Stats.Lateness).
+	Lateness Summary `json:"lateness"`
+}
+
+// String summarises the calibration in one line.
+func (c *Calibration) String() string {
+	us := func(d time.Duration) string { return fmt.Sprintf("%+.1fµs", float64(d)/1e3) }
+	return fmt.Sprintf("rtt %v conns %d: direct p50 %.1fµs, linked p50 %v, error p50 %s p99 %s p99.9 %s",
+		c.Requested, c.Options.Conns, float64(c.Direct.P50)/1e3, c.Linked.P50.Round(time.Microsecond/10),
+		us(c.Error.P50), us(c.Error.P99), us(c.Error.P999))
+}
+
+// Calibrate measures what a link with cfg actually adds to the round-trip time. It starts a
+// small echo server on loopback and measures an application-level ping-pong (Size-byte
+// messages, opts.Conns connections at once, each waiting for its echo before the next ping)
+// through a link with cfg in front of it, then directly, and compares the two. It blocks
+// until done or ctx is cancelled and leaves nothing running.
+//
+// Both runs see the same load: the connections start staggered evenly over one requested
+// RTT (so they do not hit the link in lock-step bursts), and in the direct run each
+// connection sends one ping per requested RTT instead of back to back. The direct run thus
+// has the linked run's request rate and the same idle gaps before a ping reaches the echo
+// server; what remains in Error is the link's own doing plus one wake-up of the client after
+// it has been idle for an RTT, which a real network of that RTT costs too.
+//
+// It measures the link, not the path to a particular server: the upstream is always the
+// built-in echo server. To watch the link in front of a real upstream, read
+// Link.Stats().Lateness during the run, which records how late every delayed chunk left.
+func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibration, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	echo, err := startEcho()
+	if err != nil {
+		return nil, err
+	}
+	defer echo.close()
+
+	clk, err := newRealClock(true)
+	if err != nil {
+		return nil, err
+	}
+	period := cfg.AddedRTT()
+	l, err := Listen(ctx, "", echo.addr(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	linked, err := pingPong(ctx, clk, l.Addr(), opts, period, false)
+	lateness := l.Stats().Lateness
+	l.Close()
+	if err != nil {
+		return nil, fmt.Errorf("latency: calibrate through link: %w", err)
+	}
+	direct, err := pingPong(ctx, clk, echo.addr(), opts, period, true)
+	if err != nil {
+		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
+	}
+	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), Lateness: lateness}
+	c.Direct = summarize(direct)
+	added := make([]time.Duration, len(linked))
+	errs := make([]time.Duration, len(linked))
+	for i, v := range linked {
+		added[i] = v - c.Direct.P50
+		errs[i] = added[i] - c.Requested
+	}
+	c.Linked = summarize(linked)
+	c.Added = summarize(added)
+	c.Error = summarize(errs)
+	return c, nil
+}
+
+// pingPong runs the ping-pong against addr and returns the measured RTTs. Connection i
+// starts measuring i·period/Conns after the others; with pace, each connection sends one
+// ping per period (back to back when a ping took longer).
+func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, period time.Duration, pace bool) ([]time.Duration, error) {
+	per := (o.Samples + o.Conns - 1) / o.Conns
+	var deadline time.Time
+	if o.MaxDuration > 0 {
+		deadline = time.Now().Add(o.MaxDuration)
+	}
+	conns := make([]net.Conn, o.Conns)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	var d net.Dialer
+	for i := range conns {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = c
+	}
+	stop := context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			c.SetDeadline(time.Unix(1, 0))
+		}
+	})
+	defer stop()
+
+	results := make([][]time.Duration, o.Conns)
+	errs := make([]error, o.Conns)
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := make([]byte, o.Size)
+			buf := make([]byte, o.Size)
+			res := make([]time.Duration, 0, per)
+			for k := range o.Warmup {
+				msg[0] = byte(k)
+				if _, err := rtt(c, msg, buf); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			tm, err := clk.newTimer()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer tm.close()
+			start.Wait()
+			next := clk.now() + int64(period)*int64(i)/int64(o.Conns)
+			for k := range per {
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					break
+				}
+				if err := tm.wait(next, false); err != nil {
+					errs[i] = err
+					return
+				}
+				if pace {
+					next = max(next+int64(period), clk.now())
+				}
+				msg[0] = byte(k)
+				d, err := rtt(c, msg, buf)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				res = append(res, d)
+			}
+			results[i] = res
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var all []time.Duration
+	for i := range results {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		all = append(all, results[i]...)
+	}
+	return all, nil
+}
+
+// rtt sends msg and waits for its echo.
+func rtt(c net.Conn, msg, buf []byte) (time.Duration, error) {
+	t := time.Now()
+	if _, err := c.Write(msg); err != nil {
+		return 0, err
+	}
+	if _, err := io.ReadFull(c, buf); err != nil {
+		return 0, err
+	}
+	d := time.Since(t)
+	if buf[0] != msg[0] {
+		return 0, errors.New("echo out of step")
+	}
+	return d, nil
+}
+
+// echoServer echoes every byte it receives, on loopback.
+type echoServer struct {
+	ln net.Listener
+	wg sync.WaitGroup
+	mu sync.Mutex
+	cs map[net.Conn]struct{}
+}
+
+func startEcho() (*echoServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("latency: echo server: %w", err)
+	}
+	s := &echoServer{ln: ln, cs: make(map[net.Conn]struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.cs[c] = struct{}{}
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 {
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							break
+						}
+					}
+					if err != nil {
+						break
+					}
+				}
+				c.Close()
+				s.mu.Lock()
+				delete(s.cs, c)
+				s.mu.Unlock()
+			}()
+		}
+	}()
+	return s, nil
+}
+
+func (s *echoServer) addr() string { return s.ln.Addr().String() }
+
+func (s *echoServer) close() {
+	s.ln.Close()
+	s.mu.Lock()
+	for c := range s.cs {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}

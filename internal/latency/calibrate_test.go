@@ -1,0 +1,96 @@
+package latency
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCalibrateAccuracy checks end to end, with real sockets, that the link adds the RTT it
+// was asked for. The tolerance at the median is 200 µs or 3 %: loose enough for a VM shared
+// with other tenants, tight enough to fail the ~1 ms rounding of Go timers (a 0.1 ms RTT
+// made of two time.Sleep(50µs) comes out near 2.1 ms). A busy neighbour can spoil one run,
+// so each RTT gets three attempts; a systematic error fails all three. Timing under the race
+// detector (5-10x slower code) says nothing about the link, so it is skipped there.
+func TestCalibrateAccuracy(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing is meaningless under the race detector")
+	}
+	for _, c := range []struct {
+		rtt     time.Duration
+		samples int
+	}{
+		{100 * time.Microsecond, 400},
+		{time.Millisecond, 200},
+		{5 * time.Millisecond, 60},
+	} {
+		tol := max(200*time.Microsecond, c.rtt*3/100)
+		var errs []time.Duration
+		for range 3 {
+			cal, err := Calibrate(context.Background(), Config{RTT: c.rtt}, CalibrateOptions{Samples: c.samples})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(cal)
+			if cal.Linked.N != c.samples || cal.Requested != c.rtt {
+				t.Fatalf("calibration %+v", cal)
+			}
+			errs = append(errs, cal.Error.P50)
+			if e := cal.Error.P50; e <= tol && e >= -tol {
+				break
+			}
+		}
+		if e := errs[len(errs)-1]; e > tol || e < -tol {
+			t.Errorf("rtt %v: error p50 %v in %d attempts, want within ±%v", c.rtt, errs, len(errs), tol)
+		}
+	}
+}
+
+// TestCalibrateJitter: with uniform jitter the median added RTT stays the requested one and
+// the spread shows up. Three attempts, as in TestCalibrateAccuracy.
+func TestCalibrateJitter(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing is meaningless under the race detector")
+	}
+	cfg := Config{RTT: 4 * time.Millisecond, Jitter: time.Millisecond, Seed: 1}
+	var problem string
+	for range 3 {
+		cal, err := Calibrate(context.Background(), cfg, CalibrateOptions{Samples: 300, Conns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(cal, "| added", cal.Added)
+		// Two independent U(-1,1) ms jitters: the added RTT is triangular on 4±2 ms, so its
+		// median is 4 ms, its 90th percentile 5.1 ms, and nothing can come below 2 ms (upper
+		// quantiles are left loose: a busy neighbour only ever adds).
+		switch e := cal.Added.P50 - cfg.AddedRTT(); {
+		case e > 200*time.Microsecond || e < -200*time.Microsecond:
+			problem = "median added " + cal.Added.P50.String() + ", want 4ms ± 0.2 ms"
+		case cal.Added.Min < 1950*time.Microsecond || cal.Added.P90 < 4800*time.Microsecond:
+			problem = "added RTT spread " + cal.Added.String() + ", want a minimum near 2 ms and a p90 near 5.1 ms"
+		default:
+			return
+		}
+	}
+	t.Error(problem)
+}
+
+func TestCalibrateOptions(t *testing.T) {
+	o := CalibrateOptions{}.withDefaults()
+	if o != (CalibrateOptions{Conns: 1, Samples: 1000, Size: 1, Warmup: 10}) {
+		t.Errorf("defaults %+v", o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Calibrate(ctx, Config{}, CalibrateOptions{}); err == nil {
+		t.Error("cancelled calibration succeeded")
+	}
+	cal, err := Calibrate(context.Background(), Config{}, CalibrateOptions{Samples: 50, Size: 300, Conns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.Linked.N != 51 || !strings.Contains(cal.String(), "conns 3") {
+		t.Errorf("%d samples, %s", cal.Linked.N, cal)
+	}
+}

@@ -1,0 +1,260 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// dialTimeout bounds one upstream dial (the start-up probe and each connection's). A
+// reachable server on a LAN or loopback answers a SYN in well under a millisecond and one
+// behind a 200 ms path in under a second; 10 s only cuts off black holes (no SYN-ACK, no
+// RST), where the kernel would otherwise retry SYNs for about two minutes.
+const dialTimeout = 10 * time.Second
+
+// Link is a running latency link: a TCP listener whose connections are proxied to one
+// upstream address through the delay lines of a Config. All methods are safe for
+// concurrent use.
+type Link struct {
+	ln       net.Listener
+	upstream string
+	cfg      Config
+	env      *env
+	ctx      context.Context // cancelled by Close; aborts pending upstream dials
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	nextID   atomic.Uint64
+
+	mu      sync.Mutex
+	closed  bool
+	conns   map[*conn]struct{}
+	retired Counts // traffic of connections that have ended
+
+	accepted, failed atomic.Int64
+	lastErr          atomic.Pointer[string]
+}
+
+// Listen starts a link that listens on addr ("" means 127.0.0.1:0, an ephemeral loopback
+// port; see Addr) and forwards each accepted connection to upstream ("host:port") through
+// delay lines configured by cfg.
+//
+// Before listening it dials upstream once and closes that connection at once; if that fails
+// it returns an error such as "upstream 127.0.0.1:5432 unreachable: connection refused" (the
+// server may log an incomplete connection). After that, each accepted connection dials
+// upstream on its own goroutine, so a slow upstream never delays accepting others; if that
+// dial fails the client's connection is reset and the failure is counted in Stats.
+//
+// ctx bounds the start-up probe only, like net.ListenConfig.Listen: cancelling it later does
+// not affect the link. Call Close to stop it.
+func Listen(ctx context.Context, addr, upstream string, cfg Config) (*Link, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	clk, err := newRealClock(cfg.NoSpin)
+	if err != nil {
+		return nil, fmt.Errorf("latency: clock: %w", err)
+	}
+	return listenWith(ctx, addr, upstream, cfg, clk)
+}
+
+func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk clock) (*Link, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	c, err := d.DialContext(ctx, "tcp", upstream)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s unreachable: %s", upstream, cause(err))
+	}
+	c.Close()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("latency: listen: %w", err)
+	}
+	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: newEnv(cfg, clk), conns: make(map[*conn]struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.wg.Add(1)
+	go l.acceptLoop()
+	return l, nil
+}
+
+// cause returns the innermost message of a dial error ("connection refused", "i/o timeout",
+// "no such host"), without the "dial tcp ...:" prefixes that repeat the address.
+func cause(err error) string {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return de.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Addr returns the address clients should connect to ("127.0.0.1:41234").
+func (l *Link) Addr() string { return l.ln.Addr().String() }
+
+// Upstream returns the address the link forwards to.
+func (l *Link) Upstream() string { return l.upstream }
+
+// Config returns the configuration the link was started with.
+func (l *Link) Config() Config { return l.cfg }
+
+func (l *Link) acceptLoop() {
+	defer l.wg.Done()
+	var backoff time.Duration
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			if l.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or similar: back off as net/http does, 5 ms doubling
+			// to 1 s, so the loop does not spin while the condition lasts.
+			l.noteErr(fmt.Errorf("accept: %w", err))
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(backoff):
+			case <-l.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		at := l.env.clk.now()
+		l.accepted.Add(1)
+		id := l.nextID.Add(1) - 1
+		l.wg.Add(1)
+		go l.handle(c, id, at)
+	}
+}
+
+func (l *Link) noteErr(err error) {
+	s := err.Error()
+	l.lastErr.Store(&s)
+}
+
+// handle dials upstream for one accepted connection and starts proxying it.
+func (l *Link) handle(client net.Conn, id uint64, at int64) {
+	defer l.wg.Done()
+	d := net.Dialer{Timeout: dialTimeout}
+	server, err := d.DialContext(l.ctx, "tcp", l.upstream)
+	if err != nil {
+		if l.ctx.Err() == nil {
+			l.failed.Add(1)
+			l.noteErr(fmt.Errorf("upstream %s unreachable: %s", l.upstream, cause(err)))
+		}
+		abortive(client)
+		client.Close()
+		return
+	}
+	c := l.env.newConn(id, client, server, at, l.retire)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		client.Close()
+		server.Close()
+		return
+	}
+	l.conns[c] = struct{}{}
+	l.mu.Unlock()
+	if err := c.start(l.spawn); err != nil {
+		l.failed.Add(1)
+		l.noteErr(err)
+		l.retire(c)
+	}
+}
+
+func (l *Link) spawn(f func()) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		f()
+	}()
+}
+
+// retire moves an ended connection's traffic into the link's totals.
+func (l *Link) retire(c *conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.conns[c]; ok {
+		delete(l.conns, c)
+		l.retired = l.retired.Add(c.meter.Snapshot())
+	}
+}
+
+// Totals returns the traffic of all connections so far, ended and open (see Counts).
+func (l *Link) Totals() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.retired
+	for c := range l.conns {
+		t = t.Add(c.meter.Snapshot())
+	}
+	return t
+}
+
+// Stats is a snapshot of a link's state.
+type Stats struct {
+	Totals Counts `json:"totals"`
+	// Accepted counts client connections accepted, Active those still open, Failed those
+	// reset because the upstream dial failed.
+	Accepted int64 `json:"accepted"`
+	Active   int64 `json:"active"`
+	Failed   int64 `json:"failed"`
+	// LastError is the latest accept or upstream-dial error, if any.
+	LastError string `json:"last_error,omitempty"`
+	// Lateness is how late delayed chunks were written compared with their release time:
+	// the link's own timing error, measured in-band on the real traffic, whatever the
+	// upstream. It excludes chunks of zero-delay directions (they are never held) and the
+	// kernel's two extra socket hops (a few µs each way; see Calibrate for those).
+	// Quantiles are bucket upper bounds (at most 12.5 % high).
+	Lateness Summary `json:"lateness"`
+}
+
+// Stats returns counters and the in-band timing error of the link.
+func (l *Link) Stats() Stats {
+	s := Stats{Totals: l.Totals(), Accepted: l.accepted.Load(), Failed: l.failed.Load(),
+		Lateness: l.env.lateness.summary()}
+	l.mu.Lock()
+	s.Active = int64(len(l.conns))
+	l.mu.Unlock()
+	if p := l.lastErr.Load(); p != nil {
+		s.LastError = *p
+	}
+	return s
+}
+
+// Close stops accepting, closes every connection (both sides) and waits until all of the
+// link's goroutines have returned. It is idempotent and returns the listener's close error.
+func (l *Link) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	conns := make([]*conn, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	l.cancel()
+	err := l.ln.Close()
+	for _, c := range conns {
+		c.teardown(false)
+	}
+	l.wg.Wait()
+	return err
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package latency
+
+const raceEnabled = true
