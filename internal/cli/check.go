@@ -11,8 +11,8 @@ import (
 
 func (a *app) checkCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "check WORKLOAD",
-		Short: "Check a workload's data for consistency",
+		Use:   "check tpcc|study|runs",
+		Short: "Check a workload's data for consistency, or stored runs for credibility",
 	}
 	var spec string
 	tc := &cobra.Command{
@@ -55,6 +55,6 @@ func (a *app) checkCommand() *cobra.Command {
 		},
 	}
 	tc.Flags().StringVar(&spec, "target", "", "managed server name or DSN (required)")
-	cmd.AddCommand(tc)
+	cmd.AddCommand(tc, a.checkStudyCommand(), a.checkRunsCommand())
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dblat/dblat/examples"
 	"github.com/dblat/dblat/internal/report"
-	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 )
 
@@ -45,20 +44,7 @@ quickstart; once complete it only rewrites the report.`,
 
 // writeQuickstartReport prints the throughput table and writes the HTML report.
 func (a *app) writeQuickstartReport(ctx context.Context, name, out string) error {
-	store, err := results.Open(ctx, a.resultsDB)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	rec, err := store.Study(ctx, name)
-	if err != nil {
-		return err
-	}
-	runs, err := store.List(ctx, results.Filter{Study: name})
-	if err != nil {
-		return err
-	}
-	rep, err := report.Build(report.Input{Study: name, Factors: rec.Factors, Source: rec.Source, Runs: runs})
+	rep, err := a.buildReport(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/report"
-	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 )
 
@@ -37,27 +37,11 @@ charts, no network needed).`,
 			if !slices.Contains(report.Formats, format) {
 				return usagef("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
-			store, err := results.Open(cmd.Context(), a.resultsDB)
+			rep, err := a.buildReport(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			defer store.Close()
-			rec, err := store.Study(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			runs, err := store.List(cmd.Context(), results.Filter{Study: rec.Name})
-			if err != nil {
-				return err
-			}
-			in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs}
-			if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
-				in.Description = st.Description
-			}
-			rep, err := report.Build(in)
-			if err != nil {
-				return err
-			}
+			runs := rep.Runs
 			var w io.Writer = a.st.Stdout
 			var f *os.File
 			if out != "" && out != "-" {
@@ -77,7 +61,7 @@ charts, no network needed).`,
 					return err
 				}
 				abs, _ := filepath.Abs(out)
-				a.info("report of study %s (%d runs) written to %s", rec.Name, len(runs), abs)
+				a.info("report of study %s (%d runs) written to %s", rep.Study, len(runs), abs)
 			}
 			return nil
 		},
@@ -99,3 +83,17 @@ func formatFromPath(path string) string {
 	return "text"
 }
 
+
+// buildReport builds a stored study's report with its analysis and credibility findings.
+func (a *app) buildReport(ctx context.Context, name string) (*report.Report, error) {
+	rec, runs, opt, err := a.studyRuns(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs}
+	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
+		in.Description = st.Description
+	}
+	rep, _, err := report.BuildWithAnalysis(in, opt)
+	return rep, err
+}

@@ -20,6 +20,13 @@ import (
 // the same bytes.
 func WriteHTML(w io.Writer, r *Report) error {
 	v := htmlView{Report: r}
+	if r.Analysis != nil {
+		sec, err := AnalysisHTML(r.Analysis)
+		if err != nil {
+			return err
+		}
+		v.AnalysisHTML = sec
+	}
 	for i := range r.Charts {
 		ch := &r.Charts[i]
 		svg, err := renderSVG(ch)
@@ -52,6 +59,8 @@ type htmlView struct {
 	*Report
 	Throughput, Percentiles []htmlChart
 	Tx                      []txTable
+	// AnalysisHTML holds the latency-model, pool-sizing and response-limit sections.
+	AnalysisHTML template.HTML
 }
 
 type htmlChart struct {
@@ -178,6 +187,7 @@ const pageHTML = `<!DOCTYPE html>
 </section>
 {{end}}
 
+{{.AnalysisHTML}}
 <section id="throughput">
 <h2>Throughput</h2>
 {{range .Throughput}}

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"github.com/dblat/dblat/internal/analysis"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,9 @@ type Report struct {
 	Notes []string `json:"notes"`
 	// Source is the study file text, if given.
 	Source string `json:"source,omitempty"`
+	// Analysis is the latency model, pool sizing and response-time limits of the same runs
+	// (set by BuildWithAnalysis; nil from Build).
+	Analysis *analysis.Analysis `json:"analysis,omitempty"`
 }
 
 // Factor is one varied factor and the levels its runs have, sorted by

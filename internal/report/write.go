@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/dblat/dblat/internal/analysis"
 	"io"
 	"strconv"
 	"strings"
@@ -119,6 +120,13 @@ func WriteText(w io.Writer, r *Report) error {
 		ew.printf("\nWarnings\n")
 		for _, wn := range r.Warnings {
 			ew.printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
+		}
+	}
+
+	if r.Analysis != nil {
+		ew.printf("\n")
+		if err := analysis.WriteText(ew, r.Analysis); err != nil {
+			return err
 		}
 	}
 

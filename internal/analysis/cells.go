@@ -1,0 +1,229 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Metric names, as in package report.
+const (
+	MetricNOPM = "NOPM" // TPC-C New-Order transactions committed per minute
+	MetricTPS  = "TPS"  // transactions completed per second
+)
+
+// allRuns names the single series of a study whose only factors vary within a series.
+const allRuns = "all runs"
+
+// cell is one combination of factor levels and its runs.
+type cell struct {
+	// key is "factor=level" pairs in factor order, separated by spaces: report.Cell.Key.
+	key    string
+	levels []string
+	idx    []int          // level index per factor, for ordering
+	runs   []*results.Run // every run, ascending ID
+	fin    []*results.Run // finished runs, ascending ID
+	ids    []int64        // IDs of fin
+}
+
+// grouping is a study's runs grouped into cells the way report.Build groups them.
+type grouping struct {
+	factors []string
+	levels  [][]string // sorted levels of each factor
+	cells   []*cell    // ordered by level indexes, first factor slowest
+	metric  string
+}
+
+// group groups runs into cells by their levels of factors (results.FactorValue), with the
+// levels ordered by results.SortFactorValues. With no factors it infers them as
+// report.Build does (inferFactors).
+func group(runs []results.Run, factors []string) *grouping {
+	if len(factors) == 0 {
+		factors = inferFactors(runs)
+	}
+	g := &grouping{factors: factors, metric: metricOf(runs)}
+	for _, key := range factors {
+		seen := map[string]bool{}
+		for i := range runs {
+			seen[results.FactorValue(&runs[i], key)] = true
+		}
+		lv := sortedKeys(seen)
+		results.SortFactorValues(lv)
+		g.levels = append(g.levels, lv)
+	}
+	bykey := map[string]*cell{}
+	for i := range runs {
+		r := &runs[i]
+		idx := make([]int, len(factors))
+		lv := make([]string, len(factors))
+		parts := make([]string, len(factors))
+		for f, key := range factors {
+			lv[f] = results.FactorValue(r, key)
+			idx[f] = slices.Index(g.levels[f], lv[f])
+			parts[f] = key + "=" + lv[f]
+		}
+		k := strings.Join(parts, " ")
+		c := bykey[k]
+		if c == nil {
+			c = &cell{key: k, levels: lv, idx: idx}
+			bykey[k] = c
+			g.cells = append(g.cells, c)
+		}
+		c.runs = append(c.runs, r)
+	}
+	for _, c := range g.cells {
+		sort.Slice(c.runs, func(i, j int) bool { return c.runs[i].ID < c.runs[j].ID })
+		for _, r := range c.runs {
+			if r.Status == results.StatusFinished {
+				c.fin = append(c.fin, r)
+				c.ids = append(c.ids, r.ID)
+			}
+		}
+	}
+	sort.Slice(g.cells, func(i, j int) bool { return slices.Compare(g.cells[i].idx, g.cells[j].idx) < 0 })
+	return g
+}
+
+// factorIndex returns the index of key in the grouping's factors, or -1.
+func (g *grouping) factorIndex(key string) int { return slices.Index(g.factors, key) }
+
+// series is a set of cells that share the levels of every factor except the excluded ones.
+type series struct {
+	name  string // "set.ServerMode=Classic, terminals=10", or allRuns
+	cells []*cell
+}
+
+// seriesOf groups the cells by their levels of every factor except those in exclude,
+// keeping the cells' order within each series and ordering series by their levels.
+func (g *grouping) seriesOf(exclude ...string) []*series {
+	var keep []int
+	for f, key := range g.factors {
+		if !slices.Contains(exclude, key) {
+			keep = append(keep, f)
+		}
+	}
+	type ordered struct {
+		idx []int
+		s   *series
+	}
+	bykey := map[string]*ordered{}
+	var out []*ordered
+	for _, c := range g.cells {
+		idx := make([]int, len(keep))
+		parts := make([]string, len(keep))
+		for i, f := range keep {
+			idx[i] = c.idx[f]
+			parts[i] = g.factors[f] + "=" + c.levels[f]
+		}
+		k := fmt.Sprint(idx)
+		o := bykey[k]
+		if o == nil {
+			name := strings.Join(parts, ", ")
+			if name == "" {
+				name = allRuns
+			}
+			o = &ordered{idx: idx, s: &series{name: name}}
+			bykey[k] = o
+			out = append(out, o)
+		}
+		o.s.cells = append(o.s.cells, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return slices.Compare(out[i].idx, out[j].idx) < 0 })
+	ss := make([]*series, len(out))
+	for i, o := range out {
+		ss[i] = o.s
+	}
+	return ss
+}
+
+// inferFactors returns the factor keys whose values differ between runs, by the rule of
+// report.Build (report.inferFactors): the standard keys first, then settings ("set.…") and
+// options ("opt.…") sorted by name. Kept in step with it by report's analysis test.
+func inferFactors(runs []results.Run) []string {
+	candidates := []string{
+		results.FactorRTT, results.FactorTerminals, results.FactorConnections,
+		results.FactorWarehouses, results.FactorEngine, results.FactorTarget, results.FactorThink,
+		results.FactorDuration, results.FactorWarmup,
+	}
+	opts := map[string]bool{}
+	for i := range runs {
+		for k := range runs[i].Params.Options {
+			if strings.HasPrefix(k, results.SettingPrefix) {
+				opts[k] = true
+			} else {
+				opts[results.OptionPrefix+k] = true
+			}
+		}
+	}
+	candidates = append(candidates, sortedKeys(opts)...)
+	var out []string
+	for _, key := range candidates {
+		for i := 1; i < len(runs); i++ {
+			if results.FactorValue(&runs[i], key) != results.FactorValue(&runs[0], key) {
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// metricOf is the report's throughput metric: NOPM when every run is TPC-C, else TPS.
+func metricOf(runs []results.Run) string {
+	if len(runs) == 0 {
+		return MetricTPS
+	}
+	for i := range runs {
+		if runs[i].Params.Workload != "tpcc" {
+			return MetricTPS
+		}
+	}
+	return MetricNOPM
+}
+
+// metricValue is one run's figure of metric.
+func metricValue(r *results.Run, metric string) float64 {
+	if metric == MetricNOPM {
+		return r.Summary.NOPM
+	}
+	return r.Summary.TPS
+}
+
+// meanSD returns the mean and the sample standard deviation (n−1; 0 when n < 2) of xs.
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// round rounds x to places decimals, so that output is byte-for-byte reproducible across
+// platforms (fused multiply-add may change the last bits).
+func round(x float64, places int) float64 {
+	p := math.Pow10(places)
+	return math.Round(x*p) / p
+}

@@ -1,0 +1,1084 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Severity is how much a finding weighs.
+type Severity int
+
+// Severities, from least to most severe.
+const (
+	// Info is worth knowing when reading the figures; nothing to fix.
+	Info Severity = iota
+	// Warning means the figures may mislead: read them with the finding in mind, or fix it.
+	Warning
+	// Error means the figures must not be quoted as they are: the comparison is not like
+	// for like, or the run did not measure what its labels say.
+	Error
+)
+
+// String names the severity as reports and JSON write it.
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "info"
+}
+
+// MarshalText writes the severity's name.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a severity's name.
+func (s *Severity) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "error":
+		*s = Error
+	case "warning":
+		*s = Warning
+	case "info":
+		*s = Info
+	default:
+		return fmt.Errorf("analysis: unknown severity %q", b)
+	}
+	return nil
+}
+
+// Rules: the checks Check applies, as Finding.Rule names them.
+const (
+	// RuleMixedServer: runs in one chart ran on another engine, server version or build, or
+	// target (seed 002: mismatched builds).
+	RuleMixedServer = "mixed-server"
+	// RuleMixedSettings: runs in one chart ran with other values of a server setting that
+	// matters (PostgresKeys, FirebirdKeys, MariaDBKeys) that is not a factor (seed 002:
+	// different page sizes, misleading cache settings).
+	RuleMixedSettings = "mixed-settings"
+	// RuleMixedClient: runs in one chart ran on another client machine or dblat build.
+	RuleMixedClient = "mixed-client"
+	// RuleMixedParams: runs in one chart ran with other workload parameters (warehouses,
+	// seed, mix, duration, warm-up, pool, requested settings, link) that are not factors.
+	RuleMixedParams = "mixed-params"
+	// RuleSettingNotApplied: a requested server setting was read back with another value
+	// (Firebird clamps page sizes, a database header overrides DefaultDbCachePages:
+	// engines.md §1.4–1.5, §6 items 5–6).
+	RuleSettingNotApplied = "setting-not-applied"
+	// RuleClassicBuffers: Firebird Classic or SuperClassic with more than 2048 page buffers
+	// per connection (seed 002).
+	RuleClassicBuffers = "fb-classic-buffers"
+	// RuleDefaultCache: the server's own cache left at the engine's default while the
+	// database is larger than it.
+	RuleDefaultCache = "default-cache"
+	// RuleDataInRAM: the database fits in the memory of the machine the server shares with
+	// dblat: the runs measure a cached database, not the disk (seed 002 §1).
+	RuleDataInRAM = "data-in-ram"
+	// RuleErrorRate: errors (conflicts, lost connections, others) per completed transaction
+	// above a threshold: the result reflects the test logic (seed 002: update conflicts).
+	RuleErrorRate = "error-rate"
+	// RuleFewRepeats: cells with fewer finished repeats than needed (seed 000: five).
+	RuleFewRepeats = "few-repeats"
+	// RuleVariation: repeats of a cell disagree (coefficient of variation above MaxCV).
+	RuleVariation = "repeat-variation"
+	// RuleClientBound: dblat's own CPU near saturation: the figure measures the tool.
+	RuleClientBound = "client-bound"
+	// RuleRTT: the achieved RTT differs from the requested one by more than the tolerance,
+	// or was not measured.
+	RuleRTT = "rtt-off"
+	// RuleWarmup: no warm-up, or a short one.
+	RuleWarmup = "warmup"
+)
+
+// Finding is one credibility problem with its evidence.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	// Message says what is wrong, in one sentence.
+	Message string `json:"message"`
+	// Evidence gives the values that show it, by run or cell.
+	Evidence string `json:"evidence"`
+	// Runs are the IDs of the runs concerned, ascending; Cells the cell keys concerned (as
+	// the report writes them), in cell order. Either may be empty for a study-wide finding.
+	Runs  []int64  `json:"runs,omitempty"`
+	Cells []string `json:"cells,omitempty"`
+	// Fix says what to change.
+	Fix string `json:"fix"`
+}
+
+// Defaults of CheckOptions; each is derived where the field is documented.
+const (
+	DefaultMinRepeats        = 5
+	DefaultMaxCV             = 0.10
+	DefaultErrorRateWarning  = 0.01
+	DefaultErrorRateError    = 0.05
+	DefaultRTTTolerance      = 50 * time.Microsecond
+	DefaultRTTToleranceFrac  = 0.02
+	DefaultClientCPUWarning  = 0.5
+	DefaultClientCPUError    = 0.8
+	DefaultMinWarmup         = 10 * time.Second
+	DefaultMinWarmupFraction = 0.10
+)
+
+// CheckOptions tune Check. Zero fields take the defaults (Default…).
+type CheckOptions struct {
+	// Factors are the study's factor keys; runs are grouped into cells by their levels, and
+	// only what is not a factor must agree between runs. Empty: inferred as report.Build
+	// infers them (every key whose value differs between runs), which makes the mixed-*
+	// rules blind: give the study's factors whenever there is a study.
+	Factors []string
+	// Repeat is the number of finished runs per cell the study asks for (study.Study.Repeat);
+	// 0 when unknown. A study asking for fewer than MinRepeats gets one info finding, and
+	// its cells are then held to Repeat.
+	Repeat int
+	// MinRepeats is the finished runs a cell needs [5]: seed 000 runs "each test
+	// configuration at least five times to eliminate anomalies"; with five, a 95 % interval
+	// of the mean is ±1.24 standard deviations (t = 2.776 for 4 degrees of freedom, /√5).
+	MinRepeats int
+	// MaxCV is the largest coefficient of variation (sample standard deviation over mean)
+	// of the throughput metric over a cell's repeats [0.10]: beyond it the ±95 % interval
+	// of five repeats exceeds ±12 % of the mean (1.24 × 10 %), wider than most effects a
+	// latency study measures at small RTTs (seed 000: "limited impact" below 0.5 ms).
+	MaxCV float64
+	// ErrorRateWarning and ErrorRateError bound the errors per completed transaction of a
+	// run [0.01, 0.05]. 1 % is TPC-C's own designed rollback rate (clause 2.4.1.4): past it,
+	// failures shape the mix and the timings more than the spec's own unhappy path does;
+	// at 5 %, one transaction in twenty fails and the figure reflects the test logic, not
+	// the engine (seed 002's update conflicts).
+	ErrorRateWarning, ErrorRateError float64
+	// RTTTolerance and RTTToleranceFrac bound |achieved − requested| added RTT: the larger of
+	// the two [50 µs, 2 %]. The link's p50 error is +3 to +21 µs from 0.1 to 10 ms and +143 µs
+	// at 200 ms (package latency's BenchmarkAccuracy), so 50 µs or 2 % passes a link that
+	// works and fails one that does not deliver the chart's x axis.
+	RTTTolerance     time.Duration
+	RTTToleranceFrac float64
+	// ClientCPUWarning and ClientCPUError bound dblat's CPU use over the window as a
+	// fraction of the client's cores, CPUSeconds/(Elapsed × Cores) [0.5, 0.8]. A client at
+	// utilisation ρ delays each request by about ρ/(1−ρ) of its own service time (M/M/1):
+	// as much again at 0.5, four times at 0.8, and that delay is counted as database time.
+	ClientCPUWarning, ClientCPUError float64
+	// MinWarmup and MinWarmupFraction: a warm-up shorter than the larger of MinWarmup [10 s,
+	// dblat run's default] and MinWarmupFraction of the window [0.10, a rule of thumb] is
+	// flagged. A warm-up covers connection set-up, first use of statements (pgx's statement
+	// cache costs an extra round trip at first use: engines.md §6 item 9) and filling the
+	// caches; a missing one puts all of that in the window.
+	MinWarmup         time.Duration
+	MinWarmupFraction float64
+}
+
+func (o CheckOptions) withDefaults() CheckOptions {
+	def := func(v *float64, d float64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if o.MinRepeats <= 0 {
+		o.MinRepeats = DefaultMinRepeats
+	}
+	def(&o.MaxCV, DefaultMaxCV)
+	def(&o.ErrorRateWarning, DefaultErrorRateWarning)
+	def(&o.ErrorRateError, DefaultErrorRateError)
+	def(&o.RTTToleranceFrac, DefaultRTTToleranceFrac)
+	def(&o.ClientCPUWarning, DefaultClientCPUWarning)
+	def(&o.ClientCPUError, DefaultClientCPUError)
+	def(&o.MinWarmupFraction, DefaultMinWarmupFraction)
+	if o.RTTTolerance <= 0 {
+		o.RTTTolerance = DefaultRTTTolerance
+	}
+	if o.MinWarmup <= 0 {
+		o.MinWarmup = DefaultMinWarmup
+	}
+	return o
+}
+
+// Check applies every rule (the Rule… constants) to runs and returns the findings, sorted:
+// errors first, then warnings, then info; within a severity by rule, then by the first run
+// concerned, then by message. Runs are grouped into cells by opt.Factors; only finished
+// runs are judged (the others enter no figure), except that a cell's failed or aborted
+// runs count toward nothing and show as missing repeats. A clean study gives no findings.
+// Check is a pure function.
+func Check(runs []results.Run, opt CheckOptions) []Finding {
+	opt = opt.withDefaults()
+	g := group(runs, opt.Factors)
+	var fin []*results.Run
+	for _, c := range g.cells {
+		fin = append(fin, c.fin...)
+	}
+	sort.Slice(fin, func(i, j int) bool { return fin[i].ID < fin[j].ID })
+	c := &checker{g: g, opt: opt, fin: fin}
+	c.mixed()
+	c.settingsApplied()
+	c.classicBuffers()
+	c.defaultCache()
+	c.dataInRAM()
+	c.errorRates()
+	c.repeats()
+	c.variation()
+	c.clientBound()
+	c.rtt()
+	c.warmup()
+	sortFindings(c.out)
+	return c.out
+}
+
+// HasErrors reports whether any finding is an Error: `dblat check` exits non-zero then.
+func HasErrors(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+func sortFindings(fs []Finding) {
+	first := func(f Finding) int64 {
+		if len(f.Runs) == 0 {
+			return 0
+		}
+		return f.Runs[0]
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		if first(a) != first(b) {
+			return first(a) < first(b)
+		}
+		return a.Message < b.Message
+	})
+}
+
+type checker struct {
+	g   *grouping
+	opt CheckOptions
+	fin []*results.Run // finished runs, ascending ID
+	out []Finding
+}
+
+func (c *checker) add(f Finding) {
+	slices.Sort(f.Runs)
+	f.Runs = slices.Compact(f.Runs)
+	c.out = append(c.out, f)
+}
+
+func (c *checker) isFactor(key string) bool { return c.g.factorIndex(key) >= 0 }
+
+// cellOf returns the key of the cell run belongs to.
+func (c *checker) cellOf(r *results.Run) string {
+	parts := make([]string, len(c.g.factors))
+	for i, k := range c.g.factors {
+		parts[i] = k + "=" + results.FactorValue(r, k)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Like for like.
+
+// item is one thing every run in a chart must agree on unless a factor varies it.
+type item struct {
+	rule, name string
+	get        func(*results.Run) string
+	// exempt are the factors between whose levels the item may differ by design (the
+	// engine's version between engines; a setting between the levels of its own factor).
+	exempt []string
+	// soft says whether a factor that the item varies along with makes the difference a
+	// warning rather than an error (another setting factor, whose levels may change an
+	// engine default: Firebird's page buffers depend on ServerMode).
+	soft func(factor string) bool
+	// sev is the severity of a difference that no soft factor explains.
+	sev Severity
+	// why is added to the message: what the difference does.
+	why string
+}
+
+func noSoft(string) bool { return false }
+
+// settingFactor reports whether key is a server-setting or option factor.
+func settingFactor(key string) bool {
+	return strings.HasPrefix(key, results.SettingPrefix) || strings.HasPrefix(key, results.OptionPrefix)
+}
+
+func (c *checker) items() []item {
+	p := func(name string, sev Severity, why string, get func(*results.Run) string, exempt ...string) item {
+		return item{rule: RuleMixedParams, name: name, get: get, exempt: exempt, soft: noSoft, sev: sev, why: why}
+	}
+	cl := func(name string, sev Severity, get func(*results.Run) string) item {
+		return item{rule: RuleMixedClient, name: name, get: get, soft: noSoft, sev: sev,
+			why: "the client's machine and build are part of every measured response time"}
+	}
+	itoa := strconv.Itoa
+	its := []item{
+		{rule: RuleMixedServer, name: "engine", get: func(r *results.Run) string { return r.Server.Engine },
+			exempt: []string{results.FactorEngine}, soft: noSoft, sev: Error, why: "different products in one comparison"},
+		{rule: RuleMixedServer, name: "server version", get: func(r *results.Run) string { return r.Server.Version },
+			exempt: []string{results.FactorEngine, results.FactorTarget}, soft: noSoft, sev: Error,
+			why: "another version or build of the server (seed 002: 32- against 64-bit builds)"},
+		{rule: RuleMixedServer, name: "target", get: func(r *results.Run) string { return r.Server.Target },
+			exempt: []string{results.FactorEngine, results.FactorTarget}, soft: settingFactor, sev: Error,
+			why: "another server"},
+		cl("client OS", Error, func(r *results.Run) string { return strings.TrimSpace(r.Client.OS + " " + r.Client.Kernel) }),
+		cl("client CPU", Error, func(r *results.Run) string {
+			if r.Client.CPUModel == "" && r.Client.Cores == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%s × %d", r.Client.CPUModel, r.Client.Cores)
+		}),
+		cl("client memory", Error, func(r *results.Run) string {
+			if r.Client.MemoryBytes == 0 {
+				return ""
+			}
+			return fmtBytes(float64(r.Client.MemoryBytes))
+		}),
+		cl("client host", Warning, func(r *results.Run) string { return r.Client.Hostname }),
+		cl("dblat version", Warning, func(r *results.Run) string { return r.Client.DblatVersion }),
+		cl("Go version", Warning, func(r *results.Run) string { return r.Client.GoVersion }),
+		p("workload", Error, "different benchmarks", func(r *results.Run) string { return r.Params.Workload }),
+		p("warehouses", Error, "a different dataset size (seed 001: performance drops heavily as the database grows)",
+			func(r *results.Run) string { return itoa(r.Params.Scale) }, results.FactorWarehouses),
+		p("terminals", Error, "a different load", func(r *results.Run) string { return itoa(r.Params.Terminals) }, results.FactorTerminals),
+		p("connections", Error, "a different pool size", func(r *results.Run) string {
+			if r.Params.Connections <= 0 || r.Params.Connections >= r.Params.Terminals {
+				return "one per terminal"
+			}
+			return itoa(r.Params.Connections)
+		}, results.FactorConnections, results.FactorTerminals),
+		p("rtt", Error, "a different added latency", func(r *results.Run) string { return results.FormatDuration(r.Params.RTT) }, results.FactorRTT),
+		p("think", Error, "pacing on in some runs and off in others", func(r *results.Run) string { return strconv.FormatBool(r.Params.Think) }, results.FactorThink),
+		p("mix", Error, "a different transaction mix", func(r *results.Run) string { return mixText(r.Params.Mix) },
+			results.OptionPrefix+"mix"),
+		p("duration", Warning, "windows of different length average different amounts of noise and background work",
+			func(r *results.Run) string { return results.FormatDuration(r.Params.Duration) }, results.FactorDuration),
+		p("warmup", Warning, "warm-ups of different length leave caches in different states",
+			func(r *results.Run) string { return results.FormatDuration(r.Params.Warmup) }, results.FactorWarmup),
+		p("seed", Warning, "the terminals draw different random sequences",
+			func(r *results.Run) string { return strconv.FormatInt(r.Params.Seed, 10) }),
+		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
+	}
+	// Requested settings and options that are not factors.
+	opts := map[string]bool{}
+	for _, r := range c.fin {
+		for k := range r.Params.Options {
+			if k != "mix" {
+				opts[k] = true
+			}
+		}
+	}
+	for _, k := range sortedKeys(opts) {
+		fk := k
+		if !strings.HasPrefix(k, results.SettingPrefix) {
+			fk = results.OptionPrefix + k
+		}
+		its = append(its, p("requested "+k, Error, "a different requested configuration",
+			func(r *results.Run) string { return r.Params.Options[k] }, fk))
+	}
+	// Settings read back that matter, per engine.
+	engines := map[string]bool{}
+	for _, r := range c.fin {
+		engines[r.Server.Engine] = true
+	}
+	keys := map[string]bool{}
+	for e := range engines {
+		for _, k := range engineKeys[e] {
+			keys[k] = true
+		}
+	}
+	for _, k := range sortedKeys(keys) {
+		exempt := []string{results.FactorEngine}
+		for _, f := range c.g.factors {
+			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(name, k) {
+				exempt = append(exempt, f)
+			}
+		}
+		its = append(its, item{rule: RuleMixedSettings, name: k, exempt: exempt, soft: settingFactor, sev: Error,
+			why: "a server setting that changes what is measured (seed 002: different page sizes, misleading cache settings)",
+			get: func(r *results.Run) string {
+				v, _ := lookup(r.Server.Settings, k)
+				return v
+			}})
+	}
+	return its
+}
+
+// governs reports whether the setting factor set.<name> governs the read-back key.
+func governs(name, key string) bool {
+	n := strings.ToLower(name)
+	if n == strings.ToLower(key) {
+		return true
+	}
+	return slices.Contains(settingAliases[n], strings.ToLower(key))
+}
+
+func mixText(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+strconv.FormatFloat(m[k], 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+func linkText(r *results.Run) string {
+	l := r.Link
+	if l == nil {
+		return "none"
+	}
+	s := l.Kind
+	if l.Jitter > 0 {
+		s += fmt.Sprintf(" jitter %s %s", results.FormatDuration(l.Jitter), l.Distribution)
+	}
+	if l.BandwidthUp > 0 || l.BandwidthDown > 0 {
+		s += fmt.Sprintf(" bandwidth %d/%d B/s", l.BandwidthUp, l.BandwidthDown)
+	}
+	if l.DelayConnect {
+		s += " delay-connect"
+	}
+	return s
+}
+
+// mixed applies the like-for-like rules: for each item, the finished runs that report it
+// must agree, except between levels of the item's exempt factors. A difference inside a
+// cell, or one that follows a factor that does not explain it (the RTT, the terminals),
+// confounds the chart: its severity is the item's. A difference that follows only the
+// levels of a setting or option factor the item is soft on is a warning: the factor may
+// legitimately change it (an engine default), but the chart credits the factor with its
+// effect.
+func (c *checker) mixed() {
+	for _, it := range c.items() {
+		var exempt, soft []int
+		for f, key := range c.g.factors {
+			switch {
+			case slices.Contains(it.exempt, key):
+				exempt = append(exempt, f)
+			case it.soft(key):
+				soft = append(soft, f)
+			}
+		}
+		// Values by run, within each partition of the exempt factors' levels.
+		type part struct{ vals map[string][]int64 }
+		parts := map[string]*part{}
+		all := map[string][]int64{}
+		finer := map[string]map[string]bool{} // exempt+soft levels → values
+		for _, r := range c.fin {
+			v := it.get(r)
+			if v == "" {
+				continue // not reported: unknown, not different
+			}
+			pk := c.levelsKey(r, exempt)
+			p := parts[pk]
+			if p == nil {
+				p = &part{vals: map[string][]int64{}}
+				parts[pk] = p
+			}
+			p.vals[v] = append(p.vals[v], r.ID)
+			all[v] = append(all[v], r.ID)
+			fk := c.levelsKey(r, append(slices.Clone(exempt), soft...))
+			if finer[fk] == nil {
+				finer[fk] = map[string]bool{}
+			}
+			finer[fk][v] = true
+		}
+		differs := false
+		for _, p := range parts {
+			if len(p.vals) > 1 {
+				differs = true
+			}
+		}
+		if !differs {
+			continue
+		}
+		explained := len(soft) > 0
+		for _, vs := range finer {
+			if len(vs) > 1 {
+				explained = false
+			}
+		}
+		sev, msg := it.sev, fmt.Sprintf("%s differs between runs that are compared: %s", it.name, it.why)
+		fix := fmt.Sprintf("rerun the odd runs with the same %s, or make it a factor of the study so that it is varied on purpose", it.name)
+		if explained {
+			names := make([]string, len(soft))
+			for i, f := range soft {
+				names[i] = c.g.factors[f]
+			}
+			sev = Warning
+			msg = fmt.Sprintf("%s changes with %s although it is not a factor: the charts credit %s with its effect", it.name, strings.Join(names, ", "), strings.Join(names, ", "))
+			fix = fmt.Sprintf("if the difference is the engine's default for each level, say so where the figures are quoted; else set %s explicitly to one value", it.name)
+		}
+		c.add(Finding{Rule: it.rule, Severity: sev, Message: msg, Evidence: valuesEvidence(all),
+			Runs: minority(all), Fix: fix})
+	}
+}
+
+// levelsKey joins run's levels of the factors at idx.
+func (c *checker) levelsKey(r *results.Run, idx []int) string {
+	parts := make([]string, len(idx))
+	for i, f := range idx {
+		parts[i] = results.FactorValue(r, c.g.factors[f])
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// byCount orders the values of vals by their number of runs (most first), then by value.
+func byCount(vals map[string][]int64) []string {
+	ks := sortedKeys(vals)
+	sort.SliceStable(ks, func(i, j int) bool { return len(vals[ks[i]]) > len(vals[ks[j]]) })
+	return ks
+}
+
+// minority returns the runs whose value is not the most common one; every run when the
+// most common values tie (there is no odd group then).
+func minority(vals map[string][]int64) []int64 {
+	order := byCount(vals)
+	from := 1
+	if len(order) > 1 && len(vals[order[0]]) == len(vals[order[1]]) {
+		from = 0
+	}
+	var out []int64
+	for _, v := range order[from:] {
+		out = append(out, vals[v]...)
+	}
+	return out
+}
+
+// valuesEvidence writes "“8192” in 10 runs (1, 2, …); “16384” in 2 runs (11, 12)".
+func valuesEvidence(vals map[string][]int64) string {
+	var parts []string
+	for _, v := range byCount(vals) {
+		ids := vals[v]
+		parts = append(parts, fmt.Sprintf("%q in %s (%s)", v, plural(len(ids), "run"), idList(ids, 8)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// idList writes up to n IDs, then "… (k more)".
+func idList(ids []int64, n int) string {
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	var parts []string
+	for i, id := range s {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("… %d more", len(s)-n))
+			break
+		}
+		parts = append(parts, strconv.FormatInt(id, 10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// listed joins up to n evidence lines and counts the rest.
+func listed(lines []string, n int) string {
+	if len(lines) > n {
+		return strings.Join(lines[:n], "; ") + fmt.Sprintf("; and %d more", len(lines)-n)
+	}
+	return strings.Join(lines, "; ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Engine pitfalls.
+
+// requested returns the run's requested value of server setting name (Params.Options
+// "set.<name>", matched case-insensitively).
+func requested(r *results.Run, name string) (string, bool) {
+	for k, v := range r.Params.Options {
+		if n, ok := strings.CutPrefix(k, results.SettingPrefix); ok && strings.EqualFold(n, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// settingsApplied compares each requested setting with its read-back under the same name,
+// where both parse to the same kind of value.
+func (c *checker) settingsApplied() {
+	type key struct{ name, asked, got string }
+	found := map[key][]int64{}
+	for _, r := range c.fin {
+		for k, asked := range r.Params.Options {
+			name, ok := strings.CutPrefix(k, results.SettingPrefix)
+			if !ok {
+				continue
+			}
+			got, ok := lookup(r.Server.Settings, name)
+			if !ok {
+				continue
+			}
+			if same, comparable := sameSetting(asked, got); comparable && !same {
+				found[key{name, asked, got}] = append(found[key{name, asked, got}], r.ID)
+			}
+		}
+	}
+	keys := make([]key, 0, len(found))
+	for k := range found {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return a.name+"\x00"+a.asked+"\x00"+a.got < b.name+"\x00"+b.asked+"\x00"+b.got
+	})
+	for _, k := range keys {
+		why, fix := "the server runs with another value than the one the study's labels claim", "check the server's configuration and rerun"
+		switch strings.ToLower(k.name) {
+		case "pagesize":
+			why = "Firebird 3.0 silently clamps page sizes outside 4096–16384 (32768 becomes 16384), and an existing database keeps the page size it was created with (engines.md §1.5)"
+			fix = "create the database with a page size this version supports (4096, 8192 or 16384 for 3.0) and rerun"
+		case "defaultdbcachepages":
+			why = "page buffers written into the database header with gfix -buffers override DefaultDbCachePages (engines.md §1.4, §6 item 6)"
+			fix = "run gfix -buffers 0 on the database so that the configuration rules, and rerun"
+		}
+		c.add(Finding{Rule: RuleSettingNotApplied, Severity: Error,
+			Message:  fmt.Sprintf("%s was asked as %s but read back as %s: %s", k.name, k.asked, k.got, why),
+			Evidence: fmt.Sprintf("requested %s=%s, server reports %s in %s (%s)", k.name, k.asked, k.got, plural(len(found[k]), "run"), idList(found[k], 8)),
+			Runs:     found[k], Fix: fix})
+	}
+}
+
+// classicBuffers flags Firebird Classic and SuperClassic runs with more than 2048 page
+// buffers: each connection has its own cache of that size (seed 002, engines.md §1.3).
+func (c *checker) classicBuffers() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		if r.Server.Engine != "firebird" {
+			continue
+		}
+		mode, _ := lookup(r.Server.Settings, "ServerMode")
+		if !strings.Contains(strings.ToLower(mode), "classic") {
+			continue
+		}
+		bv, _ := lookup(r.Server.Settings, "DefaultDbCachePages")
+		pages, err := strconv.Atoi(strings.TrimSpace(bv))
+		if err != nil || pages <= fbClassicMaxBuffers {
+			continue
+		}
+		ids = append(ids, r.ID)
+		line := fmt.Sprintf("run %d: %s with %d page buffers", r.ID, mode, pages)
+		if ps, err := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, "PageSize"))); err == nil && ps > 0 {
+			per := float64(pages) * float64(ps)
+			line += fmt.Sprintf(" × %d B = %s per connection × %d = %s", ps, fmtBytes(per), concurrency(&r.Params), fmtBytes(per*float64(concurrency(&r.Params))))
+		}
+		lines = append(lines, line)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleClassicBuffers, Severity: Warning,
+		Message:  "Firebird Classic/SuperClassic with more than 2048 page buffers: every connection keeps its own cache, so memory grows with the pool and synchronising the caches slows the server (seed 002: \"after 2048 buffers per connection, the cost of synchronization … quickly grows\")",
+		Evidence: listed(lines, 8), Runs: ids,
+		Fix: "use at most 2048 page buffers in Classic/SuperClassic (256 is their default), or SuperServer for a large shared cache"})
+}
+
+func firstOf(m map[string]string, key string) string {
+	v, _ := lookup(m, key)
+	return v
+}
+
+// defaultCache flags runs whose server cache is at the engine's default and smaller than
+// the database, unless the cache is requested explicitly or is a factor.
+func (c *checker) defaultCache() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		db := float64(r.Server.DatabaseBytes)
+		if db <= 0 {
+			continue
+		}
+		var name string
+		var cache float64
+		switch r.Server.Engine {
+		case "postgres":
+			name = "shared_buffers"
+			if b, ok := bytesOf(firstOf(r.Server.Settings, name), 8192); ok && b == pgDefaultSharedBuffers {
+				cache = b
+			}
+		case "mariadb", "mysql":
+			name = "innodb_buffer_pool_size"
+			if b, ok := bytesOf(firstOf(r.Server.Settings, name), 1); ok && b == mariadbDefaultBufferPool {
+				cache = b
+			}
+		case "firebird":
+			name = "DefaultDbCachePages"
+			mode := strings.ToLower(firstOf(r.Server.Settings, "ServerMode"))
+			def := fbDefaultPagesSuper
+			if strings.Contains(mode, "classic") {
+				def = fbDefaultPagesClassic
+			}
+			pages, err1 := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, name)))
+			ps, err2 := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, "PageSize")))
+			if err1 == nil && err2 == nil && pages == def {
+				cache = float64(pages) * float64(ps)
+			}
+		}
+		if cache == 0 || cache >= db {
+			continue
+		}
+		if _, asked := requested(r, name); asked || c.isFactor(results.SettingPrefix+name) {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d: %s %s (the default) for a %s database", r.ID, name, fmtBytes(cache), fmtBytes(db)))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleDefaultCache, Severity: Warning,
+		Message:  "the server's own cache was left at the engine's default and is smaller than the database: the figures depend on the OS page cache and describe an untuned server, not a cache-bound configuration (seed 002: misleading cache settings)",
+		Evidence: listed(lines, 6), Runs: ids,
+		Fix: "size the cache explicitly (shared_buffers, innodb_buffer_pool_size, DefaultDbCachePages) for the claim being made, or vary it as a factor"})
+}
+
+// dataInRAM notes runs on a managed (local) server whose database is smaller than the
+// client machine's memory.
+func (c *checker) dataInRAM() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		db, mem := r.Server.DatabaseBytes, r.Client.MemoryBytes
+		if !r.Server.Managed || db <= 0 || mem <= 0 || db >= mem {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d: %s database, %s of RAM", r.ID, fmtBytes(float64(db)), fmtBytes(float64(mem))))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleDataInRAM, Severity: Info,
+		Message:  "the database fits in the memory of the machine the server runs on: these runs measure a cached database, not the disk (seed 002: \"database size should be bigger than RAM\" for a disk test)",
+		Evidence: listed(lines, 4), Runs: ids,
+		Fix: "for a disk-bound claim use more warehouses than fit in RAM (seed 002: ~50 GB for 32 GB of RAM); for a latency study this is usually what is wanted"})
+}
+
+// ---------------------------------------------------------------------------------------
+// Run quality.
+
+// errorRates flags runs whose errors per completed transaction exceed the thresholds.
+func (c *checker) errorRates() {
+	for _, sev := range []Severity{Error, Warning} {
+		var ids []int64
+		var lines []string
+		for _, r := range c.fin {
+			var n int64
+			for _, v := range r.Summary.Errors {
+				n += v
+			}
+			if n == 0 {
+				continue
+			}
+			done := r.Summary.Committed + r.Summary.Rollbacks
+			rate := math.Inf(1)
+			if done > 0 {
+				rate = float64(n) / float64(done)
+			}
+			s := Info
+			switch {
+			case rate >= c.opt.ErrorRateError:
+				s = Error
+			case rate >= c.opt.ErrorRateWarning:
+				s = Warning
+			}
+			if s != sev {
+				continue
+			}
+			var cls []string
+			for _, k := range sortedKeys(r.Summary.Errors) {
+				if r.Summary.Errors[k] > 0 {
+					cls = append(cls, fmt.Sprintf("%s %d", k, r.Summary.Errors[k]))
+				}
+			}
+			ids = append(ids, r.ID)
+			lines = append(lines, fmt.Sprintf("run %d: %s errors per completed transaction (%s; %d completed)", r.ID, pct(rate), strings.Join(cls, ", "), done))
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		limit := c.opt.ErrorRateWarning
+		if sev == Error {
+			limit = c.opt.ErrorRateError
+		}
+		c.add(Finding{Rule: RuleErrorRate, Severity: sev,
+			Message:  fmt.Sprintf("errors reach %s of completed transactions: the figures reflect conflicts or failures of the test logic as much as the engine (seed 002: update conflicts; TPC-C's own rollbacks are 1 %%)", pct(limit)),
+			Evidence: listed(lines, 8), Runs: ids,
+			Fix: "find the cause in the error classes (retryable = conflicts and deadlocks, connection = lost connections): spread the load over more warehouses, fix the isolation or the transaction logic, or raise the server's limits"})
+	}
+}
+
+// repeats flags cells with fewer finished repeats than needed.
+func (c *checker) repeats() {
+	need := c.opt.MinRepeats
+	if c.opt.Repeat > 0 && c.opt.Repeat < c.opt.MinRepeats {
+		need = c.opt.Repeat
+		c.add(Finding{Rule: RuleFewRepeats, Severity: Info,
+			Message:  fmt.Sprintf("the study asks for %s per cell, fewer than %d: differences smaller than the noise cannot be told apart (seed 000: \"each test configuration is run at least five times\")", plural(c.opt.Repeat, "repeat"), c.opt.MinRepeats),
+			Evidence: fmt.Sprintf("repeat: %d", c.opt.Repeat),
+			Fix:      fmt.Sprintf("set repeat: %d or more for figures to quote", c.opt.MinRepeats)})
+	}
+	var cells, lines []string
+	var ids []int64
+	for _, cl := range c.g.cells {
+		if len(cl.fin) >= need {
+			continue
+		}
+		cells = append(cells, cl.key)
+		for _, r := range cl.runs {
+			ids = append(ids, r.ID)
+		}
+		line := fmt.Sprintf("%s: %d finished", orAll(cl.key), len(cl.fin))
+		if n := len(cl.runs) - len(cl.fin); n > 0 {
+			line += fmt.Sprintf(" (%d failed, aborted or running)", n)
+		}
+		lines = append(lines, line)
+	}
+	if len(cells) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleFewRepeats, Severity: Warning,
+		Message:  fmt.Sprintf("%s fewer than %d finished repeats: their means have wide or no confidence intervals (seed 000 runs every configuration at least five times)", cellsHave(len(cells)), need),
+		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
+		Fix: fmt.Sprintf("run the study again: `dblat study run` resumes and adds the missing repeats (%d per cell)", need)})
+}
+
+func cellsHave(n int) string {
+	if n == 1 {
+		return "1 cell has"
+	}
+	return fmt.Sprintf("%d cells have", n)
+}
+
+func orAll(key string) string {
+	if key == "" {
+		return allRuns
+	}
+	return key
+}
+
+// variation flags cells whose repeats disagree by more than MaxCV.
+func (c *checker) variation() {
+	var cells, lines []string
+	var ids []int64
+	for _, cl := range c.g.cells {
+		if len(cl.fin) < 2 {
+			continue
+		}
+		xs := make([]float64, len(cl.fin))
+		for i, r := range cl.fin {
+			xs[i] = metricValue(r, c.g.metric)
+		}
+		m, sd := meanSD(xs)
+		if m <= 0 || sd/m <= c.opt.MaxCV {
+			continue
+		}
+		cells = append(cells, cl.key)
+		ids = append(ids, cl.ids...)
+		vals := make([]string, len(xs))
+		for i, x := range xs {
+			vals[i] = strconv.FormatFloat(round(x, 1), 'f', -1, 64)
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s CV %s over runs %s (%s)", orAll(cl.key), c.g.metric, pct(sd/m), idList(cl.ids, 10), strings.Join(vals, ", ")))
+	}
+	if len(cells) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleVariation, Severity: Warning,
+		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", plural(len(cells), "cell"), pct(c.opt.MaxCV)),
+		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
+		Fix: "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"})
+}
+
+// clientBound flags runs where dblat's own CPU use approached the client's cores.
+func (c *checker) clientBound() {
+	for _, sev := range []Severity{Error, Warning} {
+		var ids []int64
+		var lines []string
+		shared := false
+		for _, r := range c.fin {
+			el := r.Summary.Elapsed.Seconds()
+			if r.Client.CPUSeconds <= 0 || r.Client.Cores <= 0 || el <= 0 {
+				continue
+			}
+			u := r.Client.CPUSeconds / (el * float64(r.Client.Cores))
+			s := Info
+			switch {
+			case u >= c.opt.ClientCPUError:
+				s = Error
+			case u >= c.opt.ClientCPUWarning:
+				s = Warning
+			}
+			if s != sev {
+				continue
+			}
+			ids = append(ids, r.ID)
+			shared = shared || r.Server.Managed
+			lines = append(lines, fmt.Sprintf("run %d: %.1f CPU-s in %.1f s on %d cores = %s", r.ID, r.Client.CPUSeconds, el, r.Client.Cores, pct(u)))
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		limit := c.opt.ClientCPUWarning
+		if sev == Error {
+			limit = c.opt.ClientCPUError
+		}
+		msg := fmt.Sprintf("dblat itself used %s or more of the client's cores during the window: its own queueing is counted as database time, so the figure measures the tool as much as the database", pct(limit))
+		if shared {
+			msg += "; the server runs on the same machine (managed) and competes for the same cores, so the contention is worse than this share shows"
+		}
+		c.add(Finding{Rule: RuleClientBound, Severity: sev, Message: msg, Evidence: listed(lines, 8), Runs: ids,
+			Fix: "run fewer terminals per client, give dblat its own machine or cores, or use a faster client; the latency link's precise waits also cost CPU (package latency: Config.NoSpin)"})
+	}
+}
+
+// rtt flags runs whose link did not add the RTT asked for, or was not measured.
+func (c *checker) rtt() {
+	type lvl struct {
+		ids      []int64
+		min, max time.Duration
+	}
+	off := map[time.Duration]*lvl{}
+	var uncal, nolink []int64
+	for _, r := range c.fin {
+		l := r.Link
+		if l == nil {
+			if r.Params.RTT > 0 {
+				nolink = append(nolink, r.ID)
+			}
+			continue
+		}
+		if l.Samples <= 0 {
+			uncal = append(uncal, r.ID)
+			continue
+		}
+		want := l.RTT
+		if r.Params.RTT != want {
+			want = r.Params.RTT
+		}
+		tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(want)))
+		d := l.AchievedP50 - want
+		if d <= tol && d >= -tol {
+			continue
+		}
+		v := off[want]
+		if v == nil {
+			v = &lvl{min: l.AchievedP50, max: l.AchievedP50}
+			off[want] = v
+		}
+		v.ids = append(v.ids, r.ID)
+		v.min, v.max = min(v.min, l.AchievedP50), max(v.max, l.AchievedP50)
+	}
+	if len(off) > 0 {
+		levels := make([]time.Duration, 0, len(off))
+		for k := range off {
+			levels = append(levels, k)
+		}
+		slices.Sort(levels)
+		var ids []int64
+		var lines []string
+		for _, want := range levels {
+			v := off[want]
+			ids = append(ids, v.ids...)
+			tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(want)))
+			got := fmtDur(v.min)
+			if v.max != v.min {
+				got += "–" + fmtDur(v.max)
+			}
+			lines = append(lines, fmt.Sprintf("requested %s, achieved %s (tolerance ±%s) in %s (%s)",
+				fmtDur(want), got, fmtDur(tol), plural(len(v.ids), "run"), idList(v.ids, 8)))
+		}
+		c.add(Finding{Rule: RuleRTT, Severity: Error,
+			Message:  "the link did not add the RTT the charts' x axis claims: the calibrated median differs from the request by more than the tolerance",
+			Evidence: strings.Join(lines, "; "), Runs: ids,
+			Fix: "plot against the achieved RTT (the latency model does), or find what delays the link (a CPU-starved client: see client-bound; timer precision) and rerun"})
+	}
+	if len(nolink) > 0 {
+		c.add(Finding{Rule: RuleRTT, Severity: Error,
+			Message:  "runs that asked for added RTT record no latency link: nothing shows that the delay was added",
+			Evidence: fmt.Sprintf("%s (%s)", plural(len(nolink), "run"), idList(nolink, 8)), Runs: nolink,
+			Fix: "rerun with a dblat that records the link"})
+	}
+	if len(uncal) > 0 {
+		c.add(Finding{Rule: RuleRTT, Severity: Warning,
+			Message:  "the link was not calibrated before these runs: the RTT actually added is unknown",
+			Evidence: fmt.Sprintf("%s (%s)", plural(len(uncal), "run"), idList(uncal, 8)), Runs: uncal,
+			Fix: "rerun with calibration (the default of `dblat run` and `dblat study run`)"})
+	}
+}
+
+// warmup flags runs with no warm-up, or one shorter than max(MinWarmup,
+// MinWarmupFraction × window).
+func (c *checker) warmup() {
+	var none, short []int64
+	var shortLines []string
+	seen := map[string]bool{}
+	for _, r := range c.fin {
+		w, d := r.Params.Warmup, r.Params.Duration
+		need := max(c.opt.MinWarmup, time.Duration(c.opt.MinWarmupFraction*float64(d)))
+		switch {
+		case w <= 0:
+			none = append(none, r.ID)
+		case w < need:
+			short = append(short, r.ID)
+			line := fmt.Sprintf("warm-up %s before a %s window (at least %s wanted)", fmtDur(w), fmtDur(d), fmtDur(need))
+			if !seen[line] {
+				seen[line] = true
+				shortLines = append(shortLines, line)
+			}
+		}
+	}
+	if len(none) > 0 {
+		c.add(Finding{Rule: RuleWarmup, Severity: Warning,
+			Message:  "runs without warm-up: connection set-up, first use of every statement (an extra round trip each in pgx's cache mode, engines.md §6 item 9) and cold caches fall into the measured window",
+			Evidence: fmt.Sprintf("warm-up 0 in %s (%s)", plural(len(none), "run"), idList(none, 8)), Runs: none,
+			Fix: fmt.Sprintf("use a warm-up of at least %s (dblat run's default)", fmtDur(c.opt.MinWarmup))})
+	}
+	if len(short) > 0 {
+		c.add(Finding{Rule: RuleWarmup, Severity: Warning,
+			Message:  "warm-up too short for the caches to fill and the statements to be prepared before the window starts: the first seconds of the window are not steady state",
+			Evidence: listed(shortLines, 4) + fmt.Sprintf(" in %s (%s)", plural(len(short), "run"), idList(short, 8)), Runs: short,
+			Fix: fmt.Sprintf("use a warm-up of at least %s, and at least %s of the window", fmtDur(c.opt.MinWarmup), pct(c.opt.MinWarmupFraction))})
+	}
+}
+
+// ---------------------------------------------------------------------------------------
+
+func pct(f float64) string {
+	if math.IsInf(f, 1) {
+		return "∞ %"
+	}
+	p := f * 100
+	if p >= 10 || p == math.Trunc(p) {
+		return fmt.Sprintf("%.0f %%", p)
+	}
+	return fmt.Sprintf("%.1f %%", p)
+}
+
+func fmtBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

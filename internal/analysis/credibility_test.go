@@ -1,0 +1,441 @@
+package analysis
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// cleanStudy is a clean 2 RTT × 2 terminals study with five repeats: ids 1–20, cell
+// "rtt=1ms terminals=8" holds ids 2, 6, 10, 14, 18.
+func cleanStudy() []results.Run {
+	return study([]time.Duration{0, ms}, []int{8, 16}, func(n int, r time.Duration) float64 { return modelX(n, r, 0) })
+}
+
+var cleanOpt = CheckOptions{Factors: factorsRT}
+
+// only returns the findings of rule.
+func only(fs []Finding, rule string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Rule == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// expect checks that fs holds exactly one finding of rule, with severity sev, the runs
+// want, and a message containing each of msg; it returns the finding.
+func expect(t *testing.T, fs []Finding, rule string, sev Severity, want []int64, msg ...string) Finding {
+	t.Helper()
+	got := only(fs, rule)
+	if len(got) != 1 {
+		t.Fatalf("%s: %d findings, want 1: %+v", rule, len(got), fs)
+	}
+	f := got[0]
+	if f.Severity != sev || !slices.Equal(f.Runs, want) {
+		t.Errorf("%s: severity %s runs %v, want %s %v (%s; %s)", rule, f.Severity, f.Runs, sev, want, f.Message, f.Evidence)
+	}
+	for _, m := range msg {
+		if !strings.Contains(f.Message+" "+f.Evidence, m) {
+			t.Errorf("%s: %q not in %q / %q", rule, m, f.Message, f.Evidence)
+		}
+	}
+	if f.Fix == "" {
+		t.Errorf("%s: no fix", rule)
+	}
+	return f
+}
+
+func TestCheckCleanStudy(t *testing.T) {
+	if fs := Check(cleanStudy(), cleanOpt); len(fs) != 0 {
+		t.Errorf("clean study: %+v", fs)
+	}
+	if HasErrors(nil) {
+		t.Error("HasErrors(nil)")
+	}
+}
+
+// TestCheckPlanted plants one problem per case in the clean study and expects exactly the
+// findings it causes.
+func TestCheckPlanted(t *testing.T) {
+	cases := []struct {
+		name  string
+		opt   CheckOptions
+		plant func(runs []results.Run) []results.Run
+		rule  string
+		sev   Severity
+		runs  []int64
+		msg   []string
+	}{
+		{name: "page size differs (seed 002)", rule: RuleMixedSettings, sev: Error, runs: []int64{7},
+			msg: []string{"block_size differs", `"16384" in 1 run (7)`},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 7).Server.Settings["block_size"] = "16384"
+				return runs
+			}},
+		{name: "32 against 64 bit", rule: RuleMixedServer, sev: Error, runs: []int64{3, 4},
+			msg: []string{"server version differs", "32- against 64-bit"},
+			plant: func(runs []results.Run) []results.Run {
+				for _, id := range []int64{3, 4} {
+					byID(runs, id).Server.Version = "PostgreSQL 15.18 on i686-pc-linux-gnu, 32-bit"
+				}
+				return runs
+			}},
+		{name: "version confounded with rtt", rule: RuleMixedServer, sev: Error,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }), // a tie: no odd group
+			msg:  []string{"server version differs"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					if runs[i].Params.RTT == ms {
+						runs[i].Server.Version = "PostgreSQL 16.4"
+					}
+				}
+				return runs
+			}},
+		{name: "client CPU", rule: RuleMixedClient, sev: Error, runs: []int64{20},
+			msg: []string{"client CPU differs"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 20).Client.CPUModel = "Xeon"
+				return runs
+			}},
+		{name: "dblat version", rule: RuleMixedClient, sev: Warning, runs: []int64{1},
+			msg: []string{"dblat version differs"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 1).Client.DblatVersion = "v0.2.9"
+				return runs
+			}},
+		{name: "warehouses", rule: RuleMixedParams, sev: Error, runs: []int64{5},
+			msg: []string{"warehouses differs", "dataset size"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 5).Params.Scale = 100
+				return runs
+			}},
+		{name: "seed", rule: RuleMixedParams, sev: Warning, runs: []int64{5},
+			msg: []string{"seed differs"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 5).Params.Seed = 2
+				return runs
+			}},
+		{name: "no link at rtt 0", rule: RuleMixedParams, sev: Error,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"link differs", `"none" in 10 runs`},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					if runs[i].Params.RTT == 0 {
+						runs[i].Link = nil
+					}
+				}
+				return runs
+			}},
+		{name: "requested setting changed between repeats", rule: RuleMixedParams, sev: Error, runs: []int64{9},
+			msg: []string{"requested set.shared_buffers differs"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 9).Params.Options["set.shared_buffers"] = "2GB"
+				byID(runs, 9).Server.Settings["shared_buffers"] = "262144 8kB"
+				return runs
+			}},
+		{name: "page size clamped", rule: RuleSettingNotApplied, sev: Error,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"PageSize was asked as 32768 but read back as 16384", "silently clamps"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					fbRun(&runs[i], "Super", "16384", "2048")
+					runs[i].Params.Options["set.PageSize"] = "32768"
+				}
+				return runs
+			}},
+		{name: "buffers from the header", rule: RuleSettingNotApplied, sev: Error,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"DefaultDbCachePages was asked as 4096 but read back as 8192", "gfix -buffers"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					fbRun(&runs[i], "Super", "8192", "8192")
+					runs[i].Params.Options["set.DefaultDbCachePages"] = "4096"
+				}
+				return runs
+			}},
+		{name: "classic with 5000 buffers (seed 002)", rule: RuleClassicBuffers, sev: Warning,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"more than 2048 page buffers", "5000 page buffers × 16384 B = 78 MiB per connection"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					fbRun(&runs[i], "Classic", "16384", "5000")
+				}
+				return runs
+			}},
+		{name: "default shared_buffers, larger database", rule: RuleDefaultCache, sev: Warning, runs: []int64{11},
+			msg: []string{"left at the engine's default", "shared_buffers 128 MiB (the default) for a 900 MiB database"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 11)
+				delete(r.Params.Options, "set.shared_buffers")
+				r.Server.Settings["shared_buffers"] = "16384 8kB"
+				// Also differs from the others: mixed-settings and mixed-params fire too.
+				return runs
+			}},
+		{name: "data in RAM", rule: RuleDataInRAM, sev: Info, runs: []int64{4},
+			msg: []string{"fits in the memory", "900 MiB database, 64.0 GiB of RAM"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 4).Server.Managed = true
+				return runs
+			}},
+		{name: "conflicts 2 %", rule: RuleErrorRate, sev: Warning, runs: []int64{6},
+			msg: []string{"retryable"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 6)
+				r.Summary.Errors = map[string]int64{"retryable": r.Summary.Committed * 2 / 100}
+				return runs
+			}},
+		{name: "conflicts 10 %", rule: RuleErrorRate, sev: Error, runs: []int64{6},
+			msg: []string{"retryable", "connection 3"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 6)
+				r.Summary.Errors = map[string]int64{"retryable": r.Summary.Committed / 10, "connection": 3}
+				return runs
+			}},
+		{name: "cell with 3 repeats", rule: RuleFewRepeats, sev: Warning, runs: []int64{2, 6, 10},
+			msg: []string{"1 cell has fewer than 5", "rtt=1ms terminals=8: 3 finished"},
+			plant: func(runs []results.Run) []results.Run {
+				return slices.DeleteFunc(runs, func(r results.Run) bool { return r.ID == 14 || r.ID == 18 })
+			}},
+		{name: "cell with 3 repeats and 1 failed", rule: RuleFewRepeats, sev: Warning, runs: []int64{2, 6, 10, 14},
+			msg: []string{"3 finished (1 failed, aborted or running)"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 14).Status = results.StatusFailed
+				return slices.DeleteFunc(runs, func(r results.Run) bool { return r.ID == 18 })
+			}},
+		{name: "repeats disagree", rule: RuleVariation, sev: Warning, runs: []int64{2, 6, 10, 14, 18},
+			msg: []string{"rtt=1ms terminals=8: NOPM CV"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 10).Summary.NOPM *= 1.5
+				return runs
+			}},
+		{name: "saturated client", rule: RuleClientBound, sev: Error, runs: []int64{12},
+			msg: []string{"80 %", "run 12: 864.0 CPU-s in 60.0 s on 16 cores = 90 %"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 12).Client.CPUSeconds = 0.9 * 60 * 16
+				return runs
+			}},
+		{name: "busy client, local server", rule: RuleClientBound, sev: Warning, runs: []int64{12},
+			msg: []string{"50 %", "same machine"},
+			opt: CheckOptions{Factors: factorsRT},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 12).Client.CPUSeconds = 0.6 * 60 * 16
+				byID(runs, 12).Server.Managed = true
+				byID(runs, 12).Server.DatabaseBytes = 100 << 30 // not data-in-ram
+				return runs
+			}},
+		{name: "link 200µs off", rule: RuleRTT, sev: Error, runs: []int64{2, 6},
+			msg: []string{"requested 1ms, achieved 1.2ms (tolerance ±50µs) in 2 runs (2, 6)"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 2).Link.AchievedP50 = 1200 * us
+				byID(runs, 6).Link.AchievedP50 = 1200 * us
+				byID(runs, 10).Link.AchievedP50 = 1040 * us // within tolerance
+				return runs
+			}},
+		{name: "link not calibrated", rule: RuleRTT, sev: Warning, runs: []int64{6},
+			msg: []string{"not calibrated"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 6).Link.Samples, byID(runs, 6).Link.AchievedP50 = 0, 0
+				return runs
+			}},
+		{name: "no warm-up", rule: RuleWarmup, sev: Warning,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"without warm-up"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					runs[i].Params.Warmup = 0
+				}
+				return runs
+			}},
+		{name: "short warm-up for a long window", rule: RuleWarmup, sev: Warning,
+			runs: ids(cleanStudy(), func(*results.Run) bool { return true }),
+			msg:  []string{"warm-up 10s before a 10m0s window (at least 1m0s wanted)"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					runs[i].Params.Duration = 10 * time.Minute
+				}
+				return runs
+			}},
+	}
+	// Which other rules a plant is allowed to trigger as well.
+	also := map[string][]string{
+		"default shared_buffers, larger database":   {RuleMixedSettings, RuleMixedParams},
+		"requested setting changed between repeats": {RuleMixedSettings},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := tc.plant(cleanStudy())
+			opt := tc.opt
+			if opt.Factors == nil {
+				opt = cleanOpt
+			}
+			fs := Check(runs, opt)
+			expect(t, fs, tc.rule, tc.sev, tc.runs, tc.msg...)
+			for _, f := range fs {
+				if f.Rule != tc.rule && !slices.Contains(also[tc.name], f.Rule) {
+					t.Errorf("unexpected %s finding: %s (%s)", f.Rule, f.Message, f.Evidence)
+				}
+			}
+			if HasErrors(fs) != (tc.sev == Error) && len(also[tc.name]) == 0 {
+				t.Errorf("HasErrors = %v", HasErrors(fs))
+			}
+		})
+	}
+}
+
+// fbRun makes r a Firebird run in mode with the given page size and page buffers.
+func fbRun(r *results.Run, mode, pageSize, buffers string) {
+	r.Server.Engine = "firebird"
+	r.Server.Version = "Firebird 3.0.11"
+	r.Server.Settings = map[string]string{"ServerMode": mode, "PageSize": pageSize, "DefaultDbCachePages": buffers,
+		"ForcedWrites": "on", "wire_encrypted": "TRUE"}
+	r.Server.DatabaseBytes = 1 * mib // within the default caches: no default-cache finding
+	delete(r.Params.Options, "set.shared_buffers")
+}
+
+// TestCheckFactorsMayDiffer: what a factor varies may differ; an engine default that
+// changes with a setting factor is a warning (seed 000's architectures with their own page
+// buffers); a page size that differs between targets is an error (seed 002).
+func TestCheckFactorsMayDiffer(t *testing.T) {
+	// set.shared_buffers as a factor: requested and read-back values differ by design.
+	runs := cleanStudy()
+	for i := range runs {
+		if runs[i].Params.Terminals == 16 {
+			runs[i].Params.Options["set.shared_buffers"] = "2GB"
+			runs[i].Server.Settings["shared_buffers"] = "262144 8kB"
+		}
+	}
+	if fs := Check(runs, CheckOptions{Factors: []string{"rtt", "terminals", "set.shared_buffers"}}); len(fs) != 0 {
+		t.Errorf("setting factor: %+v", fs)
+	}
+
+	// set.ServerMode as a factor, page buffers at each mode's default.
+	runs = cleanStudy()
+	for i := range runs {
+		mode, bufs := "Super", "2048"
+		if runs[i].Params.Terminals == 16 {
+			mode, bufs = "Classic", "256"
+		}
+		fbRun(&runs[i], mode, "8192", bufs)
+		runs[i].Params.Options["set.ServerMode"] = mode
+	}
+	fs := Check(runs, CheckOptions{Factors: []string{"rtt", "terminals", "set.ServerMode"}})
+	f := expect(t, fs, RuleMixedSettings, Warning, ids(runs, func(*results.Run) bool { return true }),
+		"DefaultDbCachePages changes with set.ServerMode")
+	if len(fs) != 1 {
+		t.Errorf("more findings: %+v (%+v)", fs, f)
+	}
+
+	// engine as a factor: versions and settings differ by design.
+	runs = cleanStudy()
+	for i := range runs {
+		if runs[i].Params.Terminals == 16 {
+			fbRun(&runs[i], "Super", "8192", "2048")
+		}
+	}
+	if fs := Check(runs, CheckOptions{Factors: []string{"rtt", "terminals", "engine"}}); len(fs) != 0 {
+		t.Errorf("engine factor: %+v", fs)
+	}
+
+	// target as a factor: the version may differ, the page size may not.
+	runs = cleanStudy()
+	for i := range runs {
+		fbRun(&runs[i], "Super", "8192", "2048")
+		if runs[i].Params.Terminals == 16 {
+			runs[i].Server.Target, runs[i].Server.Version = "fb4", "Firebird 4.0.5"
+			runs[i].Server.Settings["PageSize"] = "32768"
+		}
+	}
+	fs = Check(runs, CheckOptions{Factors: []string{"rtt", "terminals", "target"}})
+	expect(t, fs, RuleMixedSettings, Error, ids(runs, func(*results.Run) bool { return true }), "PageSize differs")
+	if len(fs) != 1 {
+		t.Errorf("target factor: %+v", fs)
+	}
+}
+
+// TestCheckRepeatAsked: a study asking for 3 repeats gets one info finding, and its cells
+// are held to 3.
+func TestCheckRepeatAsked(t *testing.T) {
+	runs := slices.DeleteFunc(cleanStudy(), func(r results.Run) bool { return r.ID > 12 })
+	fs := Check(runs, CheckOptions{Factors: factorsRT, Repeat: 3})
+	f := expect(t, fs, RuleFewRepeats, Info, nil, "asks for 3 repeats per cell, fewer than 5")
+	if len(fs) != 1 || len(f.Cells) != 0 {
+		t.Errorf("%+v", fs)
+	}
+	runs = slices.DeleteFunc(runs, func(r results.Run) bool { return r.ID == 9 })
+	fs = Check(runs, CheckOptions{Factors: factorsRT, Repeat: 3})
+	if len(fs) != 2 || fs[0].Severity != Warning || !slices.Equal(fs[0].Cells, []string{"rtt=0 terminals=8"}) {
+		t.Errorf("%+v", fs)
+	}
+}
+
+// TestCheckDeterministic: the same runs in any order give the same findings, errors first.
+func TestCheckDeterministic(t *testing.T) {
+	runs := cleanStudy()
+	byID(runs, 7).Server.Settings["block_size"] = "16384"
+	byID(runs, 12).Client.CPUSeconds = 0.6 * 60 * 16
+	byID(runs, 3).Params.Warmup = 0
+	byID(runs, 4).Server.Managed = true
+	byID(runs, 2).Link.AchievedP50 = 2 * ms
+	want := Check(runs, cleanOpt)
+	for i := range 5 {
+		got := Check(shuffled(runs), cleanOpt)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("order %d differs:\n%+v\n%+v", i, got, want)
+		}
+	}
+	var sevs []Severity
+	var rules []string
+	for _, f := range want {
+		sevs = append(sevs, f.Severity)
+		rules = append(rules, f.Rule)
+	}
+	if !slices.IsSortedFunc(sevs, func(a, b Severity) int { return int(b - a) }) || sevs[0] != Error || !HasErrors(want) {
+		t.Errorf("severities %v", sevs)
+	}
+	if !slices.Equal(rules, []string{RuleMixedSettings, RuleRTT, RuleClientBound, RuleMixedParams, RuleWarmup, RuleDataInRAM}) {
+		t.Errorf("rules %v", rules)
+	}
+	b, err := json.Marshal(want[0])
+	if err != nil || !strings.Contains(string(b), `"severity":"error"`) {
+		t.Errorf("json %s %v", b, err)
+	}
+	var back Finding
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, want[0]) {
+		t.Errorf("round trip: %+v %v", back, err)
+	}
+}
+
+// TestSameSetting: requested values and read-backs compare across spellings.
+func TestSameSetting(t *testing.T) {
+	for _, c := range []struct {
+		asked, got       string
+		same, comparable bool
+	}{
+		{"128MB", "16384 8kB", true, true},
+		{"1GB", "131072 8kB", true, true},
+		{"7MB", "7168 kB", true, true},
+		{"256M", "268435456", true, true}, // MariaDB reads sizes back in bytes
+		{"200M", "268435456", false, true},
+		{"16384", "16384 8kB", false, false}, // pages asked, size read back
+		{"5min", "300 s", true, true},
+		{"on", "1", true, true},
+		{"off", "ON", false, true},
+		{"32768", "16384", false, true},
+		{"ThreadedShared", "SuperClassic", true, true},
+		{"Classic", "SuperClassic|Classic", false, false},
+		{"read committed", "read committed", true, true},
+	} {
+		s, ok := sameSetting(c.asked, c.got)
+		if s != c.same || ok != c.comparable {
+			t.Errorf("sameSetting(%q, %q) = %v, %v; want %v, %v", c.asked, c.got, s, ok, c.same, c.comparable)
+		}
+	}
+}

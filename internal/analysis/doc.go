@@ -1,0 +1,52 @@
+// Package analysis explains and judges the stored runs of a study: a latency model fitted
+// to each series, the knees where added round-trip time starts to cost throughput, the
+// connection-pool size that pays at each RTT, TPC-C's response-time limits, and a
+// credibility check that flags comparisons that are not like for like.
+//
+// Everything here is a pure function of []results.Run and the study's factor keys: no
+// store, clock, environment or network is read, and every result is sorted so that the
+// same runs always give the same output (JSON-serialisable structs, and WriteText for a
+// terminal).
+//
+// # The latency model
+//
+// A terminal that needs R round trips per transaction over an added RTT r, with a time s per
+// transaction that is not added RTT (server work, client work, the base network), completes
+// at most 1/(R·r + s) transactions per second; N terminals with no think time complete
+// N/(R·r + s), until the server saturates at a capacity C:
+//
+//	X(r) = min(N/(R·r + s), C)
+//
+// R is measured (round trips per completed transaction, metered on the client's connections,
+// averaged over the transaction types by their share of the mix, at each RTT level), r is
+// measured (the
+// calibrated RTT the link added), and only s, and C where the data show a plateau, are
+// fitted. See FitLatency for the method and for when the model is said not to fit.
+//
+// # The credibility check
+//
+// Check applies one rule per pitfall (see the Rule… constants): runs in one chart that
+// differ in anything besides the study's factors (seed 002), engine pitfalls
+// (engines.md §1.3–1.5, §6), error and conflict rates, too few or too noisy repeats
+// (seed 000), a saturated client, an RTT that the link did not deliver, and a missing or short
+// warm-up. Each Finding names its severity, the runs and cells it concerns, the evidence and
+// what to change; errors mean the figure must not be quoted, so `dblat check` exits non-zero
+// on them.
+//
+// # What it does not do
+//
+// It does not open a results store (the CLI reads runs with results.Store.List and passes
+// them in), run anything, or render the report's charts. It does not know what a study
+// claims: "cache-bound" and "disk" findings are stated as what the data show, for the
+// reader to weigh. Terminals late against a keying/think schedule are not checked: the
+// runner sleeps the think time after each transaction and keeps no schedule, so no lateness
+// is recorded.
+//
+// # Neighbours
+//
+// Package results on one side (the Run model, factor keys, HDR histogram decoding); on the
+// other, package report (report/analysis.go turns Findings into report Warnings and renders
+// the sections into a report) and package cli (`dblat analyze STUDY`, `dblat check study
+// STUDY`, `dblat check runs ID...`). Cells are grouped exactly as report.Build groups them,
+// so a finding's cell keys are the report's.
+package analysis

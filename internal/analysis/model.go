@@ -1,0 +1,534 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Model names: which form of the latency model a Fit uses.
+const (
+	// ModelNetwork is X(r) = N/(R·r + s): the network bounds throughput at every RTT measured.
+	ModelNetwork = "network"
+	// ModelCapacity is X(r) = min(N/(R·r + s), C): the server bounds throughput at C up to
+	// Fit.Crossover, the network beyond it.
+	ModelCapacity = "network+capacity"
+)
+
+// FitTolerance is the largest error, as a fraction of the measured throughput, that a fit
+// may make at any measured point and still be said to fit: 15 %, one and a half times the
+// 10 % coefficient of variation between repeats that Check accepts (DefaultMaxCV), so that
+// a fit is not rejected for the noise of the points it goes through, yet a curve that misses
+// the shape (a plateau, a rise) is.
+const FitTolerance = 0.15
+
+// Knee fractions: the knees are where throughput has fallen to 90 % and to 50 % of its value
+// at the lowest RTT measured (the issue's "fallen by 10 % and by 50 %").
+const (
+	knee10 = 0.90
+	knee50 = 0.50
+)
+
+// Point is one RTT level of a series: what was measured and what the fitted model predicts.
+type Point struct {
+	// Level is the requested RTT as the study writes it ("500µs").
+	Level string `json:"level"`
+	// RTT is the added RTT achieved: the mean over the level's finished runs of the link's
+	// calibrated median (results.Link.AchievedP50), or the requested RTT for a run without a
+	// calibration. Durations in JSON are nanoseconds.
+	RTT time.Duration `json:"rtt"`
+	// Runs is the number of finished runs behind the point.
+	Runs int `json:"runs"`
+	// RoundTrips is the measured round trips per completed transaction at this level.
+	RoundTrips float64 `json:"round_trips"`
+	// Measured is the mean throughput of the runs in completed transactions per second
+	// (results.Summary.TPS): the model's unit, whatever the report's metric.
+	Measured float64 `json:"measured_tps"`
+	// Predicted is the fitted model's throughput (0 when the series does not fit) and ErrPct
+	// its error, (predicted − measured)/measured in percent.
+	Predicted float64 `json:"predicted_tps,omitempty"`
+	ErrPct    float64 `json:"err_pct,omitempty"`
+}
+
+// Fit is the latency model fitted to one series: the cells that share every factor level
+// except the RTT's.
+type Fit struct {
+	// Series names the levels the series' cells share ("terminals=8"), or "all runs".
+	Series string `json:"series"`
+	// N is the concurrency: the terminals, or the pool size when it is smaller (terminals
+	// then queue for a connection and only Connections transactions are under way).
+	N int `json:"n"`
+	// R is the round trips per completed transaction, the mean of the per-type figures
+	// weighted by each type's completed transactions over all the series' finished runs.
+	// RMeasured is false when no run was metered: R was then fitted along with S.
+	R         float64 `json:"round_trips"`
+	RMeasured bool    `json:"round_trips_measured"`
+	// S is the fitted time per transaction that is not added RTT (server work, client work,
+	// the base network, queueing at the server); 0 when the series does not fit.
+	S time.Duration `json:"service_time"`
+	// Model is ModelNetwork or ModelCapacity when Fits; "" otherwise.
+	Model string `json:"model,omitempty"`
+	// Capacity is the server's throughput bound C in transactions per second: fitted when
+	// Model is ModelCapacity, the measured mean of a series that does not fit because the
+	// server bounds it throughout (see Why); 0 when no plateau was seen. Crossover is the RTT
+	// at which the network takes over, R·r + s = N/C (ModelCapacity only).
+	Capacity  float64       `json:"capacity_tps,omitempty"`
+	Crossover time.Duration `json:"crossover,omitempty"`
+	// EffectiveR is the round trips per transaction that the time per transaction actually
+	// grows by per unit of added RTT: R fitted freely together with s (weighted least
+	// squares on N/X, three levels at least; 0 otherwise). Well above R, terminals wait for
+	// each other across round trips or something besides the link's delay grows with it;
+	// well below, the server was the bottleneck at the low RTTs.
+	EffectiveR float64 `json:"effective_round_trips,omitempty"`
+	// Fits says whether the model is within FitTolerance of every measured point; MaxErrPct
+	// is the largest error in percent of the fitted model (0 when it does not fit). Why
+	// explains the verdict in one or two sentences.
+	Fits      bool    `json:"fits"`
+	MaxErrPct float64 `json:"max_err_pct,omitempty"`
+	Why       string  `json:"why"`
+	// Points are the series' RTT levels with finished runs, by level.
+	Points []Point `json:"points"`
+	// Base is the RTT of the first point, the reference of the knees; MaxRTT the RTT of the
+	// last, beyond which nothing is claimed.
+	Base   time.Duration `json:"base_rtt"`
+	MaxRTT time.Duration `json:"max_rtt"`
+	// Knee10 and Knee50 are the smallest RTTs at which the measured throughput has fallen to
+	// 90 % and 50 % of the first point's, interpolated linearly between the two levels that
+	// bracket the crossing; 0 when it is not reached up to MaxRTT (never extrapolated).
+	Knee10 time.Duration `json:"knee10,omitempty"`
+	Knee50 time.Duration `json:"knee50,omitempty"`
+	// ModelKnee10 and ModelKnee50 are the same crossings on the fitted curve, which is smooth
+	// between levels; 0 when the series does not fit or the crossing lies beyond MaxRTT.
+	ModelKnee10 time.Duration `json:"model_knee10,omitempty"`
+	ModelKnee50 time.Duration `json:"model_knee50,omitempty"`
+}
+
+// FitLatency fits the latency model to every series of runs: the cells grouped by the
+// levels of every factor but the RTT, as report.Build groups them (factors empty: inferred
+// the same way). It returns nil when RTT is not among the factors: with one RTT there is
+// nothing to fit. Only finished runs are used; a level without one is left out.
+//
+// Method. For each point, T = N/X is the time per transaction of one terminal (Little's law
+// with every terminal busy: no think time; with think time it is included in s). The model
+// says T(r) = max(R·r + s, N/C). R is measured — at each point the round trips its own runs
+// made (a 5 s window draws few Deliveries, 60 round trips each, so the mix moves R from level
+// to level), between points the series' R (Fit.R) — so the network-only form has one
+// unknown, s, fitted by least squares on T weighted by 1/T² — that is, on the relative
+// error of the throughput, so the fast low-RTT points, where s shows, count as much as the
+// slow ones, where R·r dominates. If that misses any point by more than FitTolerance, the
+// capacity form is fitted: the k lowest points form the plateau T = N/C (C by the same
+// weighted mean), the rest the line (s), for every k leaving at least two points on the
+// line, keeping the k with the least weighted squared error of the full max() curve. If
+// neither fits within FitTolerance the series "does not fit": Why says how (throughput flat
+// over the range — the server, not the network, is the bottleneck —, rising with RTT,
+// falling faster or more slowly than the measured round trips explain (see EffectiveR), or
+// the largest miss) and S, Predicted and the model knees stay zero. Without metered round
+// trips R and s are fitted together by weighted least squares on the network-only form
+// (three points at least) and the capacity form is not tried.
+//
+// FitLatency is a pure function; the result is ordered by the series' levels.
+func FitLatency(runs []results.Run, factors []string) []Fit {
+	g := group(runs, factors)
+	if g.factorIndex(results.FactorRTT) < 0 {
+		return nil
+	}
+	var out []Fit
+	for _, s := range g.seriesOf(results.FactorRTT) {
+		if f, ok := fitSeries(s); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// achievedRTT is the RTT the link added in run r: its calibrated median, or the requested
+// RTT when the run has no calibration.
+func achievedRTT(r *results.Run) time.Duration {
+	if r.Link != nil && r.Link.Samples > 0 {
+		return r.Link.AchievedP50
+	}
+	return r.Params.RTT
+}
+
+// roundTrips returns the round trips per completed transaction of r's transaction types
+// weighted by their completed transactions, with that weight; 0, 0 when r was not metered.
+func roundTrips(r *results.Run) (rt, weight float64) {
+	var sum, w float64
+	metered := false
+	for _, t := range r.Tx {
+		n := float64(t.Committed + t.Rollbacks)
+		sum += t.RoundTrips * n
+		w += n
+		if t.RoundTrips > 0 {
+			metered = true
+		}
+	}
+	if !metered || w == 0 {
+		return 0, 0
+	}
+	return sum / w, w
+}
+
+// concurrency is the number of transactions a run had under way: terminals, or the pool
+// when smaller.
+func concurrency(p *results.Params) int {
+	if p.Connections > 0 && p.Connections < p.Terminals {
+		return p.Connections
+	}
+	return p.Terminals
+}
+
+// fitSeries fits one series; false when it has no finished run.
+func fitSeries(s *series) (Fit, bool) {
+	f := Fit{Series: s.name, Points: []Point{}}
+	var rtSum, rtW float64
+	for _, c := range s.cells {
+		if len(c.fin) == 0 {
+			continue
+		}
+		if f.N == 0 {
+			f.N = concurrency(&c.fin[0].Params)
+		}
+		var x, r, prt, pw float64
+		for _, run := range c.fin {
+			x += run.Summary.TPS
+			r += float64(achievedRTT(run))
+			rt, w := roundTrips(run)
+			prt += rt * w
+			pw += w
+		}
+		n := float64(len(c.fin))
+		p := Point{Level: results.FactorValue(c.fin[0], results.FactorRTT), Runs: len(c.fin),
+			RTT: time.Duration(math.Round(r / n)), Measured: round(x/n, 3)}
+		if pw > 0 {
+			p.RoundTrips = round(prt/pw, 3)
+		}
+		rtSum += prt
+		rtW += pw
+		f.Points = append(f.Points, p)
+	}
+	if len(f.Points) == 0 {
+		return f, false
+	}
+	f.Base, f.MaxRTT = f.Points[0].RTT, f.Points[len(f.Points)-1].RTT
+	if rtW > 0 {
+		f.R, f.RMeasured = round(rtSum/rtW, 3), true
+	}
+	f.Knee10 = measuredKnee(f.Points, knee10)
+	f.Knee50 = measuredKnee(f.Points, knee50)
+
+	switch {
+	case len(f.Points) < 2:
+		f.Why = "one RTT level with finished runs: nothing to fit"
+		return f, true
+	case f.N <= 0:
+		f.Why = "the runs record no terminals"
+		return f, true
+	}
+	for _, p := range f.Points {
+		if p.Measured <= 0 {
+			f.Why = fmt.Sprintf("no throughput measured at RTT %s", p.Level)
+			return f, true
+		}
+	}
+	pts := make([]xy, len(f.Points))
+	for i, p := range f.Points {
+		pts[i] = xy{r: p.RTT.Seconds(), t: float64(f.N) / p.Measured, R: p.RoundTrips}
+	}
+
+	if len(pts) >= 3 {
+		if free := fitNetworkFree(withoutR(pts)); free.R > 0 {
+			f.EffectiveR = round(free.R, 3)
+		}
+	}
+	var m curve
+	ok := false
+	if f.RMeasured {
+		m = fitNetwork(pts, f.R)
+		ok = m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance
+		if !ok && len(pts) >= 3 {
+			if c, found := fitCapacity(pts, f.R); found && c.s > 0 && maxRelErr(pts, c, f.N) <= FitTolerance {
+				m, ok = c, true
+			}
+		}
+	} else if len(pts) >= 3 {
+		m = fitNetworkFree(pts)
+		f.R = round(m.R, 3)
+		ok = m.R > 0 && m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance
+	} else {
+		f.Why = "round trips were not metered and two RTT levels cannot fix both R and s"
+		return f, true
+	}
+	if !ok {
+		f.Why, f.Capacity = diagnose(f, pts)
+		if !f.RMeasured {
+			f.R = 0
+		}
+		return f, true
+	}
+
+	f.Fits = true
+	f.S = durationOf(m.s)
+	f.Model = ModelNetwork
+	if m.tau > 0 {
+		f.Model = ModelCapacity
+		f.Capacity = round(float64(f.N)/m.tau, 3)
+		f.Crossover = durationOf((m.tau - m.s) / m.R)
+	}
+	for i := range f.Points {
+		p := &f.Points[i]
+		p.Predicted = round(m.xAt(pts[i], f.N), 3)
+		p.ErrPct = round((p.Predicted-p.Measured)/p.Measured*100, 1)
+		f.MaxErrPct = max(f.MaxErrPct, math.Abs(p.ErrPct))
+	}
+	f.ModelKnee10 = modelKnee(m, f, knee10)
+	f.ModelKnee50 = modelKnee(m, f, knee50)
+	rsrc := "measured"
+	if !f.RMeasured {
+		rsrc = "fitted (round trips not metered)"
+	}
+	switch f.Model {
+	case ModelNetwork:
+		f.Why = fmt.Sprintf("N/(R·r + s) with R = %.1f round trips (%s) and s = %s is within %.0f %% of every point: the network bounds throughput over the whole range",
+			f.R, rsrc, fmtDur(f.S), f.MaxErrPct)
+	default:
+		f.Why = fmt.Sprintf("min(N/(R·r + s), C) with R = %.1f round trips (%s), s = %s and C = %.1f tx/s is within %.0f %% of every point: the server bounds throughput up to %s of added RTT, the network beyond",
+			f.R, rsrc, fmtDur(f.S), f.Capacity, f.MaxErrPct, fmtDur(f.Crossover))
+	}
+	return f, true
+}
+
+// xy is one point in the fitting space: the added RTT r in seconds, the time per
+// transaction of one terminal, t = N/X, in seconds, and the round trips per transaction
+// measured at the point (0 when not metered).
+type xy struct{ r, t, R float64 }
+
+// curve is a fitted model: T(r) = max(R·r + s, tau); tau = 0 for the network-only form. R
+// is the series' round trips, used between the points (knees, crossover); at a point the
+// point's own measured round trips are used (see tAt).
+type curve struct{ R, s, tau float64 }
+
+// tAt is the curve's time per transaction at point p, with p's own round trips when it has
+// them: the mix a short window happens to draw moves R (a Delivery makes 60 round trips, a
+// Payment 7), and the model predicts what the point's runs did.
+func (c curve) tAt(p xy) float64 {
+	R := p.R
+	if R <= 0 {
+		R = c.R
+	}
+	return max(R*p.r+c.s, c.tau)
+}
+
+// xAt is the curve's throughput at point p for n terminals.
+func (c curve) xAt(p xy, n int) float64 { return float64(n) / c.tAt(p) }
+
+// x is the curve's throughput at r for n terminals, with the series' round trips.
+func (c curve) x(r float64, n int) float64 { return float64(n) / max(c.R*r+c.s, c.tau) }
+
+// fitNetwork fits s in T = R·r + s by least squares weighted by 1/T², with each point's
+// own round trips (the series' R where a point has none).
+func fitNetwork(pts []xy, R float64) curve {
+	var num, den float64
+	for _, p := range pts {
+		w := 1 / (p.t * p.t)
+		pr := p.R
+		if pr <= 0 {
+			pr = R
+		}
+		num += w * (p.t - pr*p.r)
+		den += w
+	}
+	return curve{R: R, s: num / den}
+}
+
+// fitNetworkFree fits R and s in T = R·r + s by least squares weighted by 1/T².
+func fitNetworkFree(pts []xy) curve {
+	var sw, sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		w := 1 / (p.t * p.t)
+		sw += w
+		sx += w * p.r
+		sy += w * p.t
+		sxx += w * p.r * p.r
+		sxy += w * p.r * p.t
+	}
+	d := sw*sxx - sx*sx
+	if d == 0 {
+		return curve{}
+	}
+	R := (sw*sxy - sx*sy) / d
+	return curve{R: R, s: (sy - R*sx) / sw}
+}
+
+// fitCapacity fits T = max(R·r + s, tau) with R known: for each split of the points (sorted
+// by r) into k ≥ 1 plateau points and at least two line points, tau is the weighted mean of
+// the plateau's T and s that of the line's T − R·r; the split whose full curve has the
+// least weighted squared error wins. Splits whose plateau does not lie above the line at
+// the first point (the capacity would not bind anywhere) are skipped; false when none is
+// left.
+func fitCapacity(pts []xy, R float64) (curve, bool) {
+	best, bestErr, found := curve{}, math.Inf(1), false
+	for k := 1; k <= len(pts)-2; k++ {
+		var tn, td float64
+		for _, p := range pts[:k] {
+			w := 1 / (p.t * p.t)
+			tn += w * p.t
+			td += w
+		}
+		c := fitNetwork(pts[k:], R)
+		c.tau = tn / td
+		r0 := pts[0].R
+		if r0 <= 0 {
+			r0 = c.R
+		}
+		if c.tau <= r0*pts[0].r+c.s {
+			continue
+		}
+		var sse float64
+		for _, p := range pts {
+			e := (p.t - c.tAt(p)) / p.t
+			sse += e * e
+		}
+		if sse < bestErr {
+			best, bestErr, found = c, sse, true
+		}
+	}
+	return best, found
+}
+
+// withoutR returns pts without their measured round trips, for a curve whose R was fitted.
+func withoutR(pts []xy) []xy {
+	out := make([]xy, len(pts))
+	for i, p := range pts {
+		out[i] = xy{r: p.r, t: p.t}
+	}
+	return out
+}
+
+// maxRelErr is the largest |predicted − measured|/measured throughput of c over pts.
+func maxRelErr(pts []xy, c curve, n int) float64 {
+	var e float64
+	for _, p := range pts {
+		meas := float64(n) / p.t
+		e = max(e, math.Abs(c.xAt(p, n)-meas)/meas)
+	}
+	return e
+}
+
+// diagnose says why a series does not fit and, when the server bounds it throughout,
+// returns the measured plateau as its capacity.
+func diagnose(f Fit, pts []xy) (string, float64) {
+	first, last := f.Points[0], f.Points[len(f.Points)-1]
+	hi := first
+	for _, p := range f.Points {
+		if p.Measured > hi.Measured {
+			hi = p
+		}
+	}
+	if f.RMeasured {
+		s0 := pts[0].t - f.R*pts[0].r
+		if s0 > 0 {
+			// What the network alone would do from the first point on.
+			fall := 1 - (float64(f.N)/(f.R*pts[len(pts)-1].r+s0))/first.Measured
+			if last.Measured >= (1-FitTolerance)*first.Measured && hi.Measured <= (1+FitTolerance)*first.Measured && fall > FitTolerance {
+				var sum float64
+				for _, p := range f.Points {
+					sum += p.Measured
+				}
+				c := round(sum/float64(len(f.Points)), 3)
+				return fmt.Sprintf("throughput stays within %.0f %% of its %s value up to %s (%.1f → %.1f tx/s) where N/(R·r + s) with R = %.1f would fall by %.0f %%: the server, not the network, bounds it over the measured range (about %.1f tx/s)",
+					FitTolerance*100, first.Level, last.Level, first.Measured, last.Measured, f.R, fall*100, c), c
+			}
+		} else {
+			return fmt.Sprintf("R·r alone (%.1f round trips × %s) exceeds the time per transaction at %s: the round-trip count or the achieved RTT is wrong",
+				f.R, fmtDur(f.Points[0].RTT), first.Level), 0
+		}
+	}
+	if hi.Measured > (1+FitTolerance)*first.Measured {
+		return fmt.Sprintf("throughput rises with RTT (%.1f tx/s at %s, %.1f at %s): something other than the network (contention between terminals, the server's scheduling) dominates, and the model does not apply",
+			first.Measured, first.Level, hi.Measured, hi.Level), 0
+	}
+	// With R measured: does the time per transaction grow faster or slower with r than the
+	// measured round trips say? An R fitted freely (effective round trips per added RTT)
+	// shows it.
+	if f.RMeasured && len(pts) >= 3 {
+		free := fitNetworkFree(pts)
+		if free.R > 0 {
+			fit := "it does not fit well either"
+			if free.s > 0 && maxRelErr(withoutR(pts), free, f.N) <= FitTolerance {
+				fit = fmt.Sprintf("with it the curve is within %.0f %% of every point", FitTolerance*100)
+			}
+			switch ratio := free.R / f.R; {
+			case ratio > 1+FitTolerance:
+				return fmt.Sprintf("throughput falls faster with RTT than the measured round trips explain: each transaction loses about %.1f added RTTs (fitted; %s) where it makes %.1f round trips. Likely causes: terminals waiting for each other's locks, held across round trips (contention grows with r: few warehouses, many terminals), or the latency link's CPU competing with the server",
+					free.R, fit, f.R), 0
+			case ratio < 1-FitTolerance:
+				return fmt.Sprintf("throughput falls more slowly with RTT than the measured round trips explain: each transaction loses about %.1f added RTTs (fitted; %s) where it makes %.1f round trips. Likely causes: the server was the bottleneck at the low RTTs, or round trips overlap (pipelining)",
+					free.R, fit, f.R), 0
+			}
+		}
+	}
+	// The network-only fit's worst point, to say where it misses.
+	m := fitNetwork(pts, f.R)
+	if !f.RMeasured {
+		m = fitNetworkFree(pts)
+	}
+	worst, we := f.Points[0], -1.0
+	for i, p := range f.Points {
+		e := (m.xAt(pts[i], f.N) - p.Measured) / p.Measured
+		if math.Abs(e) > we {
+			worst, we = p, math.Abs(e)
+		}
+	}
+	return fmt.Sprintf("neither N/(R·r + s) nor min(N/(R·r + s), C) comes within %.0f %% of every point (the network-only fit misses by %.0f %% at %s): the data do not follow the model",
+		FitTolerance*100, we*100, worst.Level), 0
+}
+
+// measuredKnee returns the smallest RTT at which the measured throughput has fallen to
+// frac of the first point's, interpolated linearly between the bracketing levels; 0 when it
+// does not fall that far within the points.
+func measuredKnee(pts []Point, frac float64) time.Duration {
+	if len(pts) < 2 || pts[0].Measured <= 0 {
+		return 0
+	}
+	target := frac * pts[0].Measured
+	for i := 1; i < len(pts); i++ {
+		a, b := pts[i-1], pts[i]
+		if b.Measured > target {
+			continue
+		}
+		if a.Measured == b.Measured {
+			return b.RTT
+		}
+		u := (a.Measured - target) / (a.Measured - b.Measured)
+		return roundUs(float64(a.RTT) + u*float64(b.RTT-a.RTT))
+	}
+	return 0
+}
+
+// modelKnee returns the RTT at which the fitted curve has fallen to frac of its value at
+// the first point: N/(R·r + s) = frac·X(r₀), so r = (N/(frac·X(r₀)) − s)/R; 0 when that lies
+// beyond the last point (never extrapolated).
+func modelKnee(m curve, f Fit, frac float64) time.Duration {
+	if m.R <= 0 {
+		return 0
+	}
+	x0 := m.x(f.Base.Seconds(), f.N)
+	r := (float64(f.N)/(frac*x0) - m.s) / m.R
+	if r < f.Base.Seconds() || r > f.MaxRTT.Seconds() {
+		return 0
+	}
+	return durationOf(r)
+}
+
+// durationOf converts seconds to a Duration rounded to the microsecond.
+func durationOf(sec float64) time.Duration { return roundUs(sec * float64(time.Second)) }
+
+func roundUs(ns float64) time.Duration {
+	return time.Duration(math.Round(ns/1e3)) * time.Microsecond
+}
+
+// fmtDur writes d as study files write durations, rounded to the microsecond.
+func fmtDur(d time.Duration) string { return results.FormatDuration(d.Round(time.Microsecond)) }

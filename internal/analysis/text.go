@@ -1,0 +1,284 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Analysis is everything package analysis says about one study's runs: the sections of
+// `dblat analyze` and of the report. It is JSON-serialisable; durations are nanoseconds.
+type Analysis struct {
+	// Metric is the report's throughput metric (NOPM for TPC-C, else TPS): the unit of the
+	// pool sizing. The latency model always works in TPS.
+	Metric string `json:"metric"`
+	// Factors are the factors the runs were grouped by (given or inferred).
+	Factors []string `json:"factors"`
+	// Fits is nil when RTT is not a factor; Pool when neither terminals nor connections is;
+	// Limits when no cell is TPC-C.
+	Fits     []Fit           `json:"latency_model"`
+	Pool     []PoolAdvice    `json:"pool_sizing"`
+	Limits   []ResponseLimit `json:"response_limits"`
+	Findings []Finding       `json:"findings"`
+	// Notes explain how the figures were computed.
+	Notes []string `json:"notes"`
+}
+
+// Analyze runs FitLatency, PoolSizing, ResponseLimits and Check over runs, grouped by
+// opt.Factors (inferred when empty, as report.Build infers them). A pure function.
+func Analyze(runs []results.Run, opt CheckOptions) *Analysis {
+	factors := opt.Factors
+	if len(factors) == 0 {
+		factors = inferFactors(runs)
+	}
+	opt.Factors = factors
+	a := &Analysis{
+		Metric:   metricOf(runs),
+		Factors:  append([]string{}, factors...),
+		Fits:     FitLatency(runs, factors),
+		Pool:     PoolSizing(runs, factors),
+		Limits:   ResponseLimits(runs, factors),
+		Findings: Check(runs, opt),
+	}
+	if a.Findings == nil {
+		a.Findings = []Finding{}
+	}
+	a.Notes = Notes()
+	return a
+}
+
+// Notes explain the methods behind the sections, for the report's method section.
+func Notes() []string {
+	return []string{
+		fmt.Sprintf("Latency model: X(r) = min(N/(R·r + s), C) in completed transactions per second, with N the terminals (or the pool when smaller), R the round trips per transaction measured on the client's connections at each RTT level (weighted by each type's completed transactions), r the added RTT the link's calibration measured, and s (and C, where throughput shows a plateau) fitted by least squares on N/X weighted by 1/(N/X)², i.e. on relative error. A series fits when the curve is within %.0f %% of every level; otherwise it is said not to fit, and why, instead of forcing a number.", FitTolerance*100),
+		"Knees are the smallest RTTs at which throughput has fallen to 90 % and 50 % of its value at the lowest RTT measured: from the measured means, interpolated linearly between the two levels that bracket the crossing, and from the fitted curve; neither is extrapolated beyond the highest RTT measured.",
+		fmt.Sprintf("Pool sizing compares the mean throughput of the pool sizes measured at each RTT; \"enough\" is the smallest size within %.0f %% of the best, and each step's efficiency is its gain per added terminal over the throughput per terminal before it (1 = linear scaling).", (1-EnoughFraction)*100),
+		"Response-time limits are TPC-C's (clause 5.2.5.3): the 90th percentile of each type within 5 s, Stock-Level within 20 s, read from the runs' HDR histograms merged per cell. They are service times: a wait for a pooled connection is not included.",
+	}
+}
+
+// WriteText writes a as plain-text sections for a terminal: latency model, pool sizing,
+// response-time limits (each only when it has content) and the credibility findings.
+func WriteText(w io.Writer, a *Analysis) error {
+	ew := &errWriter{w: w}
+	if len(a.Fits) > 0 {
+		ew.printf("Latency model (throughput in completed transactions per second)\n")
+		for i := range a.Fits {
+			writeFit(ew, &a.Fits[i])
+		}
+		ew.printf("\n")
+	}
+	if len(a.Pool) > 0 {
+		ew.printf("Pool sizing (%s by %s)\n", a.Metric, a.Pool[0].Factor)
+		for _, p := range a.Pool {
+			writePool(ew, &p)
+		}
+		ew.printf("\n")
+	}
+	if len(a.Limits) > 0 {
+		writeLimits(ew, a.Limits)
+		ew.printf("\n")
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	return WriteFindings(w, a.Findings)
+}
+
+// WriteFindings writes the credibility findings, errors first, each with its evidence,
+// runs and fix; "no findings" when there are none.
+func WriteFindings(w io.Writer, fs []Finding) error {
+	ew := &errWriter{w: w}
+	var n [3]int
+	for _, f := range fs {
+		n[f.Severity]++
+	}
+	ew.printf("Credibility: %d errors, %d warnings, %d notes\n", n[Error], n[Warning], n[Info])
+	if len(fs) == 0 {
+		ew.printf("  no findings\n")
+	}
+	for _, f := range fs {
+		ew.printf("  [%s] %s: %s\n", f.Severity, f.Rule, f.Message)
+		if f.Evidence != "" {
+			ew.printf("      evidence: %s\n", f.Evidence)
+		}
+		if len(f.Cells) > 0 {
+			ew.printf("      cells: %s\n", strings.Join(f.Cells, "; "))
+		}
+		if len(f.Runs) > 0 {
+			ew.printf("      runs: %s\n", idList(f.Runs, 20))
+		}
+		ew.printf("      fix: %s\n", f.Fix)
+	}
+	return ew.err
+}
+
+func writeFit(ew *errWriter, f *Fit) {
+	head := fmt.Sprintf("  %s: N = %d", f.Series, f.N)
+	if f.R > 0 {
+		src := "measured"
+		if !f.RMeasured {
+			src = "fitted"
+		}
+		head += fmt.Sprintf(", R = %.1f round trips (%s)", f.R, src)
+	}
+	if f.Fits {
+		head += fmt.Sprintf(", s = %s, model %s, max error %.0f %%", fmtDur(f.S), f.Model, f.MaxErrPct)
+		if f.Capacity > 0 {
+			head += fmt.Sprintf(", capacity %.1f tx/s up to %s", f.Capacity, fmtDur(f.Crossover))
+		}
+	} else {
+		if f.EffectiveR > 0 && f.RMeasured {
+			head += fmt.Sprintf(", effective R %.1f", f.EffectiveR)
+		}
+		head += ": does not fit"
+	}
+	ew.printf("%s\n", head)
+	tw := ew.table()
+	tw.row("rtt", "achieved", "runs", "round trips", "measured", "predicted", "error")
+	for _, p := range f.Points {
+		pred, e := "-", "-"
+		if f.Fits {
+			pred, e = fmt.Sprintf("%.1f", p.Predicted), fmt.Sprintf("%+.1f %%", p.ErrPct)
+		}
+		tw.row(p.Level, fmtDur(p.RTT), strconv.Itoa(p.Runs), fmt.Sprintf("%.1f", p.RoundTrips),
+			fmt.Sprintf("%.1f", p.Measured), pred, e)
+	}
+	tw.flush()
+	ew.printf("    knee −10 %%: %s; knee −50 %%: %s\n", kneeText(f.Knee10, f.ModelKnee10, f), kneeText(f.Knee50, f.ModelKnee50, f))
+	ew.printf("    %s\n", f.Why)
+}
+
+func kneeText(measured, model time.Duration, f *Fit) string {
+	if len(f.Points) < 2 {
+		return "-"
+	}
+	s := "not reached up to " + fmtDur(f.MaxRTT)
+	if measured > 0 {
+		s = fmtDur(measured) + " measured"
+	}
+	if model > 0 {
+		s += ", " + fmtDur(model) + " model"
+	}
+	return s
+}
+
+func writePool(ew *errWriter, p *PoolAdvice) {
+	parts := make([]string, len(p.Levels))
+	for i, l := range p.Levels {
+		parts[i] = fmt.Sprintf("%d: %.1f", l.Size, l.Mean)
+	}
+	series := ""
+	if p.Series != allRuns {
+		series = p.Series + ", "
+	}
+	ew.printf("  %srtt %s: best %d", series, orNone(p.Level), p.Best)
+	if p.AtEdge {
+		ew.printf(" (the largest size measured: more may help)")
+	}
+	ew.printf("; smallest within %.0f %% of it: %d", (1-EnoughFraction)*100, p.Enough)
+	ew.printf("\n    %s by size: %s\n", p.Metric, strings.Join(parts, ", "))
+	gains := make([]string, len(p.Gains))
+	for i, g := range p.Gains {
+		gains[i] = fmt.Sprintf("%d→%d %+.1f per terminal (efficiency %.2f)", g.From, g.To, g.PerConnection, g.Efficiency)
+	}
+	ew.printf("    each step: %s\n", strings.Join(gains, "; "))
+}
+
+func writeLimits(ew *errWriter, ls []ResponseLimit) {
+	fails, unpooled := 0, false
+	var cells []string
+	byCell := map[string]map[string]ResponseLimit{}
+	for _, l := range ls {
+		if !l.OK {
+			fails++
+		}
+		unpooled = unpooled || !l.Pooled
+		if byCell[l.Cell] == nil {
+			byCell[l.Cell] = map[string]ResponseLimit{}
+			cells = append(cells, l.Cell)
+		}
+		byCell[l.Cell][l.TxType] = l
+	}
+	ew.printf("Response-time limits, p90 per type (TPC-C 5.2.5.3: 5 s; Stock-Level 20 s): %d of %d over the limit\n", fails, len(ls))
+	tw := ew.table()
+	tw.row(append(append([]string{"cell"}, limitOrder...), "verdict")...)
+	for _, c := range cells {
+		row := []string{orAll(c)}
+		var over []string
+		for _, typ := range limitOrder {
+			l, ok := byCell[c][typ]
+			if !ok {
+				row = append(row, "-")
+				continue
+			}
+			v := fmtMs(l.P90)
+			if !l.Pooled {
+				v += "*"
+			}
+			if !l.OK {
+				over = append(over, typ)
+			}
+			row = append(row, v)
+		}
+		verdict := "ok"
+		if len(over) > 0 {
+			verdict = "OVER: " + strings.Join(over, ", ")
+		}
+		tw.row(append(row, verdict)...)
+	}
+	tw.flush()
+	if unpooled {
+		ew.printf("    * mean of the runs' own p90s: a run had no histogram\n")
+	}
+}
+
+func fmtMs(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms < 10:
+		return fmt.Sprintf("%.3f ms", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// errWriter remembers the first write error so the writers can stay linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = fmt.Errorf("analysis: write text: %w", err)
+	}
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+type table struct{ tw *tabwriter.Writer }
+
+func (e *errWriter) table() table { return table{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0)} }
+
+func (t table) row(cells ...string) { fmt.Fprintln(t.tw, "    "+strings.Join(cells, "\t")) }
+
+func (t table) flush() { _ = t.tw.Flush() } // errors reach errWriter
