@@ -51,7 +51,7 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 			if err != nil {
 				return err
 			}
-			ctx, drain, stop := a.interrupts(cmd.Context())
+			ctx, drain, stop := a.interrupts(cmd.Context(), "closing the link")
 			defer stop()
 			link, err := latency.Listen(ctx, listen, upstream, cfg)
 			if err != nil {
@@ -123,7 +123,7 @@ direct round trip. The target is max(2 %, 50 µs) at p50.`,
 				}
 				levels = append(levels, d)
 			}
-			ctx, drain, stop := a.interrupts(cmd.Context())
+			ctx, drain, stop := a.interrupts(cmd.Context(), "stopping the calibration")
 			defer stop()
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()

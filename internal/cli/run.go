@@ -92,7 +92,7 @@ in flight and saves the run as aborted with what was measured; twice stops at on
 			if err := o.link.resolve(cmd); err != nil {
 				return err
 			}
-			ctx, drain, stop := a.interrupts(cmd.Context())
+			ctx, drain, stop := a.interrupts(cmd.Context(), "finishing in-flight transactions and saving the run")
 			defer stop()
 			_, err := a.runTPCC(ctx, drain, o, runMeta{})
 			return err

@@ -8,7 +8,9 @@ import (
 // interrupts implements the two-stage Ctrl-C: the first signal closes drain (the run stops
 // starting transactions, finishes those in flight and is saved), the second cancels the
 // returned context (stop at once; the run is saved as aborted).
-func (a *app) interrupts(ctx context.Context) (context.Context, <-chan struct{}, func()) {
+//
+// what says what the first interrupt does ("finishing in-flight transactions and saving the run").
+func (a *app) interrupts(ctx context.Context, what string) (context.Context, <-chan struct{}, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	drain := make(chan struct{})
 	done := make(chan struct{})
@@ -22,7 +24,7 @@ func (a *app) interrupts(ctx context.Context) (context.Context, <-chan struct{},
 			case <-a.st.Signals:
 				n++
 				if n == 1 {
-					a.info("\ninterrupt: finishing in-flight transactions and saving the run (Ctrl-C again to stop at once)")
+					a.info("\ninterrupt: %s (Ctrl-C again to stop at once)", what)
 					close(drain)
 					continue
 				}

@@ -291,7 +291,7 @@ func (a *app) runStudy(parent context.Context, st *study.Study) error {
 	}
 	a.info("study %s: %d runs to go, estimated %s", st.Name, len(plan), st.Estimate(plan, defaultOverhead).Round(time.Second))
 
-	ctx, drain, stopSignals := a.interrupts(parent)
+	ctx, drain, stopSignals := a.interrupts(parent, "finishing the current run, saving it and stopping the study")
 	defer stopSignals()
 	sr := &studyRun{a: a, st: st, loaded: map[string]int{}}
 	// The study owns its managed servers: every one it used is stopped at the end, also one
