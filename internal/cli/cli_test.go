@@ -302,3 +302,15 @@ func TestHelpEverywhere(t *testing.T) {
 		t.Errorf("version: %d %q", code, out)
 	}
 }
+
+func TestRelativeStateDirectory(t *testing.T) {
+	pgtest.Server(t)
+	e := newEnv(t)
+	t.Chdir(e.dir)
+	// A relative --state must work: the server resolves paths against its data directory.
+	e.must("--state", "rel-state", "server", "start", "postgres", "--name", "rel")
+	if out := e.must("--state", "rel-state", "server", "list"); !regexp.MustCompile(`rel\s+postgres\s+running`).MatchString(out) {
+		t.Errorf("server list:\n%s", out)
+	}
+	e.must("--state", "rel-state", "server", "stop", "rel")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
@@ -28,7 +29,15 @@ type app struct {
 	profFile   *os.File
 }
 
-func (a *app) registry() managed.Registry { return managed.Registry{Root: a.stateDir} }
+// registry returns the managed servers of the state directory. Its root is absolute: servers
+// resolve relative paths against their own data directory, not dblat's.
+func (a *app) registry() managed.Registry {
+	root, err := filepath.Abs(a.stateDir)
+	if err != nil {
+		root = a.stateDir
+	}
+	return managed.Registry{Root: root}
+}
 
 func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.st.Stdout, format, args...) }
 

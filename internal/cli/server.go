@@ -132,7 +132,7 @@ firebird.conf key of 3.0 may be set, and --page-size sets the benchmark database
 func (a *app) startServer(ctx context.Context, engineName, name string, port int, settings map[string]string, lf *launcherFlags) (*managed.Instance, error) {
 	engineName = canonicalEngine(engineName)
 	lf.warn = func(msg string) { a.info("warning: %s", msg) }
-	lf.downloadDir = filepath.Join(a.stateDir, "binaries", "postgres")
+	lf.downloadDir = filepath.Join(a.registry().Root, "binaries", "postgres")
 	l, err := lf.launcher(engineName)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/workload/tpcc"
@@ -299,7 +300,7 @@ func (a *app) runStudy(parent context.Context, st *study.Study) error {
 	var used []string
 	defer func() {
 		for _, name := range used {
-			if err := a.stopServer(context.WithoutCancel(ctx), name); err != nil {
+			if err := a.stopServer(context.WithoutCancel(ctx), name); err != nil && !errors.Is(err, managed.ErrNoInstance) {
 				a.info("warning: %v", err)
 			}
 		}
