@@ -314,3 +314,25 @@ func TestRelativeStateDirectory(t *testing.T) {
 	}
 	e.must("--state", "rel-state", "server", "stop", "rel")
 }
+
+func TestSimpleWorkloads(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.fails(cli.ExitUsage, []string{"no select-only data", "dblat load simple select-only"}, "run", "simple", "select-only", "--target", dsn, "--duration", "1s")
+	e.must("load", "simple", "select-only", "--target", dsn, "--scale", "1")
+	for _, proto := range []string{"prepared", "simple", "extended"} {
+		out := e.must("run", "simple", "select-only", "--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s", "--protocol", proto)
+		if !regexp.MustCompile(`(?m)^\s+select\s+[1-9]\d*\s+0\s+0\s.*\s1\.0\s`).MatchString(out) {
+			t.Errorf("select-only with %s: want commits at 1.0 round trip each:\n%s", proto, out)
+		}
+		if r := e.lastRun(); r.Params.Workload != "select-only" || r.Params.Options["protocol"] != proto {
+			t.Errorf("stored run: %+v", r.Params)
+		}
+	}
+	e.fails(cli.ExitUsage, []string{"unknown simple workload"}, "run", "simple", "select-everything", "--target", dsn)
+	e.must("load", "simple", "ping", "--target", dsn)
+	e.must("run", "simple", "ping", "--target", dsn, "--terminals", "1", "--duration", "1s", "--warmup", "0s", "--rtt", "1ms")
+	if r := e.lastRun(); r.Link == nil || r.Summary.TPS > 1000 {
+		t.Errorf("ping at 1 ms RTT: %.0f TPS through %+v; one terminal cannot exceed ~1000", r.Summary.TPS, r.Link)
+	}
+}

@@ -56,6 +56,15 @@ func TestFirebirdInAllThreeArchitectures(t *testing.T) {
 			if r.StatsAfter["mon$database.next_transaction"] <= r.StatsBefore["mon$database.next_transaction"] {
 				t.Errorf("header statistics not recorded: before %v after %v", r.StatsBefore, r.StatsAfter)
 			}
+			if arch == "Super" {
+				e.must("run", "tpcc", "--target", name, "--terminals", "2", "--duration", "1s", "--warmup", "0s", "--sweep", "--gstat")
+				r := e.lastRun()
+				if r.StatsBefore["gstat.total.records"] <= 0 || r.StatsAfter["gstat.total.records"] < r.StatsBefore["gstat.total.records"] ||
+					r.Params.Options["swept_before"] != "true" {
+					t.Errorf("gstat -r or sweep not recorded: before %v, after %v, options %v",
+						r.StatsBefore["gstat.total.records"], r.StatsAfter["gstat.total.records"], r.Params.Options)
+				}
+			}
 			e.must("server", "stop", name)
 		})
 	}

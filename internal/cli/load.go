@@ -16,7 +16,7 @@ func (a *app) loadCommand() *cobra.Command {
 		Use:   "load WORKLOAD",
 		Short: "Create a workload's schema and load its data",
 	}
-	cmd.AddCommand(a.loadTPCCCommand())
+	cmd.AddCommand(a.loadTPCCCommand(), a.loadSimpleCommand())
 	return cmd
 }
 

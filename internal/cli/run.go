@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
@@ -33,6 +34,9 @@ type runOptions struct {
 	link        linkOptions
 	// transport is "tcp" (default) or "unix" (managed PostgreSQL and MariaDB servers).
 	transport string
+	// gstat adds Firebird's record/version statistics (gstat -r) to the statistics taken
+	// before and after the run; sweep sweeps the database before it (seed 001).
+	gstat, sweep bool
 	// interpolate makes go-sql-driver/mysql interpolate parameters client-side (1 round trip
 	// per statement) instead of server-side prepared statements.
 	interpolate bool
@@ -51,6 +55,8 @@ func (o *runOptions) add(cmd *cobra.Command) {
 	f.BoolVar(&o.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", "tcp", "tcp, or unix for a managed PostgreSQL or MariaDB server's Unix socket")
+	f.BoolVar(&o.gstat, "gstat", false, "Firebird (managed): add gstat -r record and version statistics before and after the run")
+	f.BoolVar(&o.sweep, "sweep", false, "Firebird (managed): sweep the database before the run")
 	f.BoolVar(&o.interpolate, "interpolate-params", false, "MariaDB/MySQL: interpolate parameters in the client (1 round trip per statement) instead of server-side prepared statements (2 the first time)")
 	o.link.add(cmd)
 }
@@ -99,13 +105,54 @@ in flight and saves the run as aborted with what was measured; twice stops at on
 		},
 	}
 	o.add(tc)
-	cmd.AddCommand(tc)
+	cmd.AddCommand(tc, a.runSimpleCommand())
 	return cmd
 }
+
+// built is a workload ready to run on an open target, with what the run stores about it.
+type built struct {
+	w       workload.Workload
+	name    string // Params.Workload
+	scale   int
+	options map[string]string // stored in Params.Options
+}
+
+// builder checks that a workload's data is in wt and builds the workload.
+type builder func(ctx context.Context, t *target, wt workload.Target) (*built, error)
 
 // runTPCC measures one TPC-C run and stores it; it returns the stored run. Closing drain
 // ends the run early (it is saved as aborted); canceling ctx stops at once.
 func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, meta runMeta) (*results.Run, error) {
+	mix, err := tpcc.ParseMix(o.mix)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--mix: %w", err)}
+	}
+	return a.runWorkload(ctx, drain, o, meta, func(ctx context.Context, t *target, wt workload.Target) (*built, error) {
+		loaded, err := tpcc.LoadedWarehouses(ctx, wt.DB)
+		if err != nil {
+			if errors.Is(err, workload.ErrNotLoaded) {
+				return nil, fmt.Errorf("%s has no TPC-C data: %w (run `dblat load tpcc --target %s --warehouses N` first)", t.label, err, o.target)
+			}
+			return nil, err
+		}
+		if o.warehouses > loaded {
+			return nil, usagef("--warehouses %d: only %d loaded in %s (load more with `dblat load tpcc --warehouses %d`)",
+				o.warehouses, loaded, t.label, o.warehouses)
+		}
+		n := o.warehouses
+		if n == 0 {
+			n = loaded
+		}
+		w, err := tpcc.New(wt, tpcc.Config{Warehouses: n, Seed: o.seed, Mix: mix, Think: o.think})
+		if err != nil {
+			return nil, err
+		}
+		return &built{w: w, name: "tpcc", scale: n}, nil
+	})
+}
+
+// runWorkload measures one run of the workload build makes and stores it.
+func (a *app) runWorkload(ctx context.Context, drain <-chan struct{}, o runOptions, meta runMeta, build builder) (*results.Run, error) {
 	if o.terminals < 1 {
 		return nil, usagef("--terminals must be at least 1, got %d", o.terminals)
 	}
@@ -114,10 +161,6 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 	}
 	if o.warmup < 0 {
 		return nil, usagef("--warmup must not be negative, got %v", o.warmup)
-	}
-	mix, err := tpcc.ParseMix(o.mix)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--mix: %w", err)}
 	}
 	t, err := a.resolveTarget(o.target)
 	if err != nil {
@@ -153,23 +196,22 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 		return nil, err
 	}
 	defer closeDB(wt)
-	loaded, err := tpcc.LoadedWarehouses(ctx, wt.DB)
+	b, err := build(ctx, t, wt)
 	if err != nil {
-		if errors.Is(err, workload.ErrNotLoaded) {
-			return nil, fmt.Errorf("%s has no TPC-C data: %w (run `dblat load tpcc --target %s --warehouses N` first)", t.label, err, o.target)
+		return nil, err
+	}
+	w := b.w
+	maps.Copy(options, b.options)
+	if (o.gstat || o.sweep) && (t.managed == nil || t.managed.Engine != "firebird") {
+		return nil, usagef("--gstat and --sweep are for managed Firebird servers")
+	}
+	if o.sweep {
+		took, err := firebird.Sweep(ctx, t.managed)
+		if err != nil {
+			return nil, fmt.Errorf("sweep before the run: %w", err)
 		}
-		return nil, err
-	}
-	if o.warehouses > loaded {
-		return nil, usagef("--warehouses %d: only %d loaded in %s (load more with `dblat load tpcc --warehouses %d`)",
-			o.warehouses, loaded, t.label, o.warehouses)
-	}
-	if o.warehouses == 0 {
-		o.warehouses = loaded
-	}
-	w, err := tpcc.New(wt, tpcc.Config{Warehouses: o.warehouses, Seed: o.seed, Mix: mix, Think: o.think})
-	if err != nil {
-		return nil, err
+		options["swept_before"] = "true"
+		a.info("swept %s in %.2f s", t.label, took.Seconds())
 	}
 	info, err := t.engine.Inspect(ctx, wt.DB)
 	if err != nil {
@@ -178,6 +220,13 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 	before, err := t.engine.Stats(ctx, wt.DB)
 	if err != nil {
 		return nil, fmt.Errorf("read server statistics: %w", err)
+	}
+	if o.gstat {
+		g, err := firebird.RecordStats(ctx, t.managed)
+		if err != nil {
+			return nil, fmt.Errorf("gstat -r before the run: %w", err)
+		}
+		maps.Copy(before, g)
 	}
 	cal, err := links.calibrate(ctx)
 	if err != nil {
@@ -190,7 +239,7 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 	run := &results.Run{
 		Study: meta.study, CellKey: meta.cell, Status: results.StatusRunning, Started: time.Now(),
 		Params: results.Params{
-			Workload: "tpcc", Scale: o.warehouses, Terminals: o.terminals, Connections: conns,
+			Workload: b.name, Scale: b.scale, Terminals: o.terminals, Connections: conns,
 			Duration: o.duration, Warmup: o.warmup, Seed: o.seed, Mix: mixMap(w), Think: o.think,
 			RTT: linkRTT(links), Options: options,
 		},
@@ -203,8 +252,8 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 	if _, err := store.Begin(ctx, run); err != nil {
 		return nil, err
 	}
-	a.info("run %d: tpcc on %s, %d warehouses, %d terminals, %d connections, %s, warm-up %v, window %v",
-		run.ID, t.label, o.warehouses, o.terminals, conns, describeLink(run.Link), o.warmup, o.duration)
+	a.info("run %d: %s on %s, scale %d, %d terminals, %d connections, %s, warm-up %v, window %v",
+		run.ID, b.name, t.label, b.scale, o.terminals, conns, describeLink(run.Link), o.warmup, o.duration)
 
 	// A managed server that dies mid-run fails the run (instead of a window of errors).
 	runDrain, serverDied := watchServer(drain, t.managed)
@@ -243,6 +292,13 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 			time.Sleep(300 * time.Millisecond)
 			if after, err := t.engine.Stats(saveCtx, wt.DB); err == nil {
 				run.StatsAfter = after
+				if o.gstat {
+					if g, err := firebird.RecordStats(saveCtx, t.managed); err == nil {
+						maps.Copy(after, g)
+					} else {
+						a.info("warning: gstat -r after the run: %v", err)
+					}
+				}
 			} else {
 				a.info("warning: cannot read server statistics after the run: %v", err)
 			}

@@ -74,8 +74,12 @@ func printSummary(w io.Writer, r *results.Run) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "  %d warehouses, %d terminals, %d connections, window %.1f s after %v warm-up\n",
-		r.Params.Scale, r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
+	scale := "warehouses"
+	if r.Params.Workload != "tpcc" {
+		scale = "scale"
+	}
+	fmt.Fprintf(w, "  %d %s, %d terminals, %d connections, window %.1f s after %v warm-up\n",
+		r.Params.Scale, scale, r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
 	fmt.Fprintf(w, "  NOPM %.0f   TPM %.0f   TPS %.1f   committed %d   rolled back %d   errors %s\n",
 		s.NOPM, s.TPM, s.TPS, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
 	if done := s.Committed + s.Rollbacks; done > 0 && r.Client.CPUSeconds > 0 {

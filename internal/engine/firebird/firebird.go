@@ -372,3 +372,7 @@ func (Engine) Redact(dsn string) string {
 }
 
 var passwordParam = regexp.MustCompile(`(?i)([?&]password=)[^&]*`)
+
+// TxOnly reports that every statement must run in an explicit transaction: the driver's
+// autocommit uses commit-retaining, which pins the oldest snapshot (engines.md §2).
+func (Engine) TxOnly() bool { return true }
