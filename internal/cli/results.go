@@ -136,7 +136,8 @@ func (a *app) resultsExportCommand() *cobra.Command {
 	return cmd
 }
 
-func sortedKeys(m map[string]string) []string {
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

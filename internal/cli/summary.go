@@ -82,6 +82,11 @@ func printSummary(w io.Writer, r *results.Run) {
 		r.Params.Scale, scale, r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
 	fmt.Fprintf(w, "  NOPM %.0f   TPM %.0f   TPS %.1f   committed %d   rolled back %d   errors %s\n",
 		s.NOPM, s.TPM, s.TPS, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
+	for _, class := range sortedKeys(s.ErrorExamples) {
+		for _, m := range s.ErrorExamples[class] {
+			fmt.Fprintf(w, "  e.g. %s: %s\n", class, m)
+		}
+	}
 	if done := s.Committed + s.Rollbacks; done > 0 && r.Client.CPUSeconds > 0 {
 		fmt.Fprintf(w, "  client CPU %.1f µs per transaction (%.2f s over the window)\n",
 			r.Client.CPUSeconds/float64(done)*1e6, r.Client.CPUSeconds)
@@ -141,3 +146,4 @@ func shortVersion(v string) string {
 	}
 	return v
 }
+

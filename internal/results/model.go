@@ -123,6 +123,8 @@ type Summary struct {
 	// Rollbacks are designed rollbacks (TPC-C New-Order 1 %), not errors.
 	Rollbacks int64            `json:"rollbacks"`
 	Errors    map[string]int64 `json:"errors,omitempty"` // by engine.ErrorClass name
+	// ErrorExamples holds, per error class, the first few distinct messages seen.
+	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
 	// TPS is completed transactions per second: commits plus designed rollbacks, which TPC-C
 	// counts as completed (clause 2.4.2.3). TPM is the same per minute.
 	TPS float64 `json:"tps"`

@@ -24,7 +24,7 @@ const runSelect = `SELECT id, study, cell_key, status, reason, started, ended,
 	mix, options, link,
 	engine, target, managed, server_version, settings, database_bytes,
 	client, stats_before, stats_after,
-	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm
+	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples
 FROM runs`
 
 // newestFirst is the order of List.
@@ -52,7 +52,7 @@ func scanRun(sc scanner) (Run, error) {
 		status, started, client               string
 		ended                                 sql.NullString
 		mix, options, settings, before, after sql.NullString
-		link                                  sql.NullString
+		link, examples                        sql.NullString
 		errs                                  sql.NullString
 		duration, warmup, rtt, elapsed        int64
 		think, managed                        bool
@@ -65,7 +65,7 @@ func scanRun(sc scanner) (Run, error) {
 		&r.Server.Engine, &r.Server.Target, &managed, &r.Server.Version, &settings,
 		&r.Server.DatabaseBytes,
 		&client, &before, &after,
-		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm)
+		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples)
 	if err != nil {
 		return Run{}, err
 	}
@@ -98,6 +98,7 @@ func scanRun(sc scanner) (Run, error) {
 		unmapJSON("stats_before", before, &r.StatsBefore),
 		unmapJSON("stats_after", after, &r.StatsAfter),
 		unmapJSON("errors", errs, &r.Summary.Errors),
+		unmapJSON("error_examples", examples, &r.Summary.ErrorExamples),
 	); err != nil {
 		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
 	}

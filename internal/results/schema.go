@@ -114,5 +114,8 @@ CREATE TABLE studies (
 	created TEXT NOT NULL,
 	updated TEXT NOT NULL
 ) WITHOUT ROWID;
+`, // 3: examples of the errors a run counted, so that "other 40" can be explained.
+	`
+ALTER TABLE runs ADD COLUMN error_examples TEXT; -- JSON object class -> messages, or NULL
 `,
 }

@@ -88,6 +88,7 @@ func fullRun(t testing.TB, study, cell string, started time.Time) Run {
 		Summary: Summary{
 			Elapsed: 5*time.Minute + 3*time.Millisecond, Committed: 90000, Rollbacks: 400,
 			Errors: map[string]int64{"retryable": 12}, TPS: 300.1, TPM: 18006, NOPM: 8100.25,
+			ErrorExamples: map[string][]string{"retryable": {"deadlock detected (SQLSTATE 40P01)"}},
 		},
 		Tx: []TxSummary{
 			{Type: "new_order", Committed: 40000, Rollbacks: 400, Errors: map[string]int64{"retryable": 10},

@@ -136,6 +136,7 @@ func runColumns(r *Run) ([]column, error) {
 		{"committed", r.Summary.Committed},
 		{"rollbacks", r.Summary.Rollbacks},
 		{"errors", js(jsonMap(r.Summary.Errors))},
+		{"error_examples", js(jsonMap(r.Summary.ErrorExamples))},
 		{"tps", finite(r.Summary.TPS)},
 		{"tpm", finite(r.Summary.TPM)},
 		{"nopm", finite(r.Summary.NOPM)},

@@ -105,6 +105,7 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 		types[i] = tt.Name
 	}
 	rec := newRecorder(2*runtime.GOMAXPROCS(0), len(types))
+	examples := &errorExamples{}
 	start := time.Now()
 	windowStart := start.Add(cfg.Warmup)
 	windowEnd := windowStart.Add(cfg.Duration)
@@ -120,7 +121,7 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	for i := range cfg.Terminals {
 		term := w.NewTerminal(i)
 		wg.Go(func() {
-			runTerminal(ctx, i, term, t.Engine, db, pool, rec, stop, func(done time.Time) bool {
+			runTerminal(ctx, i, term, t.Engine, db, pool, rec, examples, stop, func(done time.Time) bool {
 				endMu.Lock()
 				defer endMu.Unlock()
 				return !done.Before(windowStart) && done.Before(windowEnd)
@@ -179,6 +180,7 @@ loop:
 	}
 	res := summarize(rec.window(len(types)), types, elapsed)
 	res.CPUSeconds = cpuEnd - cpuAtWindow
+	res.Summary.ErrorExamples = examples.snapshot()
 	res.Interrupted = interrupted
 	return res, nil
 }
@@ -228,7 +230,7 @@ func dialPooled(ctx context.Context, db *sql.DB) (pooled, error) {
 }
 
 func runTerminal(ctx context.Context, id int, term workload.Terminal, eng engine.Engine, db *sql.DB, pool chan pooled,
-	rec *recorder, stop <-chan struct{}, inWindow func(time.Time) bool) {
+	rec *recorder, examples *errorExamples, stop <-chan struct{}, inWindow func(time.Time) bool) {
 	for {
 		select {
 		case <-stop:
@@ -278,6 +280,7 @@ func runTerminal(ctx context.Context, id int, term workload.Terminal, eng engine
 		default:
 			o.failed = true
 			o.class = eng.Classify(err)
+			examples.add(o.class, err)
 			if o.class == engine.ClassCanceled && ctx.Err() != nil {
 				pool <- p
 				return

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,6 +117,9 @@ func TestRunCountsOutcomesByKind(t *testing.T) {
 	}
 	if fail.Errors["retryable"] == 0 || fail.Committed != 0 {
 		t.Errorf("serialization failures must be counted as retryable errors: %+v", fail)
+	}
+	if ex := res.Summary.ErrorExamples["retryable"]; len(ex) != 1 || !strings.Contains(ex[0], "40001") {
+		t.Errorf("error examples %v, want the one serialization failure message", res.Summary.ErrorExamples)
 	}
 	// Per 50 transactions of a terminal: 2 fail (n=25,50), 4 roll back (10,20,30,40), 44
 	// commit. The window's counts must keep that ratio of 11 within edge noise.
