@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,4 +89,39 @@ func TestMariaDBTransportsAndInterpolation(t *testing.T) {
 	}
 	e.fails(2, []string{"unix", "latency link"}, "run", "tpcc", "--target", "m1", "--transport", "unix", "--rtt", "1ms")
 	e.fails(1, []string{"unknown MariaDB setting", "innodb_buffer_pool_size"}, "server", "start", "mariadb", "--name", "m2", "--set", "innodb_bufer_pool_size=1G")
+}
+
+func TestStudyWithTransportFactor(t *testing.T) {
+	mariadbtest.Server(t)
+	e := newEnv(t)
+	path := e.dir + "/transport.yaml"
+	src := `study: transport
+repeat: 1
+between_runs: keep
+server:
+  engine: mariadb
+  settings: {innodb_buffer_pool_size: 64M, innodb_flush_log_at_trx_commit: "2"}
+base:
+  workload: tpcc
+  warehouses: 1
+  terminals: 2
+  duration: 1s
+  warmup: 0s
+factors:
+  opt.transport: [tcp, unix]
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.must("study", "run", path)
+	seen := map[string]bool{}
+	for _, r := range e.runsOf("transport") {
+		seen[r.Params.Options["transport"]] = r.Status == results.StatusFinished
+		if tr := r.Params.Options["transport"]; (tr == "unix") != (r.Link == nil) {
+			t.Errorf("run %d over %s: link %+v (a Unix socket cannot go through the TCP link; TCP cells always do)", r.ID, tr, r.Link)
+		}
+	}
+	if !seen["tcp"] || !seen["unix"] {
+		t.Errorf("finished runs by transport: %v", seen)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,11 +48,22 @@ func (a *app) checkStudy(st *study.Study) error {
 		if p.Workload != "tpcc" {
 			return usageError{st.Errorf("base.workload", "workload %q is not supported yet (supported: tpcc)", p.Workload)}
 		}
-		if p.Mode != "" && p.Mode != "client" {
-			return usageError{st.Errorf("base.mode", "mode %q is not supported yet (supported: client)", p.Mode)}
+		if p.Mode != "" && !slices.Contains(tpcc.Modes, p.Mode) {
+			return usageError{st.Errorf("base.mode", "unknown mode %q (known: %s)", p.Mode, strings.Join(tpcc.Modes, ", "))}
 		}
-		if len(p.Options) > 0 {
-			return usageError{st.Errorf("base.options", "options are not supported yet: %v", sortedKeys(p.Options))}
+		for k, v := range p.Options {
+			switch k {
+			case "transport":
+				if v != "tcp" && v != "unix" {
+					return usageError{st.Errorf("base.options", "opt.transport %q: use tcp or unix", v)}
+				}
+			case "interpolate_params":
+				if v != "true" && v != "false" {
+					return usageError{st.Errorf("base.options", "opt.interpolate_params %q: use true or false", v)}
+				}
+			default:
+				return usageError{st.Errorf("base.options", "unknown option %q (known: transport, interpolate_params)", k)}
+			}
 		}
 		if st.Managed() {
 			if _, err := (&launcherFlags{}).launcher(p.Engine); err != nil {
@@ -508,12 +520,19 @@ func sameSettings(a, b map[string]string) bool {
 func (sr *studyRun) runOptions(c study.Cell, target string) runOptions {
 	p := c.Params
 	o := runOptions{target: target, terminals: p.Terminals, connections: p.Connections, duration: p.Duration,
-		warmup: p.Warmup, warehouses: p.Warehouses, seed: p.Seed, mix: p.Mix, think: p.Think}
+		warmup: p.Warmup, warehouses: p.Warehouses, seed: p.Seed, mix: p.Mix, think: p.Think, mode: p.Mode, transport: "tcp"}
 	if o.mix == "" {
 		o.mix = "45,43,4,4,4"
 	}
-	// Every cell goes through the link, even at RTT 0, so that cells compare like for like.
-	o.link = linkOptions{rtt: p.RTT, rttSet: true, delayConnect: true, distribution: "uniform"}
+	o.interpolate = p.Options["interpolate_params"] == "true"
+	if t := p.Options["transport"]; t != "" {
+		o.transport = t
+	}
+	// Every TCP cell goes through the link, even at RTT 0, so that cells compare like for
+	// like; a Unix-socket cell cannot (the link is TCP), which its transport level says.
+	if o.transport != "unix" {
+		o.link = linkOptions{rtt: p.RTT, rttSet: true, delayConnect: true, distribution: "uniform"}
+	}
 	return o
 }
 
