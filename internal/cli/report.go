@@ -83,7 +83,6 @@ func formatFromPath(path string) string {
 	return "text"
 }
 
-
 // buildReport builds a stored study's report with its analysis and credibility findings.
 func (a *app) buildReport(ctx context.Context, name string) (*report.Report, error) {
 	rec, runs, opt, err := a.studyRuns(ctx, name)

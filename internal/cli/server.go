@@ -74,8 +74,8 @@ func (a *app) serverCommand() *cobra.Command {
 
 func (a *app) serverStartCommand() *cobra.Command {
 	var (
-		name string
-		sets []string
+		name     string
+		sets     []string
 		port     int
 		pageSize int
 		lf       launcherFlags

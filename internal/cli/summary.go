@@ -146,4 +146,3 @@ func shortVersion(v string) string {
 	}
 	return v
 }
-
