@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"strings"
+
+	suggestpkg "github.com/dblat/dblat/internal/suggest"
 )
 
 // Error is a problem in a study file, at a position. It prints as "file:line:col: msg" (or
@@ -74,7 +76,7 @@ func suggest(word string, candidates []string) string {
 		if len(c) <= 4 {
 			limit = 1
 		}
-		if d := distance(strings.ToLower(word), strings.ToLower(c)); d <= limit && d < bestD {
+		if d := suggestpkg.Distance(strings.ToLower(word), strings.ToLower(c)); d <= limit && d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -82,28 +84,4 @@ func suggest(word string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
-// distance is the Levenshtein distance between a and b (bytes; keys are ASCII).
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

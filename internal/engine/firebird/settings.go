@@ -2,9 +2,12 @@ package firebird
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dblat/dblat/internal/suggest"
 )
 
 // knownKeys are the firebird.conf keys of Firebird 3.0.11: the entries table of
@@ -185,35 +188,11 @@ func unknownKey(key string) error {
 			return fmt.Errorf("unknown Firebird 3.0 setting %q: %s is a Firebird 4.0+ key, which 3.0 would silently ignore", key, k)
 		}
 	}
-	best, bestD := "", 4 // up to three edits away counts as a typo
-	for _, k := range append(knownKeys, SettingPageSize, SettingForcedWrites) {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestD {
-			best, bestD = k, d
-		}
-	}
+	// Up to three edits away counts as a typo.
+	best := suggest.Closest(key, append(slices.Clone(knownKeys), SettingPageSize, SettingForcedWrites), 3)
 	hint := ""
 	if best != "" {
 		hint = fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	return fmt.Errorf("unknown Firebird 3.0 setting %q%s: Firebird would silently ignore it", key, hint)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -3,12 +3,15 @@ package mariadb
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dblat/dblat/internal/suggest"
 )
 
 // optionName is key in mariadbd's option spelling: lower case, '-' between words.
@@ -74,7 +77,7 @@ func checkSettings(server string, settings map[string]string) error {
 			continue
 		}
 		hint := ""
-		if s := closest(optionName(k), known); s != "" {
+		if s := suggest.Closest(optionName(k), slices.Collect(maps.Keys(known)), 3); s != "" {
 			if strings.Contains(k, "_") {
 				s = strings.ReplaceAll(s, "-", "_")
 			}
@@ -139,43 +142,6 @@ func knownOptions(server string) (map[string]bool, error) {
 		return nil, fmt.Errorf("%s --help listed no options", server)
 	}
 	return known, nil
-}
-
-// closest returns the known name at the smallest edit distance from name, if it is within
-// 3 edits (a typo or two, not a different setting).
-func closest(name string, known map[string]bool) string {
-	best, bestD := "", 4
-	names := make([]string, 0, len(known))
-	for k := range known {
-		names = append(names, k)
-	}
-	slices.Sort(names) // ties go to the first name, the same on every run
-	for _, k := range names {
-		if d := editDistance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Setting is one requested server setting next to the value the running server reports.

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/suggest"
 )
 
 // Launcher runs private PostgreSQL servers: initdb into the instance directory, then the
@@ -218,43 +221,12 @@ func checkSettings(bin string, settings map[string]string) error {
 			continue
 		}
 		hint := ""
-		if s := closest(strings.ToLower(k), known); s != "" {
+		if s := suggest.Closest(k, slices.Collect(maps.Keys(known)), 3); s != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		return fmt.Errorf("unknown PostgreSQL setting %q%s", k, hint)
 	}
 	return nil
-}
-
-// closest returns the known name at the smallest edit distance from name, if it is close.
-func closest(name string, known map[string]bool) string {
-	best, bestD := "", 4
-	for k := range known {
-		if d := editDistance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Stop implements managed.Launcher: a fast shutdown (SIGINT: abort transactions, checkpoint,
