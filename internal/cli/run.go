@@ -34,6 +34,8 @@ type runOptions struct {
 	link        linkOptions
 	// transport is "tcp" (default) or "unix" (managed PostgreSQL and MariaDB servers).
 	transport string
+	// mode is TPC-C's round-trip mode: client, batched or procedure.
+	mode string
 	// gstat adds Firebird's record/version statistics (gstat -r) to the statistics taken
 	// before and after the run; sweep sweeps the database before it (seed 001).
 	gstat, sweep bool
@@ -55,6 +57,7 @@ func (o *runOptions) add(cmd *cobra.Command) {
 	f.BoolVar(&o.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", "tcp", "tcp, or unix for a managed PostgreSQL or MariaDB server's Unix socket")
+	f.StringVar(&o.mode, "mode", "client", "TPC-C round-trip mode: client (one statement per round trip), batched (pipelines, multi-row reads, EXECUTE BLOCK) or procedure (one server-side call per transaction)")
 	f.BoolVar(&o.gstat, "gstat", false, "Firebird (managed): add gstat -r record and version statistics before and after the run")
 	f.BoolVar(&o.sweep, "sweep", false, "Firebird (managed): sweep the database before the run")
 	f.BoolVar(&o.interpolate, "interpolate-params", false, "MariaDB/MySQL: interpolate parameters in the client (1 round trip per statement) instead of server-side prepared statements (2 the first time)")
@@ -143,11 +146,11 @@ func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, 
 		if n == 0 {
 			n = loaded
 		}
-		w, err := tpcc.New(wt, tpcc.Config{Warehouses: n, Seed: o.seed, Mix: mix, Think: o.think})
+		w, err := tpcc.New(wt, tpcc.Config{Warehouses: n, Seed: o.seed, Mix: mix, Think: o.think, Mode: o.mode})
 		if err != nil {
-			return nil, err
+			return nil, usageError{err}
 		}
-		return &built{w: w, name: "tpcc", scale: n}, nil
+		return &built{w: w, name: "tpcc", scale: n, options: map[string]string{"mode": w.Mode()}}, nil
 	})
 }
 

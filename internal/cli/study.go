@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,8 +48,8 @@ func (a *app) checkStudy(st *study.Study) error {
 		if p.Workload != "tpcc" {
 			return usageError{st.Errorf("base.workload", "workload %q is not supported yet (supported: tpcc)", p.Workload)}
 		}
-		if p.Mode != "" && p.Mode != "client" {
-			return usageError{st.Errorf("base.mode", "mode %q is not supported yet (supported: client)", p.Mode)}
+		if p.Mode != "" && !slices.Contains(tpcc.Modes, p.Mode) {
+			return usageError{st.Errorf("base.mode", "unknown mode %q (known: %s)", p.Mode, strings.Join(tpcc.Modes, ", "))}
 		}
 		for k, v := range p.Options {
 			switch k {
@@ -519,7 +520,7 @@ func sameSettings(a, b map[string]string) bool {
 func (sr *studyRun) runOptions(c study.Cell, target string) runOptions {
 	p := c.Params
 	o := runOptions{target: target, terminals: p.Terminals, connections: p.Connections, duration: p.Duration,
-		warmup: p.Warmup, warehouses: p.Warehouses, seed: p.Seed, mix: p.Mix, think: p.Think, transport: "tcp"}
+		warmup: p.Warmup, warehouses: p.Warehouses, seed: p.Seed, mix: p.Mix, think: p.Think, mode: p.Mode, transport: "tcp"}
 	if o.mix == "" {
 		o.mix = "45,43,4,4,4"
 	}

@@ -123,6 +123,17 @@ type Dialect struct {
 	// Dual is the FROM clause of a SELECT that reads no table: "" where the engine allows a
 	// SELECT without FROM, " FROM RDB$DATABASE" on Firebird.
 	Dual string
+	// Concat returns an SQL expression that concatenates the given string expressions
+	// ("a || b", or "CONCAT(a, b)" where || means OR), or is nil if the engine has no
+	// spelling the workloads know; they then concatenate on the client.
+	Concat func(exprs ...string) string
+	// ProcedureLanguage names the language of the engine's stored procedures, so that a
+	// workload that installs server-side code can pick its sources by capability rather than
+	// by product: "plpgsql" (PostgreSQL 11+: procedures may COMMIT and ROLLBACK), "sql/psm"
+	// (MySQL/MariaDB's SQL/PSM dialect: procedures may COMMIT and ROLLBACK), "psql"
+	// (Firebird: procedures cannot end the transaction they run in; the client must). ""
+	// means none the workloads know.
+	ProcedureLanguage string
 }
 
 // Rebind rewrites a query written with "?" placeholders into the dialect's markers.
@@ -196,4 +207,58 @@ type Restorer interface {
 	// RestorePristine replaces the database with its pristine copy. No connection to the
 	// database may be open.
 	RestorePristine(ctx context.Context, dsn string) error
+}
+
+// Batcher is an optional Engine capability: a transaction whose statements travel to the
+// server in batches, each batch in one request, so that a workload can trade round trips
+// for batched statements without installing server-side code. Each engine sends a batch
+// the cheapest way it has, and documents what a batch costs in round trips: a pipeline of
+// extended-protocol messages (PostgreSQL, 1 round trip), an anonymous compound statement
+// (MariaDB, 1), an EXECUTE BLOCK (Firebird 3, a few, plus the begin and commit that PSQL
+// cannot do).
+type Batcher interface {
+	// BeginBatch begins a transaction with opts (nil: the server's defaults) on conn. An
+	// engine that can fold the begin into the first batch sends nothing yet. Until the
+	// transaction ends (Commit, Rollback, or a failed batch) it owns conn: use conn for
+	// nothing else meanwhile.
+	BeginBatch(ctx context.Context, conn *sql.Conn, opts *sql.TxOptions) (BatchTx, error)
+}
+
+// BatchTx is a transaction begun by Batcher.BeginBatch. It is used by one goroutine at a
+// time. Once it has ended, its methods return sql.ErrTxDone.
+type BatchTx interface {
+	// Send runs stmts in order, in one request, and fills in their results. If a statement
+	// fails, the ones after it do not run, the transaction is rolled back and ends, and the
+	// error is returned wrapped (errors.As finds the driver's error, so Engine.Classify
+	// works on it).
+	Send(ctx context.Context, stmts ...*BatchStmt) error
+	// Commit runs stmts like Send and then commits, in the same request where the engine
+	// can. stmts may be empty.
+	Commit(ctx context.Context, stmts ...*BatchStmt) error
+	// Rollback runs stmts like Send and then rolls back, in the same request where the
+	// engine can: the statements' results are read, their effects undone. stmts may be
+	// empty. After a failed Send it returns sql.ErrTxDone, which callers may ignore.
+	Rollback(ctx context.Context, stmts ...*BatchStmt) error
+}
+
+// BatchStmt is one statement of a batch and, once the batch has run, its result.
+type BatchStmt struct {
+	// SQL is one statement without a trailing semicolon, written with the dialect's
+	// placeholders (Dialect.Rebind).
+	SQL string
+	// Args are its arguments: values database/sql accepts (driver.Valuer included).
+	Args []any
+	// Columns is how many columns each result row has, 0 for a statement that returns no
+	// rows (INSERT, UPDATE or DELETE without RETURNING), whose RowsAffected is set
+	// instead. Engines that declare result shapes before sending (Firebird) need it.
+	Columns int
+
+	// Rows are the result rows, each of Columns values of the driver.Value types (int64,
+	// float64, bool, string, []byte, time.Time, or nil for NULL). Engines whose batches
+	// carry results as text (Firebird) hand every non-NULL value over as a string; callers
+	// convert as database/sql's Scan would.
+	Rows [][]any
+	// RowsAffected is how many rows a statement with Columns == 0 changed, as the driver
+	// reports it for a lone statement (for an UPDATE on MariaDB: changed, not matched).
+	RowsAffected int64
 }

@@ -58,6 +58,10 @@ func dialect() engine.Dialect {
 		MaxInsertRows:     1,
 		Blob:              "blob sub_type binary",
 		Dual:              " FROM RDB$DATABASE",
+		Concat:            func(e ...string) string { return "(" + strings.Join(e, " || ") + ")" },
+		// PSQL: procedures and EXECUTE BLOCK cannot COMMIT or ROLLBACK the transaction they
+		// run in (only IN AUTONOMOUS TRANSACTION blocks commit, separately).
+		ProcedureLanguage: "psql",
 	}
 }
 

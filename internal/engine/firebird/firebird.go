@@ -313,7 +313,8 @@ func (Engine) Classify(err error) engine.ErrorClass {
 		switch {
 		case has([]int{firebirdsql.ISCCancelled}):
 			return engine.ClassCanceled
-		case has(retryableCodes):
+		case has(retryableCodes), strings.Contains(fbErr.Message, "cannot update erased record"):
+			// 3.0.11 also sends the lost-race message under the generic isc_random code.
 			return engine.ClassRetryable
 		case has(connectionCodes):
 			return engine.ClassConnection

@@ -43,6 +43,10 @@ func dialect() engine.Dialect {
 		// then takes 10,500 placeholders, within the 32,767 that Dialect promises callers.
 		MaxInsertRows: 500,
 		Blob:          "longblob",
+		// || is OR unless sql_mode has PIPES_AS_CONCAT.
+		Concat: func(e ...string) string { return "CONCAT(" + strings.Join(e, ", ") + ")" },
+		// SQL/PSM-style stored procedures, which may START TRANSACTION and COMMIT.
+		ProcedureLanguage: "sql/psm",
 	}
 }
 

@@ -37,5 +37,9 @@ func dialect() engine.Dialect {
 		// parameters, below the protocol's limit of 65,535.
 		MaxInsertRows: 1000,
 		Blob:          "bytea",
+		Concat:        func(e ...string) string { return "(" + strings.Join(e, " || ") + ")" },
+		// PL/pgSQL procedures (PostgreSQL 11+) may COMMIT when CALLed outside a
+		// transaction block.
+		ProcedureLanguage: "plpgsql",
 	}
 }

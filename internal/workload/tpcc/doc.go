@@ -1,26 +1,54 @@
 // Package tpcc is TPC-C (revision 5.11) for any engine dblat speaks to: the schema of §1.3,
 // the initial population of §4.3 (Load), the five transactions of §2 run by emulated
-// terminals (Workload, a workload.Workload), and the consistency conditions of §3.3.2
-// (Check). Every rule in the code cites its clause. Everything engine-specific goes
-// through engine.Dialect and the optional engine.BulkLoader; the package never tests an
-// engine's name, and its SQL is plain SQL-92 with "?" placeholders.
+// terminals (Workload, a workload.Workload) in three round-trip modes, and the
+// consistency conditions of §3.3.2 (Check). Every rule in the code cites its clause.
+// Everything engine-specific goes through engine.Dialect and the optional engine.BulkLoader
+// and engine.Batcher; the package never tests an engine's name, and its SQL is plain
+// SQL-92 with "?" placeholders, except the stored procedures, written once per procedure
+// language.
 //
 // # Neighbours
 //
 // Package workload defines the interfaces implemented here. Package engine supplies the
-// dialect, the error classes and the bulk-load fast path. Package runner drives the
+// dialect, the error classes, the bulk-load fast path and batches. Package runner drives the
 // terminals: it times, counts and classifies (engine.Engine.Classify) what Terminal.Run
 // returns, and retries nothing itself; this package neither times nor stores anything.
-// The CLI calls Load, LoadedWarehouses, New, ParseMix and Check.
+// The CLI calls Load, LoadedWarehouses, New (with Config.Mode, one of Modes), ParseMix and
+// Check.
 //
 // # Transactions
 //
-// Each transaction is one database transaction begun with (*sql.Conn).BeginTx, made of
-// one SQL statement per step of its profile (no stored procedures, no batching of items
-// into IN lists), so the round trips per transaction follow the spec's profiles, which is
-// what the latency studies measure. Where the dialect has UPDATE ... RETURNING, an update
-// and the read of the same row are one statement. Statements are prepared once on the
-// pool (Prepare) and bound to each transaction with (*sql.Tx).StmtContext.
+// Each transaction is one database transaction. How it talks to the server is the
+// round-trip mode (Config.Mode), the answer to "what mitigates latency?": talk to the
+// server less. Every mode runs the same profiles on the same inputs, locks rows in the
+// same order at the same isolation, and leaves the same data behind (TestModesAgree
+// compares what each transaction displays and the final data, on every engine):
+//
+//   - ModeClient (the default, as in go-tpc and BenchBase): one prepared SQL statement
+//     per step of the profile, begun with (*sql.Conn).BeginTx, so the round trips follow
+//     the spec's profiles (37 for an average New-Order on PostgreSQL). Where the dialect
+//     has UPDATE ... RETURNING, an update and the read of the same row are one statement.
+//     Statements are prepared once on the pool (Prepare) and bound to each transaction
+//     with (*sql.Tx).StmtContext. Files: neworder.go, payment.go, ...
+//   - ModeBatched: the same logic on the client, the statements sent in a few batches
+//     through the engine's engine.Batcher (a pgx pipeline with the BEGIN folded in on
+//     PostgreSQL, an anonymous compound statement on MariaDB, an EXECUTE BLOCK on
+//     Firebird): a batch holds every statement whose arguments are known, reads of many
+//     keys become one statement with an IN list, and values only the server combines stay
+//     there. New-Order is two batches (the client must see which items exist before it
+//     may commit), Payment and Order-Status one or two (two when the customer is chosen
+//     by name), Delivery three, Stock-Level one. Files: *_batched.go, batch.go.
+//   - ModeProcedure: one call of a stored procedure per transaction, as in HammerDB,
+//     installed by Load (and by Prepare on databases loaded before). The sources are
+//     TPC-C's, so they live here, one file per Dialect.ProcedureLanguage
+//     (procedures_plpgsql.go, procedures_sqlpsm.go, procedures_psql.go): a capability,
+//     not a product name. PL/pgSQL and SQL/PSM procedures begin and commit their own
+//     transaction: one round trip. PSQL cannot commit, so on Firebird the client begins
+//     and commits around EXECUTE PROCEDURE: three, the minimum with this driver
+//     (procedures.go says why).
+//
+// The inputs are drawn on the client in every mode (HammerDB's procedures draw their
+// own), so that one seed gives one run whatever the mode.
 //
 // New-Order rolls back 1 % of orders through an unused item (§2.4.1.4) and then returns
 // workload.ErrExpectedRollback. Its items are processed in item-number order, so
@@ -41,10 +69,13 @@
 // (the warehouse in Payment, the district in New-Order) therefore queue on its lock and
 // proceed with the committed value: no lost updates and no serialization failures, so
 // contention shows up as response time, as on a locking engine. Nothing is read before
-// it is locked except data no transaction changes (W_TAX, D_TAX, C_DISCOUNT, ITEM, the
-// customers of a last name), which is why SELECT ... FOR UPDATE is not needed. Delivery
-// finds the oldest NEW-ORDER row with MIN and deletes it; if a concurrent Delivery took it
-// first, the DELETE changes nothing and the next oldest is looked up again.
+// it is locked except data no transaction changes (W_TAX, D_TAX, C_DISCOUNT, ITEM,
+// S_DIST_xx and S_DATA, the customers of a last name), which is why SELECT ... FOR UPDATE
+// is not needed. Delivery finds the oldest NEW-ORDER row with MIN and deletes it; if a
+// concurrent Delivery took it first, the DELETE changes nothing and the next oldest is
+// looked up again. How long a transaction holds its locks is what the modes change: a
+// New-Order holds its district row for its remaining round trips, so under latency the
+// modes differ in contention as much as in waiting.
 //
 // Order-Status and Stock-Level are read-only transactions at Dialect.SnapshotIsolation
 // (REPEATABLE READ on PostgreSQL): each sees one committed state, and read-only snapshot
@@ -76,7 +107,10 @@
 //
 // # Not done
 //
-// No keying/think pacing unless Config.Think is on; transaction types are drawn by weight
+// ModeBatched does not use the Firebird 4 batch API or PostgreSQL functions called in a
+// pipeline; ModeProcedure on Firebird does not commit in autonomous transactions (it
+// would save the begin and the commit, but change what a rollback undoes). No keying/think
+// pacing unless Config.Think is on; transaction types are drawn by weight
 // (§5.2.4.1), not from a card deck; no deferred Delivery; no isolation tests (§3.4.2), no
 // durability tests (§3.5); foreign keys are not declared; no tpmC is computed here, and
 // results are not audited TPC-C results.

@@ -37,9 +37,10 @@ type LoadConfig struct {
 
 // Load drops the TPC-C tables of t (if any), creates them, fills them per §4.3 with
 // cfg.Warehouses warehouses, adds primary keys and indexes, refreshes optimizer statistics
-// where the dialect says how, and finally records the load in tpcc_meta. It blocks until
-// done; on error or cancellation the database is left without tpcc_meta, so
-// LoadedWarehouses reports it as not loaded.
+// where the dialect says how, installs the stored procedures of ModeProcedure where tpcc
+// has them in the engine's Dialect.ProcedureLanguage, and finally records the load in
+// tpcc_meta. It blocks until done; on error or cancellation the database is left without
+// tpcc_meta, so LoadedWarehouses reports it as not loaded.
 //
 // Rows are generated in chunks of one table and one warehouse (or part of one), each chunk
 // from its own random stream, so the data does not depend on scheduling. Chunks go through
@@ -60,6 +61,9 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 	d := t.Engine.Dialect()
 	db := t.DB
 
+	if err := dropProcedures(ctx, db, d); err != nil {
+		return err
+	}
 	if err := dropTables(ctx, db, d); err != nil {
 		return err
 	}
@@ -111,6 +115,12 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 		return err
 	}
 
+	// ModeProcedure's stored procedures, where tpcc has them in the engine's language.
+	if procLanguages[d.ProcedureLanguage] != nil {
+		if err := InstallProcedures(ctx, t); err != nil {
+			return fmt.Errorf("tpcc load: %w", err)
+		}
+	}
 	_, err := db.ExecContext(ctx, d.Rebind("INSERT INTO tpcc_meta (warehouses, seed, c_last_load, loader_version, loaded_at) VALUES (?, ?, ?, ?, ?)"),
 		cfg.Warehouses, cfg.Seed, g.cLoad, loaderVersion, g.now)
 	if err != nil {

@@ -55,6 +55,36 @@ func (t *terminal) newOrderInput() newOrderInput {
 	return in
 }
 
+// processingOrder returns the lines in the order every mode processes them: by
+// (OL_I_ID, OL_SUPPLY_W_ID), input order among equals (see newOrder).
+func (in newOrderInput) processingOrder() []orderLineInput {
+	order := slices.Clone(in.lines)
+	slices.SortStableFunc(order, func(a, b orderLineInput) int {
+		if a.iID != b.iID {
+			return a.iID - b.iID
+		}
+		return a.supplyWID - b.supplyWID
+	})
+	return order
+}
+
+// allLocal is O_ALL_LOCAL: 1 only if every line is home (§2.4.2.2).
+func (in newOrderInput) allLocal() int {
+	if in.remoteLines > 0 {
+		return 0
+	}
+	return 1
+}
+
+// brand is brand-generic (§2.4.2.2): 'B' if both I_DATA and S_DATA contain "ORIGINAL",
+// else 'G'.
+func brand(iData, sData string) byte {
+	if strings.Contains(iData, "ORIGINAL") && strings.Contains(sData, "ORIGINAL") {
+		return 'B'
+	}
+	return 'G'
+}
+
 // newOrderOutput is what the terminal would display (§2.4.3.3), kept for tests.
 type newOrderOutput struct {
 	oID         int
@@ -72,34 +102,74 @@ type newOrderStmts struct {
 	noStock, noStockRead [districtsPerW]*sql.Stmt
 }
 
-func (s *newOrderStmts) prepare(p *preparer) {
-	s.noWarehouse = p.prep("SELECT w_tax FROM warehouse WHERE w_id = ?")
+// New-Order's SQL, shared by the client and batched modes.
+const (
+	noWarehouseSQL = "SELECT w_tax FROM warehouse WHERE w_id = ?"
 	// D_NEXT_O_ID is incremented in the same statement that reads it: the UPDATE locks the
 	// row, so concurrent New-Orders of one district queue here and each gets its own O_ID.
-	if p.d.SupportsReturning {
-		s.noDistrict = p.prep("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ? RETURNING d_tax, d_next_o_id")
-	} else {
-		s.noDistrict = p.prep("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?")
-		s.noDistrictRead = p.prep("SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?")
-	}
-	s.noCustomer = p.prep("SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
-	s.noInsertOrder = p.prep("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)")
-	s.noInsertNewOrder = p.prep("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)")
-	s.noItem = p.prep("SELECT i_price, i_name, i_data FROM item WHERE i_id = ?")
+	noDistrictSQL          = "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?"
+	noDistrictReturningSQL = noDistrictSQL + " RETURNING d_tax, d_next_o_id"
+	noDistrictReadSQL      = "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"
+	noCustomerSQL          = "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	noInsertOrderSQL       = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)"
+	noInsertNewOrderSQL    = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
+	noItemSQL              = "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?"
 	// The S_QUANTITY rule of §2.4.2.2 in SQL: the first parameter is OL_QUANTITY + 10.
-	const stockSet = "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= ? THEN s_quantity - ? ELSE s_quantity - ? + 91 END, " +
+	// Arguments: stockArgs.
+	noStockSQL = "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= ? THEN s_quantity - ? ELSE s_quantity - ? + 91 END, " +
 		"s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?"
+	noInsertLineSQL = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) " +
+		"VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)"
+)
+
+// noInsertLineWith is noInsertLineSQL with amount (a placeholder expression) for OL_AMOUNT.
+func noInsertLineWith(amount string) string {
+	return strings.Replace(noInsertLineSQL, "NULL, ?, ?, ?)", "NULL, ?, "+amount+", ?)", 1)
+}
+
+// sDist is the S_DIST_xx column of district dID (§2.4.2.2).
+func sDist(dID int) string { return fmt.Sprintf("s_dist_%02d", dID) }
+
+// noStockReturningSQL updates a stock row and reads it back, for district dID.
+func noStockReturningSQL(dID int) string {
+	return noStockSQL + " RETURNING s_quantity, " + sDist(dID) + ", s_data"
+}
+
+// noStockReadSQL reads a stock row, for district dID.
+func noStockReadSQL(dID int) string {
+	return "SELECT s_quantity, " + sDist(dID) + ", s_data FROM stock WHERE s_i_id = ? AND s_w_id = ?"
+}
+
+// stockArgs are noStockSQL's arguments for line l of an order of home warehouse wID.
+func stockArgs(l orderLineInput, wID int) []any {
+	remote := 0
+	if l.supplyWID != wID {
+		remote = 1 // S_REMOTE_CNT += 1 for remote lines (§2.4.2.2)
+	}
+	return []any{l.quantity + 10, l.quantity, l.quantity, l.quantity, remote, l.iID, l.supplyWID}
+}
+
+func (s *newOrderStmts) prepare(p *preparer) {
+	s.noWarehouse = p.prep(noWarehouseSQL)
+	if p.d.SupportsReturning {
+		s.noDistrict = p.prep(noDistrictReturningSQL)
+	} else {
+		s.noDistrict = p.prep(noDistrictSQL)
+		s.noDistrictRead = p.prep(noDistrictReadSQL)
+	}
+	s.noCustomer = p.prep(noCustomerSQL)
+	s.noInsertOrder = p.prep(noInsertOrderSQL)
+	s.noInsertNewOrder = p.prep(noInsertNewOrderSQL)
+	s.noItem = p.prep(noItemSQL)
 	for d := 1; d <= districtsPerW; d++ {
-		dist := fmt.Sprintf("s_dist_%02d", d)
 		if p.d.SupportsReturning {
-			s.noStock[d-1] = p.prep(stockSet + " RETURNING s_quantity, " + dist + ", s_data")
+			s.noStock[d-1] = p.prep(noStockReturningSQL(d))
 		} else {
-			s.noStock[d-1] = p.prep(stockSet)
-			s.noStockRead[d-1] = p.prep("SELECT s_quantity, " + dist + ", s_data FROM stock WHERE s_i_id = ? AND s_w_id = ?")
+			s.noStock[d-1] = p.prep(noStockSQL)
+			s.noStockRead[d-1] = p.prep(noStockReadSQL(d))
 		}
 	}
-	s.noInsertLine = p.prep("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) " +
-		"VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)")
+	s.noInsertLine = p.prep(noInsertLineSQL)
 }
 
 // newOrder runs the New-Order profile (§2.4.2.2) in one database transaction.
@@ -113,17 +183,8 @@ func (s *newOrderStmts) prepare(p *preparer) {
 // requires, before the missing item is found and the transaction rolled back.
 func (w *Workload) newOrder(ctx context.Context, conn *sql.Conn, in newOrderInput) (out newOrderOutput, err error) {
 	st := w.st
-	order := slices.Clone(in.lines)
-	slices.SortStableFunc(order, func(a, b orderLineInput) int {
-		if a.iID != b.iID {
-			return a.iID - b.iID
-		}
-		return a.supplyWID - b.supplyWID
-	})
-	allLocal := 1
-	if in.remoteLines > 0 {
-		allLocal = 0 // O_ALL_LOCAL is 1 only if every line is home (§2.4.2.2)
-	}
+	order := in.processingOrder()
+	allLocal := in.allLocal()
 	now := time.Now()
 	err = inTx(ctx, conn, w.rw, func(tx *sql.Tx) error {
 		var wTax, dTax, cDiscount rate
@@ -176,13 +237,9 @@ func (w *Workload) newOrder(ctx context.Context, conn *sql.Conn, in newOrderInpu
 			if err != nil {
 				return notFound(err, "item %d", l.iID)
 			}
-			remote := 0
-			if l.supplyWID != in.wID {
-				remote = 1 // S_REMOTE_CNT += 1 for remote lines (§2.4.2.2)
-			}
 			var sQty int
 			var sDist, sData string
-			args := []any{l.quantity + 10, l.quantity, l.quantity, l.quantity, remote, l.iID, l.supplyWID}
+			args := stockArgs(l, in.wID)
 			if w.returning() {
 				err = stock.QueryRowContext(ctx, args...).Scan(&sQty, &sDist, &sData)
 			} else if err = execOne(ctx, stock, "stock", args...); err == nil {
@@ -194,20 +251,21 @@ func (w *Workload) newOrder(ctx context.Context, conn *sql.Conn, in newOrderInpu
 			amount := money(l.quantity) * price // OL_AMOUNT = OL_QUANTITY × I_PRICE (§2.4.2.2)
 			sum += amount
 			out.lineAmounts[l.number] = amount
-			out.brands[l.number] = 'G'
-			if strings.Contains(iData, "ORIGINAL") && strings.Contains(sData, "ORIGINAL") {
-				out.brands[l.number] = 'B' // brand-generic (§2.4.2.2)
-			}
+			out.brands[l.number] = brand(iData, sData)
 			if _, err := insertLine.ExecContext(ctx, out.oID, in.dID, in.wID, l.number, l.iID, l.supplyWID, l.quantity, amount, sDist); err != nil {
 				return err
 			}
 		}
-		// total_amount = Σ OL_AMOUNT × (1 − C_DISCOUNT) × (1 + W_TAX + D_TAX), exact in
-		// 10^-10 units: at most 150,000 cents × 10^4 × 1.4·10^4 ≈ 2·10^13.
-		out.total = int64(sum) * int64(10000-cDiscount) * int64(10000+wTax+dTax)
+		out.total = totalAmount(sum, cDiscount, wTax, dTax)
 		return nil
 	})
 	return out, err
+}
+
+// totalAmount is total_amount = Σ OL_AMOUNT × (1 − C_DISCOUNT) × (1 + W_TAX + D_TAX)
+// (§2.4.2.2), exact in 10^-10 units: at most 150,000 cents × 10^4 × 1.4·10^4 ≈ 2·10^13.
+func totalAmount(sum money, cDiscount, wTax, dTax rate) int64 {
+	return int64(sum) * int64(10000-cDiscount) * int64(10000+wTax+dTax)
 }
 
 // execOne runs s, an UPDATE or DELETE bound to the transaction, that must change exactly

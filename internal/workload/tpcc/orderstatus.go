@@ -34,13 +34,21 @@ type orderStatusOutput struct {
 	lines   int
 }
 
+// Order-Status's SQL, shared by the client and batched modes. C_ID breaks ties between
+// equal first names, as in Payment.
+const (
+	osCustomersByNameSQL = "SELECT c_id, c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first, c_id"
+	osCustomerSQL        = "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	osLinesSQL           = "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?"
+)
+
 type orderStatusStmts struct {
 	osCustomersByName, osCustomer, osLastOrder, osLines *sql.Stmt
 }
 
 func (s *orderStatusStmts) prepare(p *preparer) {
-	s.osCustomersByName = p.prep("SELECT c_id, c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")
-	s.osCustomer = p.prep("SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?")
+	s.osCustomersByName = p.prep(osCustomersByNameSQL)
+	s.osCustomer = p.prep(osCustomerSQL)
 	// The customer's order with the largest O_ID (§2.6.2.2), through the index on
 	// (o_w_id, o_d_id, o_c_id, o_id). Without a dialect spelling for "first row only", all
 	// of the customer's orders are sent and the client keeps the first.
@@ -49,7 +57,7 @@ func (s *orderStatusStmts) prepare(p *preparer) {
 		last = p.d.LimitOne(last)
 	}
 	s.osLastOrder = p.prep(last)
-	s.osLines = p.prep("SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
+	s.osLines = p.prep(osLinesSQL)
 }
 
 // orderStatus runs the Order-Status profile (§2.6.2.2) in one read-only transaction at

@@ -49,17 +49,38 @@ type paymentStmts struct {
 	pyInsertHistory                                          *sql.Stmt
 }
 
+// Payment's SQL, shared by the client and batched modes.
+const (
+	pyWarehouseReadSQL = "SELECT " + pyWCols + " FROM warehouse WHERE w_id = ?"
+	pyWCols            = "w_name, w_street_1, w_street_2, w_city, w_state, w_zip"
+	pyDistrictReadSQL  = "SELECT " + pyDCols + " FROM district WHERE d_w_id = ? AND d_id = ?"
+	pyDCols            = "d_name, d_street_1, d_street_2, d_city, d_state, d_zip"
+	pyCWhere           = " WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
+	// C_DATA only matters for bad credit (§2.5.2.2), so it is only sent then.
+	pyCCols = "c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, " +
+		"c_credit, c_credit_lim, c_discount, c_balance, CASE WHEN c_credit = 'BC' THEN c_data ELSE '' END"
+	pyCustomerReadSQL = "SELECT " + pyCCols + " FROM customer" + pyCWhere
+	// Customers are never inserted or deleted, so this list cannot change under the
+	// transaction; only the chosen row is locked (by the UPDATE that follows). C_ID breaks
+	// ties between equal first names, so every mode picks the same customer.
+	pyCustomersByNameSQL = "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first, c_id"
+)
+
+// cDataPrefix is what a payment puts at the left of a bad-credit customer's C_DATA
+// (§2.5.2.2), in Appendix A's format, readable on a screen.
+func cDataPrefix(cID, cDID, cWID, dID, wID int, amount money) string {
+	return fmt.Sprintf("| %4d %2d %4d %2d %4d $%7s ", cID, cDID, cWID, dID, wID, amount)
+}
+
 func (s *paymentStmts) prepare(p *preparer) {
 	const (
 		wSet   = "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"
-		wCols  = "w_name, w_street_1, w_street_2, w_city, w_state, w_zip"
+		wCols  = pyWCols
 		dSet   = "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"
-		dCols  = "d_name, d_street_1, d_street_2, d_city, d_state, d_zip"
+		dCols  = pyDCols
 		cSet   = "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-		cWhere = " WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"
-		// C_DATA only matters for bad credit (§2.5.2.2), so it is only sent then.
-		cCols = "c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, " +
-			"c_credit, c_credit_lim, c_discount, c_balance, CASE WHEN c_credit = 'BC' THEN c_data ELSE '' END"
+		cWhere = pyCWhere
+		cCols  = pyCCols
 	)
 	if p.d.SupportsReturning {
 		s.pyWarehouse = p.prep(wSet + " RETURNING " + wCols)
@@ -67,15 +88,13 @@ func (s *paymentStmts) prepare(p *preparer) {
 		s.pyCustomer = p.prep(cSet + " RETURNING " + cCols)
 	} else {
 		s.pyWarehouse = p.prep(wSet)
-		s.pyWarehouseRead = p.prep("SELECT " + wCols + " FROM warehouse WHERE w_id = ?")
+		s.pyWarehouseRead = p.prep(pyWarehouseReadSQL)
 		s.pyDistrict = p.prep(dSet)
-		s.pyDistrictRead = p.prep("SELECT " + dCols + " FROM district WHERE d_w_id = ? AND d_id = ?")
+		s.pyDistrictRead = p.prep(pyDistrictReadSQL)
 		s.pyCustomer = p.prep(cSet)
-		s.pyCustomerRead = p.prep("SELECT " + cCols + " FROM customer" + cWhere)
+		s.pyCustomerRead = p.prep(pyCustomerReadSQL)
 	}
-	// Customers are never inserted or deleted, so this list cannot change under the
-	// transaction; only the chosen row is locked (by the UPDATE that follows).
-	s.pyCustomersByName = p.prep("SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")
+	s.pyCustomersByName = p.prep(pyCustomersByNameSQL)
 	s.pyCData = p.prep("UPDATE customer SET c_data = ?" + cWhere)
 	s.pyInsertHistory = p.prep("INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 }
@@ -125,7 +144,7 @@ func (w *Workload) payment(ctx context.Context, conn *sql.Conn, in paymentInput)
 			// Bad credit: the payment's data goes to the left of C_DATA, the old content
 			// shifts right, and the result is cut at 500 characters (§2.5.2.2). The format is
 			// Appendix A's, readable on a screen.
-			data := fmt.Sprintf("| %4d %2d %4d %2d %4d $%7s ", out.cID, in.cDID, in.cWID, in.dID, in.wID, in.amount) + out.cData
+			data := cDataPrefix(out.cID, in.cDID, in.cWID, in.dID, in.wID, in.amount) + out.cData
 			data = data[:min(len(data), 500)]
 			if err := execOne(ctx, tx.StmtContext(ctx, st.pyCData), "customer", append([]any{data}, key...)...); err != nil {
 				return err

@@ -71,26 +71,26 @@ func thinkTime(r *rand.Rand, mean time.Duration) time.Duration {
 	return time.Duration(min(f, 10*float64(mean)))
 }
 
-// Run executes one transaction of type txType on conn, with fresh inputs (§2.4.1.4
-// Comment: inputs are never reused). It returns nil on commit,
+// Run executes one transaction of type txType on conn, in the workload's mode, with fresh
+// inputs (§2.4.1.4 Comment: inputs are never reused). It returns nil on commit,
 // workload.ErrExpectedRollback for New-Order's designed rollback, or the error, after
 // rolling back.
 func (t *terminal) Run(ctx context.Context, conn *sql.Conn, txType int) error {
 	switch txType {
 	case txNewOrder:
-		_, err := t.w.newOrder(ctx, conn, t.newOrderInput())
+		_, err := t.w.runNewOrder(ctx, conn, t.newOrderInput())
 		return err
 	case txPayment:
-		_, err := t.w.payment(ctx, conn, t.paymentInput())
+		_, err := t.w.runPayment(ctx, conn, t.paymentInput())
 		return err
 	case txOrderStatus:
-		_, err := t.w.orderStatus(ctx, conn, t.orderStatusInput())
+		_, err := t.w.runOrderStatus(ctx, conn, t.orderStatusInput())
 		return err
 	case txDelivery:
-		_, err := t.w.delivery(ctx, conn, t.deliveryInput())
+		_, err := t.w.runDelivery(ctx, conn, t.deliveryInput())
 		return err
 	case txStockLevel:
-		_, err := t.w.stockLevel(ctx, conn, t.stockLevelInput())
+		_, err := t.w.runStockLevel(ctx, conn, t.stockLevelInput())
 		return err
 	}
 	return fmt.Errorf("tpcc: no transaction type %d", txType)

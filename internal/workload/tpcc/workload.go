@@ -155,25 +155,35 @@ type Config struct {
 	// Think turns on the keying and think times of §5.2.5 (off by default, as in every
 	// kit: with them on, a terminal runs a transaction about every 21 s).
 	Think bool
+	// Mode is how the transactions talk to the server: ModeClient (""), ModeBatched or
+	// ModeProcedure. Every mode leaves the same data behind for the same inputs; they
+	// differ in round trips per transaction.
+	Mode string
 }
 
 // Workload is TPC-C on one loaded database; it implements workload.Workload. New makes
 // it, Prepare readies it, NewTerminal makes its terminals. After Prepare it is safe for
 // concurrent use by the terminals.
 type Workload struct {
-	cfg    Config
-	mix    [numTxTypes]float64
-	d      engine.Dialect
-	rw, ro *sql.TxOptions
-	w      int          // active warehouses, set by Prepare
-	c      runConstants // set by Prepare
-	st     *statements  // set by Prepare
+	cfg     Config
+	mix     [numTxTypes]float64
+	engine  engine.Engine
+	d       engine.Dialect
+	mode    mode
+	batcher engine.Batcher // ModeBatched
+	proc    *procLanguage  // ModeProcedure
+	rw, ro  *sql.TxOptions
+	w       int          // active warehouses, set by Prepare
+	c       runConstants // set by Prepare
+	st      *statements  // set by Prepare
+	calls   *driverStmts // ModeProcedure's calls outside transactions, set by Prepare
 }
 
 var _ workload.Workload = (*Workload)(nil)
 
 // New checks cfg and returns the workload for t. It does not touch the database; Prepare
-// does.
+// does. A Mode the engine cannot run is an error that names the engine, the mode and the
+// capability it lacks.
 func New(t workload.Target, cfg Config) (*Workload, error) {
 	if t.Engine == nil {
 		return nil, errors.New("tpcc: no engine")
@@ -195,14 +205,23 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 	if total <= 0 {
 		return nil, errors.New("tpcc: the mix is empty")
 	}
+	m, err := checkMode(cfg.Mode, t.Engine)
+	if err != nil {
+		return nil, err
+	}
 	d := t.Engine.Dialect()
+	batcher, _ := t.Engine.(engine.Batcher)
 	return &Workload{
-		cfg: cfg, mix: mix, d: d,
+		cfg: cfg, mix: mix, engine: t.Engine, d: d, mode: m, batcher: batcher, proc: procLanguages[d.ProcedureLanguage],
 		// See doc.go, "Isolation".
 		rw: &sql.TxOptions{Isolation: d.LockingIsolation},
 		ro: &sql.TxOptions{Isolation: d.SnapshotIsolation, ReadOnly: true},
 	}, nil
 }
+
+// Mode returns the round-trip mode the workload runs in (ModeClient, ModeBatched or
+// ModeProcedure).
+func (w *Workload) Mode() string { return w.mode.String() }
 
 // Name returns "tpcc".
 func (w *Workload) Name() string { return "tpcc" }
@@ -224,7 +243,8 @@ func (w *Workload) Warehouses() int { return w.w }
 // no completed load), checks that the configured warehouses are loaded, draws the run's
 // NURand constants and prepares every statement on db. Terminals must run their
 // transactions on connections of db: statements prepared here are re-prepared once per
-// connection by (*sql.Tx).StmtContext and then reused.
+// connection by (*sql.Tx).StmtContext and then reused. In ModeProcedure it installs the
+// stored procedures when they are missing or from another version.
 func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 	m, err := readMeta(ctx, db)
 	if err != nil {
@@ -244,8 +264,13 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 	if w.st != nil {
 		w.st.close()
 	}
-	w.st, err = prepareStatements(ctx, db, w.d)
-	return err
+	if w.st, err = prepareStatements(ctx, db, w.d); err != nil {
+		return err
+	}
+	if w.mode == modeProcedure {
+		return w.prepareProcedures(ctx, db)
+	}
+	return nil
 }
 
 // Close releases the prepared statements. The workload must not be used afterwards.
@@ -254,6 +279,7 @@ func (w *Workload) Close() error {
 		w.st.close()
 		w.st = nil
 	}
+	w.calls = nil
 	return nil
 }
 
@@ -300,6 +326,9 @@ type statements struct {
 	orderStatusStmts
 	deliveryStmts
 	stockLevelStmts
+	// procCall calls each transaction's procedure, when the client must begin and end the
+	// transaction around it (ModeProcedure in PSQL).
+	procCall [numTxTypes]*sql.Stmt
 }
 
 func prepareStatements(ctx context.Context, db *sql.DB, d engine.Dialect) (*statements, error) {
