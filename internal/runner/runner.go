@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,23 +109,24 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	examples := &errorExamples{}
 	start := time.Now()
 	windowStart := start.Add(cfg.Warmup)
-	windowEnd := windowStart.Add(cfg.Duration)
+	// windowEnd moves earlier when the run is drained; terminals read it on every
+	// transaction, so it is an atomic (nanoseconds since windowStart) rather than a lock.
+	var windowEnd atomic.Int64
+	windowEnd.Store(int64(cfg.Duration))
 
 	// stop is closed when terminals must not start another transaction.
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
-	var interrupted bool
-	var endMu sync.Mutex // guards windowEnd and interrupted after the start
+	interrupted := false // written and read by this goroutine only
 
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {
 		term := w.NewTerminal(i)
 		wg.Go(func() {
 			runTerminal(ctx, i, term, t.Engine, db, pool, rec, examples, stop, func(done time.Time) bool {
-				endMu.Lock()
-				defer endMu.Unlock()
-				return !done.Before(windowStart) && done.Before(windowEnd)
+				off := done.Sub(windowStart)
+				return off >= 0 && int64(off) < windowEnd.Load()
 			})
 		})
 	}
@@ -133,7 +135,7 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	cpuAtWindow := math.NaN()
 	tick := time.NewTicker(cfg.SampleEvery)
 	defer tick.Stop()
-	timer := time.NewTimer(time.Until(windowEnd))
+	timer := time.NewTimer(time.Until(windowStart.Add(cfg.Duration)))
 	defer timer.Stop()
 	warm := time.NewTimer(cfg.Warmup)
 	defer warm.Stop()
@@ -153,10 +155,8 @@ loop:
 		case <-timer.C:
 			break loop
 		case <-cfg.Drain:
-			endMu.Lock()
 			interrupted = true
-			windowEnd = time.Now()
-			endMu.Unlock()
+			windowEnd.Store(int64(time.Since(windowStart)))
 			break loop
 		case <-ctx.Done():
 			closeStop()
@@ -172,9 +172,7 @@ loop:
 	wg.Wait()
 	emit(time.Now())
 
-	endMu.Lock()
-	elapsed := windowEnd.Sub(windowStart)
-	endMu.Unlock()
+	elapsed := time.Duration(windowEnd.Load())
 	if elapsed < 0 {
 		elapsed = 0
 	}
