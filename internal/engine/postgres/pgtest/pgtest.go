@@ -8,6 +8,8 @@
 //
 // When the server binaries are missing, tests are skipped with a message saying what to
 // install, unless DBLAT_REQUIRE_SERVERS=1 (set by `make test`), in which case they fail.
+// A server left running by a test binary that died (a panic, go test's -timeout, a kill) is
+// stopped by the next one.
 package pgtest
 
 import (
@@ -15,9 +17,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,6 +60,69 @@ func Shutdown() {
 // Required reports whether missing servers must fail tests rather than skip them.
 func Required() bool { return os.Getenv("DBLAT_REQUIRE_SERVERS") == "1" }
 
+// dirPrefix names the directories of this package under os.TempDir.
+const dirPrefix = "dblat-pgtest-"
+
+// ownerFile holds the PID of the test binary that made the directory.
+const ownerFile = "owner"
+
+// makeDir makes the shared directory: one the unprivileged server user can reach (t.TempDir
+// is mode 0700), marked with this test binary's PID for sweep.
+func makeDir() (string, error) {
+	d, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		return "", err
+	}
+	return d, os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+}
+
+// sweep stops the servers of test binaries that died without stopping them (a panic, go
+// test's -timeout or a kill skips TestMain's cleanup, and the server runs in its own session)
+// and removes their directories under root. A directory whose owner still runs, or that has
+// no owner file yet, is left alone, and a process is only stopped when its command line
+// names that directory.
+func sweep(root string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		owner, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || owner == os.Getpid() || managed.Alive(owner) {
+			continue
+		}
+		stopped := true
+		// PostgreSQL's own lock file: the postmaster's PID on its first line, removed at a
+		// clean shutdown.
+		pidFiles, _ := filepath.Glob(filepath.Join(d, "*", "data", "postmaster.pid"))
+		for _, pf := range pidFiles {
+			b, err := os.ReadFile(pf)
+			if err != nil {
+				continue
+			}
+			first, _, _ := strings.Cut(string(b), "\n")
+			pid, err := strconv.Atoi(strings.TrimSpace(first))
+			if err != nil {
+				continue
+			}
+			// Arguments are NUL-separated: "postgres\x00-D\x00<d>/pg/data\x00".
+			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if err == nil && strings.Contains(string(cmdline), "\x00"+d+"/") {
+				// Immediate shutdown (its files are removed next), then SIGKILL.
+				_ = managed.StopPID(pid, syscall.SIGQUIT, 30*time.Second)
+				stopped = stopped && !managed.Alive(pid)
+			}
+		}
+		if stopped {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
 // Server returns the shared managed server, starting it on first use.
 func Server(t testing.TB) *managed.Instance {
 	t.Helper()
@@ -64,12 +131,8 @@ func Server(t testing.TB) *managed.Instance {
 			startErr = err
 			return
 		}
-		// A directory the unprivileged server user can reach (t.TempDir is mode 0700).
-		baseDir, startErr = os.MkdirTemp("", "dblat-pgtest-")
-		if startErr != nil {
-			return
-		}
-		if startErr = os.Chmod(baseDir, 0o755); startErr != nil {
+		sweep(os.TempDir())
+		if baseDir, startErr = makeDir(); startErr != nil {
 			return
 		}
 		i := &managed.Instance{Name: "pgtest", Engine: "postgres", Dir: filepath.Join(baseDir, "pg"),
