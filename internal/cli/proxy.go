@@ -105,7 +105,11 @@ func (a *app) calibrateCommand() *cobra.Command {
 		Long: `For each requested RTT and each number of concurrent connections, ping-pongs small
 messages through the link to a built-in echo server and prints the error of the added RTT
 (achieved minus requested) at p50, p99 and p99.9, after subtracting the same ping-pong's
-direct round trip. The target is max(2 %, 50 µs) at p50.`,
+direct round trip. The target is max(2 %, 50 µs) at p50.
+
+Each connection pings once per max(RTT, conns/10,000 s): all connections together send
+at most 10,000 pings a second, so that the calibration measures the link rather than a
+CPU saturated by back-to-back ping-pongs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := lo.resolve(cmd); err != nil {
@@ -139,15 +143,12 @@ direct round trip. The target is max(2 %, 50 µs) at p50.`,
 				for _, c := range conns {
 					cfg := base
 					cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
-					n := samples
-					if n == 0 {
+					opts := latency.CalibrateOptions{Conns: c, Samples: samples}
+					if opts.Samples == 0 {
 						// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
-						n = 2000
-						if rtt > 0 {
-							n = max(100, min(2000, int(5*time.Second/rtt)*c))
-						}
+						opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
 					}
-					cal, err := latency.Calibrate(ctx, cfg, latency.CalibrateOptions{Conns: c, Samples: n})
+					cal, err := latency.Calibrate(ctx, cfg, opts)
 					if err != nil {
 						return err
 					}

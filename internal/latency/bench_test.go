@@ -224,20 +224,19 @@ func BenchmarkBulk(b *testing.B) {
 
 // BenchmarkAccuracy calibrates links from 0 to 200 ms RTT at 1 and 32 concurrent
 // connections and reports the error of the added RTT (achieved − requested, direct baseline
-// subtracted) at p50 and p99 in µs. Each sub-benchmark measures about 2 s per path.
+// subtracted) at p50 and p99 in µs. Each sub-benchmark measures about 2 s per path, pinging
+// at most 10,000 times a second over all connections (CalibrateOptions.MaxRate).
 func BenchmarkAccuracy(b *testing.B) {
 	for _, conns := range []int{1, 32} {
 		for _, rtt := range []time.Duration{0, 100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond,
 			10 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond} {
 			b.Run(fmt.Sprintf("conns=%d/rtt=%v", conns, rtt), func(b *testing.B) {
-				per := 2000
-				if rtt > 0 {
-					per = min(per, max(20, int(2*time.Second/rtt)))
-				}
+				opts := CalibrateOptions{Conns: conns}
+				opts.Samples = min(2000, max(20, int(2*time.Second/opts.Interval(rtt)))) * conns
 				var last *Calibration
 				var p50, p99 []float64
 				for range b.N {
-					c, err := Calibrate(context.Background(), Config{RTT: rtt}, CalibrateOptions{Conns: conns, Samples: per * conns})
+					c, err := Calibrate(context.Background(), Config{RTT: rtt}, opts)
 					if err != nil {
 						b.Fatal(err)
 					}

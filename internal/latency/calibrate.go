@@ -24,7 +24,17 @@ type CalibrateOptions struct {
 	Warmup int
 	// MaxDuration stops measuring a path early, keeping the samples so far; 0 = no limit.
 	MaxDuration time.Duration
+	// MaxRate caps the pings per second of all connections together [10,000]: each
+	// connection sends at most one ping per max(requested RTT, Conns/MaxRate). Without a cap,
+	// 32 connections ping-ponging back to back at a sub-millisecond RTT saturate a small
+	// machine (on 2 vCPUs the direct run alone queued for 230-330 µs), and the calibration
+	// would measure the CPU's queue instead of the link.
+	MaxRate float64
 }
+
+// defaultMaxRate is CalibrateOptions.MaxRate's default: at the 30-60 µs of CPU a round trip
+// through the link, client and echo server costs, about a third of one CPU.
+const defaultMaxRate = 10_000
 
 func (o CalibrateOptions) withDefaults() CalibrateOptions {
 	if o.Conns <= 0 {
@@ -36,12 +46,22 @@ func (o CalibrateOptions) withDefaults() CalibrateOptions {
 	if o.Size <= 0 {
 		o.Size = 1
 	}
+	if o.MaxRate <= 0 {
+		o.MaxRate = defaultMaxRate
+	}
 	if o.Warmup < 0 {
 		o.Warmup = 0
 	} else if o.Warmup == 0 {
 		o.Warmup = 10
 	}
 	return o
+}
+
+// Interval returns how often each connection pings when calibrating a link that adds rtt:
+// the larger of rtt and Conns/MaxRate (defaults applied).
+func (o CalibrateOptions) Interval(rtt time.Duration) time.Duration {
+	o = o.withDefaults()
+	return max(rtt, time.Duration(float64(o.Conns)/o.MaxRate*float64(time.Second)))
 }
 
 // Calibration is the outcome of Calibrate: requested against achieved round-trip time.
@@ -77,12 +97,13 @@ func (c *Calibration) String() string {
 // through a link with cfg in front of it, then directly, and compares the two. It blocks
 // until done or ctx is cancelled and leaves nothing running.
 //
-// Both runs see the same load: the connections start staggered evenly over one requested
-// RTT (so they do not hit the link in lock-step bursts), and in the direct run each
-// connection sends one ping per requested RTT instead of back to back. The direct run thus
-// has the linked run's request rate and the same idle gaps before a ping reaches the echo
-// server; what remains in Error is the link's own doing plus one wake-up of the client after
-// it has been idle for an RTT, which a real network of that RTT costs too.
+// Both runs see the same load: each connection sends one ping per interval, the larger of
+// the requested RTT and Conns/MaxRate (through the link a ping takes about the RTT, so with
+// few connections that is back to back), and the connections start staggered evenly over
+// one interval, so they do not hit the link in lock-step bursts. The direct run thus has the
+// linked run's request rate and the same idle gaps before a ping reaches the echo server;
+// what remains in Error is the link's own doing plus one wake-up of the client after it has
+// been idle for an RTT, which a real network of that RTT costs too.
 //
 // It measures the link, not the path to a particular server: the upstream is always the
 // built-in echo server. To watch the link in front of a real upstream, read
@@ -102,18 +123,18 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	if err != nil {
 		return nil, err
 	}
-	period := cfg.AddedRTT()
+	period := opts.Interval(cfg.AddedRTT())
 	l, err := Listen(ctx, "", echo.addr(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	linked, err := pingPong(ctx, clk, l.Addr(), opts, period, false)
+	linked, err := pingPong(ctx, clk, l.Addr(), opts, period)
 	lateness := l.Stats().Lateness
 	l.Close()
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate through link: %w", err)
 	}
-	direct, err := pingPong(ctx, clk, echo.addr(), opts, period, true)
+	direct, err := pingPong(ctx, clk, echo.addr(), opts, period)
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
@@ -132,9 +153,9 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 }
 
 // pingPong runs the ping-pong against addr and returns the measured RTTs. Connection i
-// starts measuring i·period/Conns after the others; with pace, each connection sends one
-// ping per period (back to back when a ping took longer).
-func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, period time.Duration, pace bool) ([]time.Duration, error) {
+// starts measuring i·period/Conns after the others and sends one ping per period (back to
+// back when a ping took longer).
+func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, period time.Duration) ([]time.Duration, error) {
 	per := (o.Samples + o.Conns - 1) / o.Conns
 	var deadline time.Time
 	if o.MaxDuration > 0 {
@@ -197,9 +218,7 @@ func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, p
 					errs[i] = err
 					return
 				}
-				if pace {
-					next = max(next+int64(period), clk.now())
-				}
+				next = max(next+int64(period), clk.now())
 				msg[0] = byte(k)
 				d, err := rtt(c, msg, buf)
 				if err != nil {

@@ -78,8 +78,17 @@ func TestCalibrateJitter(t *testing.T) {
 
 func TestCalibrateOptions(t *testing.T) {
 	o := CalibrateOptions{}.withDefaults()
-	if o != (CalibrateOptions{Conns: 1, Samples: 1000, Size: 1, Warmup: 10}) {
+	if o != (CalibrateOptions{Conns: 1, Samples: 1000, Size: 1, Warmup: 10, MaxRate: 10_000}) {
 		t.Errorf("defaults %+v", o)
+	}
+	for _, c := range []struct {
+		conns     int
+		rtt, want time.Duration
+	}{{1, 0, 100 * time.Microsecond}, {1, time.Millisecond, time.Millisecond}, {32, 100 * time.Microsecond, 3200 * time.Microsecond},
+		{32, 10 * time.Millisecond, 10 * time.Millisecond}} {
+		if got := (CalibrateOptions{Conns: c.conns}).Interval(c.rtt); got != c.want {
+			t.Errorf("%d conns at %v: interval %v, want %v", c.conns, c.rtt, got, c.want)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
