@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type env struct {
 	queueLimit   int64
 	seed         int64
 	lateness     *histogram // how late delayed chunks were written; nil records nothing
+	// rel writes message-completing chunks at their release time; nil: each delay line's
+	// writer waits on its own timer.
+	rel releaser
 }
 
 // newEnv derives the shared state of a link from a validated cfg.
@@ -106,6 +110,9 @@ type direction struct {
 	lastRel  int64 // release time of the previous chunk
 	limit    int   // read size
 	wtimer   timer // writer's
+	// job is the writer's one job for the link's releaser; nil without a releaser or
+	// when dst is not a socket.
+	job      *releaseJob
 	rtimer   timer // reader's, for bandwidth back-pressure; nil until needed
 	timersMu sync.Mutex
 
@@ -143,6 +150,11 @@ func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit
 		}
 		if x.cfg.table != nil {
 			x.chain = newJitterChain(x.cfg.table, e.seed, id<<1|uint64(d))
+		}
+		if sc, ok := x.dst.(syscall.Conn); ok && e.rel != nil && x.cfg.line() {
+			if rc, err := sc.SyscallConn(); err == nil {
+				x.job = newReleaseJob(rc)
+			}
 		}
 		c.dirs[d] = x
 	}
@@ -482,7 +494,16 @@ func (x *direction) writeLoop() {
 		// Only the last queued chunk is waited for precisely: it completes a message the
 		// application waits for, while chunks followed by others (a bulk stream) may leave
 		// a little late without changing throughput or message latency, and are not worth
-		// a busy-wait each.
+		// a busy-wait each. The releaser, when there is one, writes it.
+		if c.kind == kData && last && x.job != nil && c.release > clk.now() {
+			if x.d == up {
+				x.c.meter.Up(c.n)
+			}
+			if !x.release(c) {
+				return
+			}
+			continue
+		}
 		if c.release > clk.now() {
 			if x.wtimer.wait(c.release, last) != nil {
 				return
@@ -515,6 +536,35 @@ func (x *direction) writeLoop() {
 		}
 		return
 	}
+}
+
+// release has the link's releaser write c at its release time, writes whatever the socket
+// did not take, and pops c. It returns false when the connection is closing or failed.
+func (x *direction) release(c chunk) bool {
+	j := x.job
+	j.release, j.buf = c.release, (*c.buf)[:c.n]
+	if !x.c.e.rel.submit(j) {
+		return false
+	}
+	select {
+	case <-j.done:
+	case <-x.c.done:
+		if x.c.e.rel.cancel(j) {
+			return false
+		}
+		<-j.done
+	}
+	n, err := j.n, j.err
+	j.buf = nil
+	if err == nil && n < c.n {
+		_, err = x.dst.Write((*c.buf)[n:c.n])
+	}
+	x.pop()
+	if err != nil {
+		x.c.teardown(true)
+		return false
+	}
+	return true
 }
 
 // ring is a growable FIFO of chunks.

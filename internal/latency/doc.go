@@ -51,6 +51,23 @@
 // may leave a little late without changing throughput or when a message completes.
 // Config.NoSpin turns the spin off.
 //
+// Those precise chunks are written by one releaser goroutine per link (see preciseReleaser):
+// it sleeps on its own timerfd, spins once for whatever falls due together and writes each
+// chunk with one non-blocking write, so concurrent connections no longer compete for the one
+// spin slot a 2-CPU machine has. With 32 connections at 1 ms this halved the in-band
+// lateness (p50 45-49 → 20 µs) and cut the error of the added RTT from +151-168 to +96-106
+// µs, for 5-10 µs more at one connection (the hand-over to the releaser).
+//
+// What remains at 32 connections is the Go scheduler: every ping wakes about eight
+// goroutines (client, link readers and writers, echo server) through the netpoller, and a
+// goroutine made ready by the netpoller waits behind the run queues, so the releaser's
+// timerfd wake-up is late by tens to hundreds of µs and its spin lead climbs to its 250 µs
+// cap. On the VM itself, the idle vCPUs halt (its cpuidle haltpoll driver runs with
+// guest_halt_poll_ns=0): holding /dev/cpu_dma_latency at 0, as cyclictest does, makes idle
+// CPUs poll instead, and brought the one-connection error at 10 ms from +113 to +12 µs in
+// one A/B run. dblat does not do that for you: it would change how fast the database server
+// wakes up too, so runs with and without it would not compare.
+//
 // # Accuracy and cost (BenchmarkAccuracy, BenchmarkOverhead, BenchmarkBulk)
 //
 // Measured on a 2-vCPU VM shared with other tenants (load average 3-9, so p99s are theirs).

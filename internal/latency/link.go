@@ -77,7 +77,14 @@ func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk cloc
 	if err != nil {
 		return nil, fmt.Errorf("latency: listen: %w", err)
 	}
-	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: newEnv(cfg, clk), conns: make(map[*conn]struct{})}
+	e := newEnv(cfg, clk)
+	if e.dirs[up].line() || e.dirs[down].line() {
+		if e.rel, err = newReleaser(clk, e.lateness); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("latency: releaser: %w", err)
+		}
+	}
+	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: e, conns: make(map[*conn]struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -256,5 +263,8 @@ func (l *Link) Close() error {
 		c.teardown(false)
 	}
 	l.wg.Wait()
+	if l.env.rel != nil {
+		l.env.rel.close()
+	}
 	return err
 }

@@ -1,0 +1,248 @@
+//go:build linux
+
+package latency
+
+import (
+	"container/heap"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// preciseReleaser writes the message-completing chunks of every delay line of a link at
+// their release time, from one goroutine that sleeps on its own timerfd and busy-waits the
+// last microseconds (within the spinner's budget), then writes each due chunk with one
+// non-blocking write.
+//
+// Why one goroutine: when each writer goroutine timed its own chunk, concurrent connections
+// competed for the one spin slot of a 2-CPU machine, and those that lost slept on their
+// timerfd alone and left as late as the VM takes to wake a halted vCPU: with 32 connections
+// the in-band lateness was 33-74 µs at p50 and the added RTT 94-236 µs too long from 0.1 to
+// 10 ms. One goroutine spins once for however many chunks fall due together, and the chunk
+// leaves from the CPU that is awake, instead of being handed to a writer that must be woken.
+// The writer goroutine waits meanwhile (it is woken late, which costs nothing) and writes
+// whatever the socket did not take.
+type preciseReleaser struct {
+	clk      *preciseClock
+	f        *os.File // the timerfd
+	rc       syscall.RawConn
+	lateness *histogram
+
+	mu     sync.Mutex
+	jobs   jobHeap
+	armed  int64 // the timerfd's expiry on the clock's scale; math.MaxInt64 when disarmed
+	spec   unix.ItimerSpec
+	setFn  func(fd uintptr) // r.set, bound once so that arming does not allocate
+	closed bool
+	// earliest is jobs[0].release (math.MaxInt64 when empty), read without mu by the spin.
+	earliest atomic.Int64
+	exited   chan struct{}
+}
+
+// newReleaser starts a releaser on clk, or returns nil when clk is not a preciseClock.
+func newReleaser(clk clock, lateness *histogram) (releaser, error) {
+	pc, ok := clk.(*preciseClock)
+	if !ok {
+		return nil, nil
+	}
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("timerfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "timerfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r := &preciseReleaser{clk: pc, f: f, rc: rc, lateness: lateness, armed: math.MaxInt64, exited: make(chan struct{})}
+	r.earliest.Store(math.MaxInt64)
+	r.setFn = r.set
+	go r.loop()
+	return r, nil
+}
+
+// arm sets the timerfd to expire at t (math.MaxInt64 disarms it). Called with mu held, so
+// that the releaser and submitters agree on r.armed.
+func (r *preciseReleaser) arm(t int64) {
+	r.armed = t
+	r.spec.Value = unix.Timespec{}
+	if t != math.MaxInt64 {
+		r.spec.Value = unix.NsecToTimespec(max(t+r.clk.monoBase, 1))
+	}
+	_ = r.rc.Control(r.setFn)
+}
+
+func (r *preciseReleaser) set(fd uintptr) {
+	_ = unix.TimerfdSettime(int(fd), unix.TFD_TIMER_ABSTIME, &r.spec, nil)
+}
+
+// sleep parks until the timerfd expires (or is closed).
+func (r *preciseReleaser) sleep() error {
+	var buf [8]byte
+	for {
+		_, err := r.f.Read(buf[:])
+		if err == syscall.EINTR {
+			continue
+		}
+		return err
+	}
+}
+
+func (r *preciseReleaser) submit(j *releaseJob) bool {
+	lead := r.clk.spin.lead()
+	if r.clk.noSpin {
+		lead = 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	heap.Push(&r.jobs, j)
+	r.earliest.Store(r.jobs[0].release)
+	if w := j.release - lead; w < r.armed {
+		r.arm(w)
+	}
+	return true
+}
+
+func (r *preciseReleaser) cancel(j *releaseJob) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j.index < 0 {
+		return false
+	}
+	heap.Remove(&r.jobs, j.index)
+	r.setEarliest()
+	return true
+}
+
+func (r *preciseReleaser) setEarliest() {
+	if len(r.jobs) == 0 {
+		r.earliest.Store(math.MaxInt64)
+	} else {
+		r.earliest.Store(r.jobs[0].release)
+	}
+}
+
+func (r *preciseReleaser) close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.f.Close() // wakes the loop's sleep
+	<-r.exited
+}
+
+// loop sleeps until the earliest job is within the spin lead, spins to its release time,
+// takes every job due by then and writes them.
+func (r *preciseReleaser) loop() {
+	defer close(r.exited)
+	s, clk := r.clk.spin, r.clk
+	var due []*releaseJob
+	for {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return
+		}
+		now := clk.now()
+		lead := s.lead()
+		if clk.noSpin {
+			lead = 0
+		}
+		if len(r.jobs) == 0 || r.jobs[0].release-now > lead {
+			if len(r.jobs) == 0 {
+				r.arm(math.MaxInt64)
+			} else {
+				r.arm(r.jobs[0].release - lead)
+			}
+			r.mu.Unlock()
+			if r.sleep() != nil {
+				return
+			}
+			r.mu.Lock()
+			if armed := r.armed; armed != math.MaxInt64 && lead > 0 {
+				if late := clk.now() - armed; late >= 0 {
+					s.observe(late)
+				}
+			}
+			r.mu.Unlock()
+			continue
+		}
+		t := r.jobs[0].release
+		if t > now {
+			// Within the lead: spin to t if the budget allows, else sleep exactly to t.
+			if lead == 0 || !s.tryAcquire(now, t-now) {
+				r.arm(t)
+				r.mu.Unlock()
+				if r.sleep() != nil {
+					return
+				}
+				continue
+			}
+			r.mu.Unlock()
+			start := now
+			for now < min(t, r.earliest.Load()) { // a job submitted meanwhile may be due earlier
+				now = clk.now()
+			}
+			s.release(now - start)
+			r.mu.Lock()
+		}
+		now = clk.now()
+		for len(r.jobs) > 0 && r.jobs[0].release <= now {
+			due = append(due, heap.Pop(&r.jobs).(*releaseJob))
+		}
+		r.setEarliest()
+		r.mu.Unlock()
+		for i, j := range due {
+			r.write(j)
+			due[i] = nil
+		}
+		due = due[:0]
+	}
+}
+
+// write makes the job's one non-blocking write and signals its owner.
+func (r *preciseReleaser) write(j *releaseJob) {
+	if r.lateness != nil {
+		r.lateness.record(r.clk.now() - j.release)
+	}
+	j.n, j.err = 0, nil
+	if err := j.raw.Write(j.writeFn); err != nil && j.err == nil {
+		j.err = err
+	}
+	j.done <- struct{}{}
+}
+
+// newReleaseJob returns a job that writes to rc.
+func newReleaseJob(rc syscall.RawConn) *releaseJob {
+	j := &releaseJob{raw: rc, index: -1, done: make(chan struct{}, 1)}
+	j.writeFn = j.writeOnce
+	return j
+}
+
+// writeOnce is the RawConn.Write callback: one non-blocking write, never a wait.
+func (j *releaseJob) writeOnce(fd uintptr) bool {
+	for {
+		n, err := unix.Write(int(fd), j.buf)
+		switch err {
+		case nil:
+			j.n = n
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+		default:
+			j.err = err
+		}
+		return true
+	}
+}
