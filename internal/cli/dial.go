@@ -102,18 +102,20 @@ func newLinkSet(o *linkOptions) (*linkSet, error) {
 	return ls, nil
 }
 
-// dial implements engine.OpenOptions.Dial.
-func (ls *linkSet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	target := addr
+// dial implements engine.OpenOptions.Dial. Through a link, the connection is made in
+// process (Link.Dial): the terminals do not pay the two loopback hops an external client of
+// the link pays.
+func (ls *linkSet) dial(ctx context.Context, network, addr string) (c net.Conn, err error) {
 	if ls.cfg != nil && strings.HasPrefix(network, "tcp") {
-		l, err := ls.link(addr)
-		if err != nil {
-			return nil, err
+		l, lerr := ls.link(addr)
+		if lerr != nil {
+			return nil, lerr
 		}
-		target = l.Addr()
+		c, err = l.Dial(ctx)
+	} else {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, target)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +152,7 @@ func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 	if up == 0 && down == 0 {
 		up, down = c.RTT/2, c.RTT-c.RTT/2
 	}
-	l := &results.Link{Kind: "proxy", RTT: c.AddedRTT(), Up: up, Down: down, Jitter: c.Jitter, BandwidthUp: c.BandwidthUp,
+	l := &results.Link{Kind: "inline", RTT: c.AddedRTT(), Up: up, Down: down, Jitter: c.Jitter, BandwidthUp: c.BandwidthUp,
 		BandwidthDown: c.BandwidthDown, DelayConnect: c.DelayConnect}
 	if c.Jitter > 0 {
 		l.Distribution = c.Distribution.String()
@@ -178,7 +180,7 @@ func (ls *linkSet) calibrate(ctx context.Context) (*latency.Calibration, error) 
 	if rtt := ls.cfg.AddedRTT(); rtt > 0 {
 		samples = max(20, min(200, int(2*time.Second/rtt)))
 	}
-	return latency.Calibrate(ctx, *ls.cfg, latency.CalibrateOptions{Samples: samples, MaxDuration: 5 * time.Second})
+	return latency.Calibrate(ctx, *ls.cfg, latency.CalibrateOptions{Samples: samples, MaxDuration: 5 * time.Second, Inline: true})
 }
 
 // close stops every link.

@@ -223,32 +223,39 @@ func BenchmarkBulk(b *testing.B) {
 }
 
 // BenchmarkAccuracy calibrates links from 0 to 200 ms RTT at 1 and 32 concurrent
-// connections and reports the error of the added RTT (achieved − requested, direct baseline
-// subtracted) at p50 and p99 in µs. Each sub-benchmark measures about 2 s per path, pinging
-// at most 10,000 times a second over all connections (CalibrateOptions.MaxRate).
+// connections, through the proxy (Link.Addr) and in process (Link.Dial), and reports the
+// error of the added RTT (achieved − requested, direct baseline subtracted) at p50 and p99
+// in µs. Each sub-benchmark measures about 2 s per path, pinging at most 10,000 times a
+// second over all connections (CalibrateOptions.MaxRate).
 func BenchmarkAccuracy(b *testing.B) {
-	for _, conns := range []int{1, 32} {
-		for _, rtt := range []time.Duration{0, 100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond,
-			10 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond} {
-			b.Run(fmt.Sprintf("conns=%d/rtt=%v", conns, rtt), func(b *testing.B) {
-				opts := CalibrateOptions{Conns: conns}
-				opts.Samples = min(2000, max(20, int(2*time.Second/opts.Interval(rtt)))) * conns
-				var last *Calibration
-				var p50, p99 []float64
-				for range b.N {
-					c, err := Calibrate(context.Background(), Config{RTT: rtt}, opts)
-					if err != nil {
-						b.Fatal(err)
-					}
-					p50, p99 = append(p50, float64(c.Error.P50)/1e3), append(p99, float64(c.Error.P99)/1e3)
-					last = c
-				}
-				med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-				b.ReportMetric(med(p50), "p50-err-us")
-				b.ReportMetric(med(p99), "p99-err-us")
-				b.ReportMetric(float64(last.Direct.P50)/1e3, "direct-p50-us")
-				b.ReportMetric(float64(last.Lateness.P50)/1e3, "late-p50-us")
-			})
+	for _, path := range []string{"proxy", "inline"} {
+		for _, conns := range []int{1, 32} {
+			for _, rtt := range []time.Duration{0, 100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond,
+				10 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond} {
+				benchmarkAccuracy(b, path, conns, rtt)
+			}
 		}
 	}
+}
+
+func benchmarkAccuracy(b *testing.B, path string, conns int, rtt time.Duration) {
+	b.Run(fmt.Sprintf("path=%s/conns=%d/rtt=%v", path, conns, rtt), func(b *testing.B) {
+		opts := CalibrateOptions{Conns: conns, Inline: path == "inline"}
+		opts.Samples = min(2000, max(20, int(2*time.Second/opts.Interval(rtt)))) * conns
+		var last *Calibration
+		var p50, p99 []float64
+		for range b.N {
+			c, err := Calibrate(context.Background(), Config{RTT: rtt}, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p50, p99 = append(p50, float64(c.Error.P50)/1e3), append(p99, float64(c.Error.P99)/1e3)
+			last = c
+		}
+		med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+		b.ReportMetric(med(p50), "p50-err-us")
+		b.ReportMetric(med(p99), "p99-err-us")
+		b.ReportMetric(float64(last.Direct.P50)/1e3, "direct-p50-us")
+		b.ReportMetric(float64(last.Lateness.P50)/1e3, "late-p50-us")
+	})
 }

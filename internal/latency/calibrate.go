@@ -24,6 +24,9 @@ type CalibrateOptions struct {
 	Warmup int
 	// MaxDuration stops measuring a path early, keeping the samples so far; 0 = no limit.
 	MaxDuration time.Duration
+	// Inline measures connections made with Link.Dial (in-process, as dblat's terminals use
+	// a link) instead of connections to Link.Addr (as external clients such as pgbench do).
+	Inline bool
 	// MaxRate caps the pings per second of all connections together [10,000]: each
 	// connection sends at most one ping per max(requested RTT, Conns/MaxRate). Without a cap,
 	// 32 connections ping-ponging back to back at a sub-millisecond RTT saturate a small
@@ -128,13 +131,17 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	if err != nil {
 		return nil, err
 	}
-	linked, err := pingPong(ctx, clk, l.Addr(), opts, period)
+	dialLink := func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, l.Addr()) }
+	if opts.Inline {
+		dialLink = l.Dial
+	}
+	linked, err := pingPong(ctx, clk, dialLink, opts, period)
 	lateness := l.Stats().Lateness
 	l.Close()
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate through link: %w", err)
 	}
-	direct, err := pingPong(ctx, clk, echo.addr(), opts, period)
+	direct, err := pingPong(ctx, clk, func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, echo.addr()) }, opts, period)
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
@@ -152,10 +159,15 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	return c, nil
 }
 
-// pingPong runs the ping-pong against addr and returns the measured RTTs. Connection i
+func dialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// pingPong runs the ping-pong over connections made by dial and returns the measured RTTs. Connection i
 // starts measuring i·period/Conns after the others and sends one ping per period (back to
 // back when a ping took longer).
-func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, period time.Duration) ([]time.Duration, error) {
+func pingPong(ctx context.Context, clk clock, dial func(context.Context) (net.Conn, error), o CalibrateOptions, period time.Duration) ([]time.Duration, error) {
 	per := (o.Samples + o.Conns - 1) / o.Conns
 	var deadline time.Time
 	if o.MaxDuration > 0 {
@@ -169,9 +181,8 @@ func pingPong(ctx context.Context, clk clock, addr string, o CalibrateOptions, p
 			}
 		}
 	}()
-	var d net.Dialer
 	for i := range conns {
-		c, err := d.DialContext(ctx, "tcp", addr)
+		c, err := dial(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -232,7 +232,9 @@ func (c *conn) teardown(reset bool) {
 		c.server.Close()
 		close(c.done)
 		for _, x := range c.dirs {
-			x.closeTimers()
+			if x != nil { // nil in a passConn's conn
+				x.closeTimers()
+			}
 		}
 	})
 }

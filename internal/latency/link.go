@@ -167,20 +167,28 @@ func (l *Link) handle(client net.Conn, id uint64, at int64) {
 		return
 	}
 	c := l.env.newConn(id, client, server, at, l.retire)
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	if !l.register(c) {
 		client.Close()
 		server.Close()
 		return
 	}
-	l.conns[c] = struct{}{}
-	l.mu.Unlock()
 	if err := c.start(l.spawn); err != nil {
 		l.failed.Add(1)
 		l.noteErr(err)
 		l.retire(c)
 	}
+}
+
+// register adds c to the link's open connections; it returns false when the link is
+// closed.
+func (l *Link) register(c *conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.conns[c] = struct{}{}
+	return true
 }
 
 func (l *Link) spawn(f func()) {

@@ -64,7 +64,9 @@ type Params struct {
 // Link is the latency link a run went through, with what it was asked for and what a
 // calibration measured just before the run.
 type Link struct {
-	// Kind is "proxy" (dblat's userspace delay line) or "netem" (the kernel's).
+	// Kind is "inline" (dblat's delay line in the terminals' own process, what runs use
+	// since they stopped going through a loopback proxy), "proxy" (the same delay line as
+	// a TCP proxy) or "netem" (the kernel's). Runs of different kinds do not compare.
 	Kind string `json:"kind"`
 	// RTT, Up and Down are the added delays requested (Up/Down one way).
 	RTT  time.Duration `json:"rtt"`

@@ -6,11 +6,15 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
 
@@ -61,9 +65,9 @@ func BenchmarkLinkOverheadPgbench(b *testing.B) {
 			}
 		}
 		for name, v := range tps {
-			unit := name + "-tps"
-			if len(name) > 6 && name[len(name)-6:] == "-ratio" {
-				unit = name
+			unit := name
+			if !strings.HasSuffix(name, "-ratio") {
+				unit += "-tps"
 			}
 			b.ReportMetric(median(v), unit)
 		}
@@ -103,4 +107,87 @@ func startSocat(b *testing.B, upstream string) (string, func()) {
 	stop()
 	b.Fatalf("socat did not listen on %s", addr)
 	return "", nil
+}
+
+// BenchmarkLinkOverheadRunner is the same comparison for dblat's own terminals: select-only
+// at 10 terminals through the runner for 5 s (after 1 s of warm-up), every connection
+// metered as in a real run, made directly, through a zero-delay link in process (Link.Dial,
+// what `dblat run --rtt 0` uses) and through the same link's loopback proxy (Link.Addr).
+// Three rounds, alternating; it reports median TPS and median ratios to direct.
+//
+//	go test ./internal/workload/simple -run '^$' -bench LinkOverheadRunner -benchtime 1x
+func BenchmarkLinkOverheadRunner(b *testing.B) {
+	const rounds = 3
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(b)
+	e := engines()[0]
+	if err := simple.Load(ctx, open(b, e, dsn), simple.LoadConfig{Workload: "select-only", Scale: 1}); err != nil {
+		b.Fatal(err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := latency.Listen(ctx, "", u.Host, latency.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	metered := func(dial func(context.Context) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+		return func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if slot := runner.SlotFrom(ctx); slot != nil {
+				mc := latency.MeterConn(c)
+				slot.Meter = mc
+				return mc, nil
+			}
+			return c, nil
+		}
+	}
+	var d net.Dialer
+	paths := []struct {
+		name string
+		dial func(context.Context) (net.Conn, error)
+	}{
+		{"direct", func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", u.Host) }},
+		{"inline", l.Dial},
+		{"proxy", func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", l.Addr()) }},
+	}
+	for b.Loop() {
+		m := map[string][]float64{}
+		for r := range rounds {
+			var direct float64
+			for _, p := range paths {
+				db, err := e.Open(ctx, dsn, engine.OpenOptions{Dial: metered(p.dial)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				tg := workload.Target{Engine: e, DB: db}
+				w, err := simple.New(tg, simple.Config{Workload: "select-only", Seed: int64(r)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second})
+				w.Close()
+				db.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				tps := res.Summary.TPS
+				m[p.name+"-tps"] = append(m[p.name+"-tps"], tps)
+				if p.name == "direct" {
+					direct = tps
+				} else {
+					m[p.name+"-ratio"] = append(m[p.name+"-ratio"], tps/direct)
+				}
+				b.Logf("round %d %-6s %6.0f tps (%.3f of direct)", r+1, p.name, tps, tps/direct)
+			}
+		}
+		for unit, v := range m {
+			b.ReportMetric(median(v), unit)
+		}
+	}
 }
