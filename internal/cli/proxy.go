@@ -97,6 +97,7 @@ func (a *app) calibrateCommand() *cobra.Command {
 		rtts    []string
 		conns   []int
 		samples int
+		inline  bool
 		lo      linkOptions
 	)
 	cmd := &cobra.Command{
@@ -109,7 +110,11 @@ direct round trip. The target is max(2 %, 50 µs) at p50.
 
 Each connection pings once per max(RTT, conns/10,000 s): all connections together send
 at most 10,000 pings a second, so that the calibration measures the link rather than a
-CPU saturated by back-to-back ping-pongs.`,
+CPU saturated by back-to-back ping-pongs.
+
+By default it measures the link as an external client of dblat proxy sees it (through a
+loopback TCP listener); --inline measures the in-process path dblat's own terminals use
+(dblat run --rtt), which has no extra TCP hop.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := lo.resolve(cmd); err != nil {
@@ -143,7 +148,7 @@ CPU saturated by back-to-back ping-pongs.`,
 				for _, c := range conns {
 					cfg := base
 					cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
-					opts := latency.CalibrateOptions{Conns: c, Samples: samples}
+					opts := latency.CalibrateOptions{Conns: c, Samples: samples, Inline: inline}
 					if opts.Samples == 0 {
 						// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
 						opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
@@ -166,6 +171,7 @@ CPU saturated by back-to-back ping-pongs.`,
 	}
 	cmd.Flags().StringSliceVar(&rtts, "rtt", []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}, "RTTs to calibrate, comma-separated")
 	cmd.Flags().IntSliceVar(&conns, "conns", []int{1, 32}, "concurrent connections, comma-separated")
+	cmd.Flags().BoolVar(&inline, "inline", false, "measure the in-process path of dblat's terminals instead of the proxy")
 	cmd.Flags().IntVar(&samples, "samples", 0, "round trips per level (default: up to 2000, ~5 s per level)")
 	cmd.Flags().StringVar(&lo.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
 	cmd.Flags().DurationVar(&lo.jitter, "jitter", 0, "spread of each one-way delay")
