@@ -119,12 +119,7 @@ func (ls *linkSet) dial(ctx context.Context, network, addr string) (c net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	if slot := runner.SlotFrom(ctx); slot != nil {
-		mc := latency.MeterConn(c)
-		slot.Meter = mc
-		return mc, nil
-	}
-	return c, nil
+	return runner.Metered(ctx, c), nil
 }
 
 func (ls *linkSet) link(upstream string) (*latency.Link, error) {

@@ -95,10 +95,11 @@ func (c *preciseClock) fromWall(ns int64) (int64, bool) {
 	return ns - (t.UnixNano() - mono), true
 }
 
-func (c *preciseClock) newTimer() (timer, error) {
+// newTimerfd creates a CLOCK_MONOTONIC timerfd registered with the netpoller.
+func newTimerfd() (*os.File, syscall.RawConn, error) {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
-		return nil, os.NewSyscallError("timerfd_create", err)
+		return nil, nil, os.NewSyscallError("timerfd_create", err)
 	}
 	// A non-blocking fd given to os.NewFile is registered with the netpoller, so Read parks
 	// the goroutine instead of blocking a thread.
@@ -106,6 +107,14 @@ func (c *preciseClock) newTimer() (timer, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
+		return nil, nil, err
+	}
+	return f, rc, nil
+}
+
+func (c *preciseClock) newTimer() (timer, error) {
+	f, rc, err := newTimerfd()
+	if err != nil {
 		return nil, err
 	}
 	t := &timerfd{c: c, f: f, rc: rc}

@@ -49,14 +49,8 @@ func newReleaser(clk clock, lateness *histogram) (releaser, error) {
 	if !ok {
 		return nil, nil
 	}
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	f, rc, err := newTimerfd()
 	if err != nil {
-		return nil, os.NewSyscallError("timerfd_create", err)
-	}
-	f := os.NewFile(uintptr(fd), "timerfd")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	r := &preciseReleaser{clk: pc, f: f, rc: rc, lateness: lateness, armed: math.MaxInt64, exited: make(chan struct{})}

@@ -14,7 +14,6 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
-	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/tpcc"
@@ -38,12 +37,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		if err != nil {
 			return nil, err
 		}
-		if slot := runner.SlotFrom(ctx); slot != nil {
-			mc := latency.MeterConn(c)
-			slot.Meter = mc
-			return mc, nil
-		}
-		return c, nil
+		return runner.Metered(ctx, c), nil
 	}
 	db, err := e.Open(ctx, dsn, engine.OpenOptions{Dial: dial})
 	if err != nil {

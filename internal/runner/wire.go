@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net"
 
 	"github.com/dblat/dblat/internal/latency"
 )
@@ -29,4 +30,16 @@ func WithSlot(ctx context.Context) (context.Context, *Slot) {
 func SlotFrom(ctx context.Context) *Slot {
 	s, _ := ctx.Value(slotKey{}).(*Slot)
 	return s
+}
+
+// Metered is what a run's dialer does with each new connection: when ctx carries a Slot it
+// wraps c in a latency.MeteredConn and puts its meter in the slot; otherwise it returns c.
+func Metered(ctx context.Context, c net.Conn) net.Conn {
+	slot := SlotFrom(ctx)
+	if slot == nil {
+		return c
+	}
+	mc := latency.MeterConn(c)
+	slot.Meter = mc
+	return mc
 }

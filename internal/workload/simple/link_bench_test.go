@@ -28,20 +28,7 @@ import (
 //	go test ./internal/workload/simple -run '^$' -bench LinkOverheadPgbench -benchtime 1x
 func BenchmarkLinkOverheadPgbench(b *testing.B) {
 	const clients, rounds, window = 10, 3, 8 * time.Second
-	ctx := context.Background()
-	dsn := pgtest.NewDatabase(b)
-	if err := simple.Load(ctx, open(b, engines()[0], dsn), simple.LoadConfig{Workload: "select-only", Scale: 1}); err != nil {
-		b.Fatal(err)
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := latency.Listen(ctx, "", u.Host, latency.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
+	_, u, l := selectOnlyBehindLink(b)
 	paths := []struct{ name, addr string }{{"direct", u.Host}, {"link", l.Addr()}}
 	if addr, stop := startSocat(b, u.Host); stop != nil {
 		defer stop()
@@ -72,6 +59,27 @@ func BenchmarkLinkOverheadPgbench(b *testing.B) {
 			b.ReportMetric(median(v), unit)
 		}
 	}
+}
+
+// selectOnlyBehindLink loads select-only (scale 1) into a new PostgreSQL database and starts
+// a zero-delay link in front of its server, closed when b ends. It returns the database's
+// DSN, parsed too, and the link.
+func selectOnlyBehindLink(b *testing.B) (string, *url.URL, *latency.Link) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(b)
+	if err := simple.Load(ctx, open(b, engines()[0], dsn), simple.LoadConfig{Workload: "select-only", Scale: 1}); err != nil {
+		b.Fatal(err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := latency.Listen(ctx, "", u.Host, latency.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	return dsn, u, l
 }
 
 // startSocat starts `socat` forwarding a free loopback port to upstream and returns that
@@ -119,32 +127,15 @@ func startSocat(b *testing.B, upstream string) (string, func()) {
 func BenchmarkLinkOverheadRunner(b *testing.B) {
 	const rounds = 3
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(b)
 	e := engines()[0]
-	if err := simple.Load(ctx, open(b, e, dsn), simple.LoadConfig{Workload: "select-only", Scale: 1}); err != nil {
-		b.Fatal(err)
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := latency.Listen(ctx, "", u.Host, latency.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
+	dsn, u, l := selectOnlyBehindLink(b)
 	metered := func(dial func(context.Context) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
 		return func(ctx context.Context, _, _ string) (net.Conn, error) {
 			c, err := dial(ctx)
 			if err != nil {
 				return nil, err
 			}
-			if slot := runner.SlotFrom(ctx); slot != nil {
-				mc := latency.MeterConn(c)
-				slot.Meter = mc
-				return mc, nil
-			}
-			return c, nil
+			return runner.Metered(ctx, c), nil
 		}
 	}
 	var d net.Dialer

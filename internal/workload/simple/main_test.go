@@ -18,7 +18,6 @@ import (
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
-	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
@@ -126,12 +125,7 @@ func meterDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if slot := runner.SlotFrom(ctx); slot != nil {
-		mc := latency.MeterConn(c)
-		slot.Meter = mc
-		return mc, nil
-	}
-	return c, nil
+	return runner.Metered(ctx, c), nil
 }
 
 // open opens dsn through e with the metering dialer; the pool is closed when t ends.

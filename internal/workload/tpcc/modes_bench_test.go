@@ -92,12 +92,7 @@ func runThroughLink(b *testing.B, e engine.Engine, dsn, upstream, m string, rtt,
 		if err != nil {
 			return nil, err
 		}
-		if slot := runner.SlotFrom(ctx); slot != nil {
-			mc := latency.MeterConn(c)
-			slot.Meter = mc
-			return mc, nil
-		}
-		return c, nil
+		return runner.Metered(ctx, c), nil
 	}
 	tg := open(b, e, dsn, engine.OpenOptions{Dial: dial})
 	defer tg.DB.Close()
