@@ -21,7 +21,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,7 +91,7 @@ func SkipIfMissing(t testing.TB) {
 // it are stopped by the next test binary if this one dies without stopping them.
 func Dir(t testing.TB) string {
 	t.Helper()
-	d, err := makeDir()
+	d, err := dirs.Make("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,55 +99,13 @@ func Dir(t testing.TB) string {
 	return d
 }
 
-// dirPrefix names the directories of this package under os.TempDir.
-const dirPrefix = "dblat-mariadbtest-"
-
-// ownerFile holds the PID of the test binary that made the directory.
-const ownerFile = "owner"
-
-func makeDir() (string, error) {
-	d, err := os.MkdirTemp("", dirPrefix)
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(d, 0o755); err != nil {
-		return "", err
-	}
-	return d, os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
-}
-
-// sweep stops the servers of test binaries that died without stopping them (a panic, or
-// go test's -timeout, skips TestMain's cleanup) and removes their directories. A directory
-// whose owner still runs is left alone, and a server only stopped when its command line
-// names that directory.
-func sweep() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil {
-			continue
-		}
-		owner, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || owner == os.Getpid() || managed.Alive(owner) {
-			continue
-		}
-		pidFiles, _ := filepath.Glob(filepath.Join(d, "*", "run", "mysqld.pid"))
-		for _, pf := range pidFiles {
-			b, err := os.ReadFile(pf)
-			if err != nil {
-				continue
-			}
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				continue
-			}
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if err == nil && strings.Contains(string(cmdline), "--datadir="+d+"/") {
-				_ = managed.StopPID(pid, syscall.SIGTERM, 30*time.Second)
-			}
-		}
-		_ = os.RemoveAll(d)
-	}
+// dirs are this package's directories under os.TempDir: a server left by a dead test
+// binary is found by its PID file and stopped with SIGTERM, then SIGKILL.
+var dirs = managed.TestDirs{
+	Prefix:   "dblat-mariadbtest-",
+	PIDFiles: filepath.Join("*", "run", "mysqld.pid"),
+	Marker:   func(dir string) string { return "--datadir=" + dir + "/" },
+	Signal:   syscall.SIGTERM,
 }
 
 // Server returns the shared managed server, starting it on first use.
@@ -158,8 +115,8 @@ func Server(t testing.TB) *managed.Instance {
 		if _, startErr = mariadb.FindBinaries(""); startErr != nil {
 			return
 		}
-		sweep()
-		if baseDir, startErr = makeDir(); startErr != nil {
+		dirs.Sweep(os.TempDir())
+		if baseDir, startErr = dirs.Make(""); startErr != nil {
 			return
 		}
 		i := &managed.Instance{Name: "mariadbtest", Engine: "mariadb", Dir: filepath.Join(baseDir, "mdb"), Settings: maps.Clone(Settings)}

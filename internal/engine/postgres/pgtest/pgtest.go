@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,67 +59,16 @@ func Shutdown() {
 // Required reports whether missing servers must fail tests rather than skip them.
 func Required() bool { return os.Getenv("DBLAT_REQUIRE_SERVERS") == "1" }
 
-// dirPrefix names the directories of this package under os.TempDir.
-const dirPrefix = "dblat-pgtest-"
-
-// ownerFile holds the PID of the test binary that made the directory.
-const ownerFile = "owner"
-
-// makeDir makes the shared directory: one the unprivileged server user can reach (t.TempDir
-// is mode 0700), marked with this test binary's PID for sweep.
-func makeDir() (string, error) {
-	d, err := os.MkdirTemp("", dirPrefix)
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(d, 0o755); err != nil {
-		return "", err
-	}
-	return d, os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
-}
-
-// sweep stops the servers of test binaries that died without stopping them (a panic, go
-// test's -timeout or a kill skips TestMain's cleanup, and the server runs in its own session)
-// and removes their directories under root. A directory whose owner still runs, or that has
-// no owner file yet, is left alone, and a process is only stopped when its command line
-// names that directory.
-func sweep(root string) {
-	dirs, _ := filepath.Glob(filepath.Join(root, dirPrefix+"*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil {
-			continue
-		}
-		owner, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || owner == os.Getpid() || managed.Alive(owner) {
-			continue
-		}
-		stopped := true
-		// PostgreSQL's own lock file: the postmaster's PID on its first line, removed at a
-		// clean shutdown.
-		pidFiles, _ := filepath.Glob(filepath.Join(d, "*", "data", "postmaster.pid"))
-		for _, pf := range pidFiles {
-			b, err := os.ReadFile(pf)
-			if err != nil {
-				continue
-			}
-			first, _, _ := strings.Cut(string(b), "\n")
-			pid, err := strconv.Atoi(strings.TrimSpace(first))
-			if err != nil {
-				continue
-			}
-			// Arguments are NUL-separated: "postgres\x00-D\x00<d>/pg/data\x00".
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if err == nil && strings.Contains(string(cmdline), "\x00"+d+"/") {
-				// Immediate shutdown (its files are removed next), then SIGKILL.
-				_ = managed.StopPID(pid, syscall.SIGQUIT, 30*time.Second)
-				stopped = stopped && !managed.Alive(pid)
-			}
-		}
-		if stopped {
-			_ = os.RemoveAll(d)
-		}
-	}
+// dirs are this package's directories under os.TempDir: a server left by a dead test
+// binary is found by PostgreSQL's own lock file (the postmaster's PID on its first line,
+// removed at a clean shutdown) and stopped with an immediate shutdown (its files are removed
+// next), then SIGKILL.
+var dirs = managed.TestDirs{
+	Prefix:   "dblat-pgtest-",
+	PIDFiles: filepath.Join("*", "data", "postmaster.pid"),
+	// Arguments are NUL-separated: "postgres\x00-D\x00<dir>/pg/data\x00".
+	Marker: func(dir string) string { return "\x00" + dir + "/" },
+	Signal: syscall.SIGQUIT,
 }
 
 // Server returns the shared managed server, starting it on first use.
@@ -131,8 +79,8 @@ func Server(t testing.TB) *managed.Instance {
 			startErr = err
 			return
 		}
-		sweep(os.TempDir())
-		if baseDir, startErr = makeDir(); startErr != nil {
+		dirs.Sweep(os.TempDir())
+		if baseDir, startErr = dirs.Make(""); startErr != nil {
 			return
 		}
 		i := &managed.Instance{Name: "pgtest", Engine: "postgres", Dir: filepath.Join(baseDir, "pg"),

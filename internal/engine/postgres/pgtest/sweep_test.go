@@ -35,15 +35,15 @@ func fakeServer(t *testing.T, dir string) int {
 	return pid
 }
 
-// fakeDir makes a directory as makeDir does, owned by owner, with a postmaster.pid naming pid
+// fakeDir makes a directory as dirs.Make does, owned by owner, with a postmaster.pid naming pid
 // (none when pid is 0).
 func fakeDir(t *testing.T, root, name string, owner, pid int) string {
 	t.Helper()
-	d := filepath.Join(root, dirPrefix+name)
+	d := filepath.Join(root, dirs.Prefix+name)
 	if err := os.MkdirAll(filepath.Join(d, "pg", "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(owner)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(d, "owner"), []byte(strconv.Itoa(owner)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if pid != 0 {
@@ -63,23 +63,23 @@ func TestSweep(t *testing.T) {
 	}
 	dead := exited.Process.Pid
 
-	stale := filepath.Join(root, dirPrefix+"stale")
+	stale := filepath.Join(root, dirs.Prefix+"stale")
 	orphan := fakeServer(t, stale)
 	fakeDir(t, root, "stale", dead, orphan)
 
-	live := filepath.Join(root, dirPrefix+"live")
+	live := filepath.Join(root, dirs.Prefix+"live")
 	running := fakeServer(t, live)
 	fakeDir(t, root, "live", os.Getppid(), running) // its owner still runs
 
 	// A stale directory whose pid file names a process that is not its server (a reused PID).
 	other := fakeDir(t, root, "other", dead, running)
 	// A directory whose owner file is not written yet.
-	unowned := filepath.Join(root, dirPrefix+"unowned")
+	unowned := filepath.Join(root, dirs.Prefix+"unowned")
 	if err := os.Mkdir(unowned, 0o755); err != nil {
 		t.Fatal(err)
 	}
 
-	sweep(root)
+	dirs.Sweep(root)
 
 	if managed.Alive(orphan) {
 		t.Errorf("server %d of a dead test binary still runs", orphan)
