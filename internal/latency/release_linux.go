@@ -63,11 +63,14 @@ func newReleaser(clk clock, lateness *histogram) (releaser, error) {
 // arm sets the timerfd to expire at t (math.MaxInt64 disarms it). Called with mu held, so
 // that the releaser and submitters agree on r.armed.
 func (r *preciseReleaser) arm(t int64) {
-	r.armed = t
 	r.spec.Value = unix.Timespec{}
 	if t != math.MaxInt64 {
+		// An expiry already past fires at once: the wake-up latency loop observes is
+		// measured from now, not from t.
+		t = max(t, r.clk.now())
 		r.spec.Value = unix.NsecToTimespec(max(t+r.clk.monoBase, 1))
 	}
+	r.armed = t
 	_ = r.rc.Control(r.setFn)
 }
 
@@ -87,11 +90,15 @@ func (r *preciseReleaser) sleep() error {
 	}
 }
 
-func (r *preciseReleaser) submit(j *releaseJob) bool {
-	lead := r.clk.spin.lead()
+func (r *preciseReleaser) lead() int64 {
 	if r.clk.noSpin {
-		lead = 0
+		return 0
 	}
+	return r.clk.spin.lead()
+}
+
+func (r *preciseReleaser) submit(j *releaseJob) bool {
+	lead := r.lead()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
