@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dblat/dblat/internal/cli"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
 )
@@ -29,7 +31,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DBLAT_CLI_CHILD") == "1" {
 		os.Exit(cli.Main(cli.NewState(), os.Args[1:]))
 	}
-	os.Exit(pgtest.Main(m))
+	code := m.Run()
+	// engines_test starts the shared MariaDB and Firebird servers too: stop all three, or
+	// the MariaDB server outlives this binary (until the next one's sweep) and Firebird's
+	// files stay in the temporary directory.
+	pgtest.Shutdown()
+	mariadbtest.Shutdown()
+	fbtest.Shutdown()
+	os.Exit(code)
 }
 
 // env is one isolated dblat setup: its own state directory and results database.
