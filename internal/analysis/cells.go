@@ -10,10 +10,10 @@ import (
 	"github.com/dblat/dblat/internal/results"
 )
 
-// Metric names, as in package report.
+// Metric names, as in packages results and report.
 const (
-	MetricNOPM = "NOPM" // TPC-C New-Order transactions committed per minute
-	MetricTPS  = "TPS"  // transactions completed per second
+	MetricNOPM = results.MetricNOPM // TPC-C New-Order transactions committed per minute
+	MetricTPS  = results.MetricTPS  // transactions completed per second
 )
 
 // allRuns names the single series of a study whose only factors vary within a series.
@@ -40,12 +40,12 @@ type grouping struct {
 
 // group groups runs into cells by their levels of factors (results.FactorValue), with the
 // levels ordered by results.SortFactorValues. With no factors it infers them as
-// report.Build does (inferFactors).
+// report.Build does (results.InferFactors).
 func group(runs []results.Run, factors []string) *grouping {
 	if len(factors) == 0 {
-		factors = inferFactors(runs)
+		factors = results.InferFactors(runs)
 	}
-	g := &grouping{factors: factors, metric: metricOf(runs)}
+	g := &grouping{factors: factors, metric: results.MetricOf(runs)}
 	for _, key := range factors {
 		seen := map[string]bool{}
 		for i := range runs {
@@ -138,59 +138,6 @@ func (g *grouping) seriesOf(exclude ...string) []*series {
 		ss[i] = o.s
 	}
 	return ss
-}
-
-// inferFactors returns the factor keys whose values differ between runs, by the rule of
-// report.Build (report.inferFactors): the standard keys first, then settings ("set.…") and
-// options ("opt.…") sorted by name. Kept in step with it by report's analysis test.
-func inferFactors(runs []results.Run) []string {
-	candidates := []string{
-		results.FactorRTT, results.FactorTerminals, results.FactorConnections,
-		results.FactorWarehouses, results.FactorEngine, results.FactorTarget, results.FactorThink,
-		results.FactorDuration, results.FactorWarmup,
-	}
-	opts := map[string]bool{}
-	for i := range runs {
-		for k := range runs[i].Params.Options {
-			if strings.HasPrefix(k, results.SettingPrefix) {
-				opts[k] = true
-			} else {
-				opts[results.OptionPrefix+k] = true
-			}
-		}
-	}
-	candidates = append(candidates, sortedKeys(opts)...)
-	var out []string
-	for _, key := range candidates {
-		for i := 1; i < len(runs); i++ {
-			if results.FactorValue(&runs[i], key) != results.FactorValue(&runs[0], key) {
-				out = append(out, key)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// metricOf is the report's throughput metric: NOPM when every run is TPC-C, else TPS.
-func metricOf(runs []results.Run) string {
-	if len(runs) == 0 {
-		return MetricTPS
-	}
-	for i := range runs {
-		if runs[i].Params.Workload != "tpcc" {
-			return MetricTPS
-		}
-	}
-	return MetricNOPM
-}
-
-// metricValue is one run's figure of metric.
-func metricValue(r *results.Run, metric string) float64 {
-	if metric == MetricNOPM {
-		return r.Summary.NOPM
-	}
-	return r.Summary.TPS
 }
 
 // meanSD returns the mean and the sample standard deviation (n−1; 0 when n < 2) of xs.

@@ -883,7 +883,7 @@ func (c *checker) variation() {
 		}
 		xs := make([]float64, len(cl.fin))
 		for i, r := range cl.fin {
-			xs[i] = metricValue(r, c.g.metric)
+			xs[i] = results.MetricValue(r, c.g.metric)
 		}
 		m, sd := meanSD(xs)
 		if m <= 0 || sd/m <= c.opt.MaxCV {

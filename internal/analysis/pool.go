@@ -95,7 +95,7 @@ func PoolSizing(runs []results.Run, factors []string) []PoolAdvice {
 			}
 			xs := make([]float64, len(c.fin))
 			for i, r := range c.fin {
-				xs[i] = metricValue(r, g.metric)
+				xs[i] = results.MetricValue(r, g.metric)
 			}
 			m, _ := meanSD(xs)
 			a.Levels = append(a.Levels, PoolLevel{Size: size, Runs: len(c.fin), Mean: round(m, 3)})

@@ -30,15 +30,16 @@ type Analysis struct {
 }
 
 // Analyze runs FitLatency, PoolSizing, ResponseLimits and Check over runs, grouped by
-// opt.Factors (inferred when empty, as report.Build infers them). A pure function.
+// opt.Factors (inferred when empty by results.InferFactors, as report.Build infers them). A
+// pure function.
 func Analyze(runs []results.Run, opt CheckOptions) *Analysis {
 	factors := opt.Factors
 	if len(factors) == 0 {
-		factors = inferFactors(runs)
+		factors = results.InferFactors(runs)
 	}
 	opt.Factors = factors
 	a := &Analysis{
-		Metric:   metricOf(runs),
+		Metric:   results.MetricOf(runs),
 		Factors:  append([]string{}, factors...),
 		Fits:     FitLatency(runs, factors),
 		Pool:     PoolSizing(runs, factors),
@@ -65,27 +66,27 @@ func Notes() []string {
 // WriteText writes a as plain-text sections for a terminal: latency model, pool sizing,
 // response-time limits (each only when it has content) and the credibility findings.
 func WriteText(w io.Writer, a *Analysis) error {
-	ew := &errWriter{w: w}
+	ew := NewTextWriter(w, "analysis: write text")
 	if len(a.Fits) > 0 {
-		ew.printf("Latency model (throughput in completed transactions per second)\n")
+		ew.Printf("Latency model (throughput in completed transactions per second)\n")
 		for i := range a.Fits {
 			writeFit(ew, &a.Fits[i])
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if len(a.Pool) > 0 {
-		ew.printf("Pool sizing (%s by %s)\n", a.Metric, a.Pool[0].Factor)
+		ew.Printf("Pool sizing (%s by %s)\n", a.Metric, a.Pool[0].Factor)
 		for _, p := range a.Pool {
 			writePool(ew, &p)
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if len(a.Limits) > 0 {
 		writeLimits(ew, a.Limits)
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
-	if ew.err != nil {
-		return ew.err
+	if err := ew.Err(); err != nil {
+		return err
 	}
 	return WriteFindings(w, a.Findings)
 }
@@ -93,32 +94,32 @@ func WriteText(w io.Writer, a *Analysis) error {
 // WriteFindings writes the credibility findings, errors first, each with its evidence,
 // runs and fix; "no findings" when there are none.
 func WriteFindings(w io.Writer, fs []Finding) error {
-	ew := &errWriter{w: w}
+	ew := NewTextWriter(w, "analysis: write text")
 	var n [3]int
 	for _, f := range fs {
 		n[f.Severity]++
 	}
-	ew.printf("Credibility: %d errors, %d warnings, %d notes\n", n[Error], n[Warning], n[Info])
+	ew.Printf("Credibility: %d errors, %d warnings, %d notes\n", n[Error], n[Warning], n[Info])
 	if len(fs) == 0 {
-		ew.printf("  no findings\n")
+		ew.Printf("  no findings\n")
 	}
 	for _, f := range fs {
-		ew.printf("  [%s] %s: %s\n", f.Severity, f.Rule, f.Message)
+		ew.Printf("  [%s] %s: %s\n", f.Severity, f.Rule, f.Message)
 		if f.Evidence != "" {
-			ew.printf("      evidence: %s\n", f.Evidence)
+			ew.Printf("      evidence: %s\n", f.Evidence)
 		}
 		if len(f.Cells) > 0 {
-			ew.printf("      cells: %s\n", strings.Join(f.Cells, "; "))
+			ew.Printf("      cells: %s\n", strings.Join(f.Cells, "; "))
 		}
 		if len(f.Runs) > 0 {
-			ew.printf("      runs: %s\n", idList(f.Runs, 20))
+			ew.Printf("      runs: %s\n", idList(f.Runs, 20))
 		}
-		ew.printf("      fix: %s\n", f.Fix)
+		ew.Printf("      fix: %s\n", f.Fix)
 	}
-	return ew.err
+	return ew.Err()
 }
 
-func writeFit(ew *errWriter, f *Fit) {
+func writeFit(ew *TextWriter, f *Fit) {
 	head := fmt.Sprintf("  %s: N = %d", f.Series, f.N)
 	if f.R > 0 {
 		src := "measured"
@@ -138,20 +139,20 @@ func writeFit(ew *errWriter, f *Fit) {
 		}
 		head += ": does not fit"
 	}
-	ew.printf("%s\n", head)
-	tw := ew.table()
-	tw.row("rtt", "achieved", "runs", "round trips", "measured", "predicted", "error")
+	ew.Printf("%s\n", head)
+	tw := ew.Table("    ")
+	tw.Row("rtt", "achieved", "runs", "round trips", "measured", "predicted", "error")
 	for _, p := range f.Points {
 		pred, e := "-", "-"
 		if f.Fits {
 			pred, e = fmt.Sprintf("%.1f", p.Predicted), fmt.Sprintf("%+.1f %%", p.ErrPct)
 		}
-		tw.row(p.Level, fmtDur(p.RTT), strconv.Itoa(p.Runs), fmt.Sprintf("%.1f", p.RoundTrips),
+		tw.Row(p.Level, fmtDur(p.RTT), strconv.Itoa(p.Runs), fmt.Sprintf("%.1f", p.RoundTrips),
 			fmt.Sprintf("%.1f", p.Measured), pred, e)
 	}
-	tw.flush()
-	ew.printf("    knee −10 %%: %s; knee −50 %%: %s\n", kneeText(f.Knee10, f.ModelKnee10, f), kneeText(f.Knee50, f.ModelKnee50, f))
-	ew.printf("    %s\n", f.Why)
+	tw.Flush()
+	ew.Printf("    knee −10 %%: %s; knee −50 %%: %s\n", kneeText(f.Knee10, f.ModelKnee10, f), kneeText(f.Knee50, f.ModelKnee50, f))
+	ew.Printf("    %s\n", f.Why)
 }
 
 func kneeText(measured, model time.Duration, f *Fit) string {
@@ -168,7 +169,7 @@ func kneeText(measured, model time.Duration, f *Fit) string {
 	return s
 }
 
-func writePool(ew *errWriter, p *PoolAdvice) {
+func writePool(ew *TextWriter, p *PoolAdvice) {
 	parts := make([]string, len(p.Levels))
 	for i, l := range p.Levels {
 		parts[i] = fmt.Sprintf("%d: %.1f", l.Size, l.Mean)
@@ -177,20 +178,20 @@ func writePool(ew *errWriter, p *PoolAdvice) {
 	if p.Series != allRuns {
 		series = p.Series + ", "
 	}
-	ew.printf("  %srtt %s: best %d", series, orNone(p.Level), p.Best)
+	ew.Printf("  %srtt %s: best %d", series, orNone(p.Level), p.Best)
 	if p.AtEdge {
-		ew.printf(" (the largest size measured: more may help)")
+		ew.Printf(" (the largest size measured: more may help)")
 	}
-	ew.printf("; smallest within %.0f %% of it: %d", (1-EnoughFraction)*100, p.Enough)
-	ew.printf("\n    %s by size: %s\n", p.Metric, strings.Join(parts, ", "))
+	ew.Printf("; smallest within %.0f %% of it: %d", (1-EnoughFraction)*100, p.Enough)
+	ew.Printf("\n    %s by size: %s\n", p.Metric, strings.Join(parts, ", "))
 	gains := make([]string, len(p.Gains))
 	for i, g := range p.Gains {
 		gains[i] = fmt.Sprintf("%d→%d %+.1f per terminal (efficiency %.2f)", g.From, g.To, g.PerConnection, g.Efficiency)
 	}
-	ew.printf("    each step: %s\n", strings.Join(gains, "; "))
+	ew.Printf("    each step: %s\n", strings.Join(gains, "; "))
 }
 
-func writeLimits(ew *errWriter, ls []ResponseLimit) {
+func writeLimits(ew *TextWriter, ls []ResponseLimit) {
 	fails, unpooled := 0, false
 	var cells []string
 	byCell := map[string]map[string]ResponseLimit{}
@@ -205,9 +206,9 @@ func writeLimits(ew *errWriter, ls []ResponseLimit) {
 		}
 		byCell[l.Cell][l.TxType] = l
 	}
-	ew.printf("Response-time limits, p90 per type (TPC-C 5.2.5.3: 5 s; Stock-Level 20 s): %d of %d over the limit\n", fails, len(ls))
-	tw := ew.table()
-	tw.row(append(append([]string{"cell"}, limitOrder...), "verdict")...)
+	ew.Printf("Response-time limits, p90 per type (TPC-C 5.2.5.3: 5 s; Stock-Level 20 s): %d of %d over the limit\n", fails, len(ls))
+	tw := ew.Table("    ")
+	tw.Row(append(append([]string{"cell"}, limitOrder...), "verdict")...)
 	for _, c := range cells {
 		row := []string{orAll(c)}
 		var over []string
@@ -230,11 +231,11 @@ func writeLimits(ew *errWriter, ls []ResponseLimit) {
 		if len(over) > 0 {
 			verdict = "OVER: " + strings.Join(over, ", ")
 		}
-		tw.row(append(row, verdict)...)
+		tw.Row(append(row, verdict)...)
 	}
-	tw.flush()
+	tw.Flush()
 	if unpooled {
-		ew.printf("    * mean of the runs' own p90s: a run had no histogram\n")
+		ew.Printf("    * mean of the runs' own p90s: a run had no histogram\n")
 	}
 }
 
@@ -256,29 +257,52 @@ func orNone(s string) string {
 	return s
 }
 
-// errWriter remembers the first write error so the writers can stay linear.
-type errWriter struct {
-	w   io.Writer
-	err error
+// TextWriter writes the plain text of WriteText and of report.WriteText. It keeps the first
+// write error and drops every later write, so that a writer can stay linear and check Err
+// once at the end.
+type TextWriter struct {
+	w      io.Writer
+	prefix string // of the error: "analysis: write text"
+	err    error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
+// NewTextWriter returns a TextWriter on w whose error reads "prefix: …".
+func NewTextWriter(w io.Writer, prefix string) *TextWriter {
+	return &TextWriter{w: w, prefix: prefix}
+}
+
+// Write writes p unless an earlier write failed.
+func (e *TextWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
 	n, err := e.w.Write(p)
 	if err != nil {
-		e.err = fmt.Errorf("analysis: write text: %w", err)
+		e.err = fmt.Errorf("%s: %w", e.prefix, err)
 	}
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+// Printf writes like fmt.Fprintf.
+func (e *TextWriter) Printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-type table struct{ tw *tabwriter.Writer }
+// Err returns the first write error, or nil.
+func (e *TextWriter) Err() error { return e.err }
 
-func (e *errWriter) table() table { return table{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0)} }
+// TextTable aligns the columns of its rows, two spaces apart, and writes them to its
+// TextWriter on Flush.
+type TextTable struct {
+	tw     *tabwriter.Writer
+	indent string
+}
 
-func (t table) row(cells ...string) { fmt.Fprintln(t.tw, "    "+strings.Join(cells, "\t")) }
+// Table starts a table whose rows are indented by indent.
+func (e *TextWriter) Table(indent string) TextTable {
+	return TextTable{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0), indent}
+}
 
-func (t table) flush() { _ = t.tw.Flush() } // errors reach errWriter
+// Row adds a row of cells.
+func (t TextTable) Row(cells ...string) { fmt.Fprintln(t.tw, t.indent+strings.Join(cells, "\t")) }
+
+// Flush writes the table; an error reaches the TextWriter's Err.
+func (t TextTable) Flush() { _ = t.tw.Flush() }

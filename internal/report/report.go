@@ -32,8 +32,8 @@ type Input struct {
 
 // Metric names of the throughput figure a report compares.
 const (
-	MetricNOPM = "NOPM" // TPC-C New-Order transactions committed per minute
-	MetricTPS  = "TPS"  // transactions completed per second
+	MetricNOPM = results.MetricNOPM // TPC-C New-Order transactions committed per minute
+	MetricTPS  = results.MetricTPS  // transactions completed per second
 )
 
 // Report is the data behind every chart and table of a report. Build fills it
@@ -174,7 +174,7 @@ type Warning struct {
 func Build(in Input) (*Report, error) {
 	factors := in.Factors
 	if len(factors) == 0 {
-		factors = inferFactors(in.Runs)
+		factors = results.InferFactors(in.Runs)
 	}
 	if err := checkFactors(factors); err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func Build(in Input) (*Report, error) {
 		Study:       in.Study,
 		Description: in.Description,
 		Source:      in.Source,
-		Metric:      metricOf(in.Runs),
+		Metric:      results.MetricOf(in.Runs),
 		Workloads:   []string{},
 		Factors:     []Factor{},
 		Cells:       []Cell{},
@@ -290,58 +290,8 @@ func checkFactors(keys []string) error {
 	return nil
 }
 
-// inferFactors returns the factor keys whose values differ between runs: the standard keys
-// first (RTT, terminals, then the rest), then settings ("set.…") and options ("opt.…")
-// sorted by name.
-func inferFactors(runs []results.Run) []string {
-	candidates := []string{
-		results.FactorRTT, results.FactorTerminals, results.FactorConnections,
-		results.FactorWarehouses, results.FactorEngine, results.FactorTarget, results.FactorThink,
-		results.FactorDuration, results.FactorWarmup,
-	}
-	opts := map[string]bool{}
-	for i := range runs {
-		for k := range runs[i].Params.Options {
-			if strings.HasPrefix(k, results.SettingPrefix) {
-				opts[k] = true
-			} else {
-				opts[results.OptionPrefix+k] = true
-			}
-		}
-	}
-	candidates = append(candidates, sortedKeys(opts)...)
-	var out []string
-	for _, key := range candidates {
-		for i := 1; i < len(runs); i++ {
-			if results.FactorValue(&runs[i], key) != results.FactorValue(&runs[0], key) {
-				out = append(out, key)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// metricOf picks NOPM when every run is TPC-C, else TPS.
-func metricOf(runs []results.Run) string {
-	if len(runs) == 0 {
-		return MetricTPS
-	}
-	for i := range runs {
-		if runs[i].Params.Workload != "tpcc" {
-			return MetricTPS
-		}
-	}
-	return MetricNOPM
-}
-
 // metric returns the report's throughput figure of one run.
-func (r *Report) metric(run *results.Run) float64 {
-	if r.Metric == MetricNOPM {
-		return run.Summary.NOPM
-	}
-	return run.Summary.TPS
-}
+func (r *Report) metric(run *results.Run) float64 { return results.MetricValue(run, r.Metric) }
 
 func (r *Report) count(s results.Status) {
 	r.Counts.Runs++

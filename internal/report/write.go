@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -98,41 +97,41 @@ func WriteCSV(w io.Writer, r *Report) error {
 // WriteText writes r as plain-text tables for a terminal: throughput per cell, response
 // times and wire cost per transaction type, configuration, warnings, every run, and notes.
 func WriteText(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
+	ew := analysis.NewTextWriter(w, "report: write text")
 	study := r.Study
 	if study == "" {
 		study = "(unnamed study)"
 	}
-	ew.printf("Study: %s\n", study)
+	ew.Printf("Study: %s\n", study)
 	if r.Description != "" {
-		ew.printf("%s\n", r.Description)
+		ew.Printf("%s\n", r.Description)
 	}
-	ew.printf("Metric: %s. Workload: %s.\n", metricDesc(r.Metric), orNone(strings.Join(r.Workloads, ", ")))
-	ew.printf("Runs: %s.\n", countsText(r.Counts))
+	ew.Printf("Metric: %s. Workload: %s.\n", metricDesc(r.Metric), orNone(strings.Join(r.Workloads, ", ")))
+	ew.Printf("Runs: %s.\n", countsText(r.Counts))
 	if len(r.Factors) == 0 {
-		ew.printf("Factors: none (every run is one cell).\n")
+		ew.Printf("Factors: none (every run is one cell).\n")
 	}
 	for _, f := range r.Factors {
-		ew.printf("Factor %s: %s\n", f.Key, strings.Join(f.Levels, ", "))
+		ew.Printf("Factor %s: %s\n", f.Key, strings.Join(f.Levels, ", "))
 	}
 
 	if len(r.Warnings) > 0 {
-		ew.printf("\nWarnings\n")
+		ew.Printf("\nWarnings\n")
 		for _, wn := range r.Warnings {
-			ew.printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
+			ew.Printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
 		}
 	}
 
 	if r.Analysis != nil {
-		ew.printf("\n")
+		ew.Printf("\n")
 		if err := analysis.WriteText(ew, r.Analysis); err != nil {
 			return err
 		}
 	}
 
-	ew.printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
-	tw := ew.table()
-	tw.row(append(factorKeys(r), "runs", "n", "mean", "±95%", "sd")...)
+	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
+	tw := ew.Table("  ")
+	tw.Row(append(factorKeys(r), "runs", "n", "mean", "±95%", "sd")...)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		e := c.Throughput
@@ -144,91 +143,60 @@ func WriteText(w io.Writer, r *Report) error {
 		if e.CI != nil {
 			ci, sd = fmt.Sprintf("%.1f", e.CI.Half), fmt.Sprintf("%.1f", e.SD)
 		}
-		tw.row(append(levelsText(c.Levels), strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
+		tw.Row(append(levelsText(c.Levels), strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
 	}
-	tw.flush()
+	tw.Flush()
 
 	for _, typ := range r.TxTypes {
-		ew.printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
-		tw := ew.table()
-		tw.row(append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99", "round trips", "bytes up", "bytes down")...)
+		ew.Printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
+		tw := ew.Table("  ")
+		tw.Row(append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99", "round trips", "bytes up", "bytes down")...)
 		for i := range r.Cells {
 			c := &r.Cells[i]
 			t := findTx(c, typ)
 			if t == nil {
 				continue
 			}
-			tw.row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), msText(t.P50Us), msText(t.P90Us),
+			tw.Row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), msText(t.P50Us), msText(t.P90Us),
 				msText(t.P99Us), msText(t.MaxUs), msText(t.WaitP99Us), fmt.Sprintf("%.1f", t.RoundTrips),
 				fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
 		}
-		tw.flush()
+		tw.Flush()
 	}
 
-	ew.printf("\nConfiguration by series (%s)\n", orNone(strings.Join(r.Config.SeriesFactors, ", ")))
+	ew.Printf("\nConfiguration by series (%s)\n", orNone(strings.Join(r.Config.SeriesFactors, ", ")))
 	if len(r.Config.Differ) > 0 {
-		tw := ew.table()
-		tw.row(append([]string{"differs", "between series:"}, r.Config.Series...)...)
+		tw := ew.Table("  ")
+		tw.Row(append([]string{"differs", "between series:"}, r.Config.Series...)...)
 		for _, it := range r.Config.Differ {
-			tw.row(append([]string{it.Kind, it.Name}, it.Values...)...)
+			tw.Row(append([]string{it.Kind, it.Name}, it.Values...)...)
 		}
-		tw.flush()
+		tw.Flush()
 	}
 	if len(r.Config.Common) > 0 {
-		ew.printf("  same in every series:\n")
-		tw := ew.table()
+		ew.Printf("  same in every series:\n")
+		tw := ew.Table("  ")
 		for _, it := range r.Config.Common {
-			tw.row(it.Kind, it.Name, orNone(it.Values[0]))
+			tw.Row(it.Kind, it.Name, orNone(it.Values[0]))
 		}
-		tw.flush()
+		tw.Flush()
 	}
 
-	ew.printf("\nRuns\n")
-	tw = ew.table()
-	tw.row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)
+	ew.Printf("\nRuns\n")
+	tw = ew.Table("  ")
+	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)
 	for _, run := range r.Runs {
-		tw.row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
+		tw.Row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
 			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), fmt.Sprintf("%.1fs", run.ElapsedS), run.Reason)...)
 	}
-	tw.flush()
+	tw.Flush()
 
-	ew.printf("\nNotes\n")
+	ew.Printf("\nNotes\n")
 	for _, n := range r.Notes {
-		ew.printf("- %s\n", n)
+		ew.Printf("- %s\n", n)
 	}
-	return ew.err
+	return ew.Err()
 }
-
-// errWriter remembers the first write error so the text writer can stay linear.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = fmt.Errorf("report: write text: %w", err)
-	}
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
-
-type table struct{ tw *tabwriter.Writer }
-
-func (e *errWriter) table() table {
-	return table{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0)}
-}
-
-func (t table) row(cells ...string) {
-	fmt.Fprintln(t.tw, "  "+strings.Join(cells, "\t"))
-}
-
-func (t table) flush() { _ = t.tw.Flush() } // errors reach errWriter
 
 func factorKeys(r *Report) []string {
 	out := make([]string, len(r.Factors))

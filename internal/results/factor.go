@@ -1,6 +1,8 @@
 package results
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,6 +60,37 @@ func FactorValue(r *Run, key string) string {
 		return p.Options[k]
 	}
 	return ""
+}
+
+// InferFactors returns the factor keys whose values differ between runs: the standard keys
+// first (RTT, terminals, then the rest), then settings ("set.…") and options ("opt.…")
+// sorted by name.
+func InferFactors(runs []Run) []string {
+	candidates := []string{
+		FactorRTT, FactorTerminals, FactorConnections, FactorWarehouses, FactorEngine,
+		FactorTarget, FactorThink, FactorDuration, FactorWarmup,
+	}
+	opts := map[string]bool{}
+	for i := range runs {
+		for k := range runs[i].Params.Options {
+			if strings.HasPrefix(k, SettingPrefix) {
+				opts[k] = true
+			} else {
+				opts[OptionPrefix+k] = true
+			}
+		}
+	}
+	candidates = append(candidates, slices.Sorted(maps.Keys(opts))...)
+	var out []string
+	for _, key := range candidates {
+		for i := 1; i < len(runs); i++ {
+			if FactorValue(&runs[i], key) != FactorValue(&runs[0], key) {
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // FormatDuration writes d compactly and exactly: "0", "100µs", "1.5ms", "20ms", "2s", "1m30s".
