@@ -138,7 +138,7 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 		}
 	}
 
-	prog := &progress{fn: cfg.Progress}
+	prog := workload.NewLoadProgress(cfg.Progress)
 	var jobs []func(context.Context) error
 	if ds == dsPgbench {
 		jobs = pgbenchJobs(t, d, cfg.Scale, prog)
@@ -155,7 +155,7 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 	if err := runJobs(ctx, workers, jobs); err != nil {
 		return err
 	}
-	prog.report(0)
+	prog.Report(0)
 
 	err = execTx(ctx, db, d.Rebind("INSERT INTO simple_meta (dataset, scale, blob_size, blob_rows, seed, loader_version, loaded_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
 		ds, cfg.Scale, cfg.BlobSize, cfg.BlobRows, cfg.Seed, loaderVersion, time.Now().UTC().Truncate(time.Second))
@@ -173,13 +173,13 @@ const accountsPerChunk = 50000
 // initGenerateDataClientSide): branches (bid, bbalance 0, filler NULL), tellers (tid, bid =
 // (tid-1)/10+1, tbalance 0, filler NULL), accounts (aid, bid = (aid-1)/100,000+1, abalance 0,
 // filler the empty string, which CHAR(84) pads). pgbench_history starts empty.
-func pgbenchJobs(t workload.Target, d engine.Dialect, scale int, prog *progress) []func(context.Context) error {
+func pgbenchJobs(t workload.Target, d engine.Dialect, scale int, prog *workload.LoadProgress) []func(context.Context) error {
 	bulk, _ := t.Engine.(engine.BulkLoader)
 	load := func(tb *table, lo, hi int64, fill func(i int64, row []any)) func(context.Context) error {
-		prog.addTotal(hi - lo + 1)
+		prog.AddTotal(hi - lo + 1)
 		return func(ctx context.Context) error {
 			i := lo
-			src := prog.counting(func(row []any) bool {
+			src := prog.Counting(func(row []any) bool {
 				if i > hi {
 					return false
 				}
@@ -189,11 +189,11 @@ func pgbenchJobs(t workload.Target, d engine.Dialect, scale int, prog *progress)
 			})
 			var err error
 			if bulk != nil {
-				_, err = bulk.CopyRows(ctx, t.DB, tb.name, tb.colNames(), src.next)
+				_, err = bulk.CopyRows(ctx, t.DB, tb.name, tb.colNames(), src.Next)
 			} else {
-				_, err = insertRows(ctx, t.DB, d, tb, src.next, d.MaxInsertRows)
+				_, err = workload.InsertRows(ctx, t.DB, d, tb.name, tb.colNames(), src.Next, d.MaxInsertRows)
 			}
-			src.flush()
+			src.Flush()
 			if err != nil {
 				return fmt.Errorf("simple load: %s rows %d..%d: %w", tb.name, lo, hi, err)
 			}
@@ -224,7 +224,7 @@ const blobBytesPerChunk = 16 << 20
 
 // blobJobs stores rows 1..BlobRows of simple_blob, each chunk of rows from its own random
 // stream, so the bytes depend only on the seed, the id range and BlobSize.
-func blobJobs(db *sql.DB, d engine.Dialect, cfg LoadConfig, prog *progress) []func(context.Context) error {
+func blobJobs(db *sql.DB, d engine.Dialect, cfg LoadConfig, prog *workload.LoadProgress) []func(context.Context) error {
 	perChunk := int64(max(1, blobBytesPerChunk/cfg.BlobSize))
 	// Several rows per INSERT where the dialect allows it, up to 4 MiB per statement (below
 	// MariaDB's default max_allowed_packet of 16 MiB).
@@ -233,11 +233,11 @@ func blobJobs(db *sql.DB, d engine.Dialect, cfg LoadConfig, prog *progress) []fu
 	var jobs []func(context.Context) error
 	for lo := int64(1); lo <= int64(cfg.BlobRows); lo += perChunk {
 		hi := min(lo+perChunk-1, int64(cfg.BlobRows))
-		prog.addTotal(hi - lo + 1)
+		prog.AddTotal(hi - lo + 1)
 		jobs = append(jobs, func(ctx context.Context) error {
 			r := blobRand(cfg.Seed, lo)
 			i := lo
-			src := prog.counting(func(row []any) bool {
+			src := prog.Counting(func(row []any) bool {
 				if i > hi {
 					return false
 				}
@@ -248,8 +248,8 @@ func blobJobs(db *sql.DB, d engine.Dialect, cfg LoadConfig, prog *progress) []fu
 				i++
 				return true
 			})
-			_, err := insertRows(ctx, db, d, tBlobs, src.next, perStmt)
-			src.flush()
+			_, err := workload.InsertRows(ctx, db, d, tBlobs.name, tBlobs.colNames(), src.Next, perStmt)
+			src.Flush()
 			if err != nil {
 				return fmt.Errorf("simple load: %s rows %d..%d: %w", tBlobs.name, lo, hi, err)
 			}
@@ -340,65 +340,6 @@ func readTx(ctx context.Context, db *sql.DB, body func(tx *sql.Tx) error) error 
 	return tx.Commit()
 }
 
-// insertRows is the portable loader: INSERT ... VALUES statements of perStmt rows (fewer
-// when rows × columns would pass 32,767 parameters), prepared once, all in one
-// transaction. The rows from next must stay valid until the statement holding them ran.
-func insertRows(ctx context.Context, db *sql.DB, d engine.Dialect, t *table, next func([]any) bool, perStmt int) (n int64, err error) {
-	cols := t.colNames()
-	per := max(1, min(perStmt, 32767/len(cols)))
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	full, err := tx.PrepareContext(ctx, d.Rebind(insertSQL(t.name, cols, per)))
-	if err != nil {
-		return 0, err
-	}
-	defer full.Close()
-	row := make([]any, len(cols))
-	args := make([]any, 0, per*len(cols))
-	for next(row) {
-		args = append(args, row...)
-		if len(args) == cap(args) {
-			if _, err = full.ExecContext(ctx, args...); err != nil {
-				return n, err
-			}
-			n += int64(per)
-			args = args[:0]
-		}
-	}
-	if k := len(args) / len(cols); k > 0 {
-		if _, err = tx.ExecContext(ctx, d.Rebind(insertSQL(t.name, cols, k)), args...); err != nil {
-			return n, err
-		}
-		n += int64(k)
-	}
-	// Close before Commit: the Firebird driver follows a statement close after Commit with a
-	// COMMIT RETAINING of the finished transaction.
-	if err = full.Close(); err != nil {
-		return n, err
-	}
-	return n, tx.Commit()
-}
-
-func insertSQL(table string, cols []string, rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
-	one := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(one)
-	}
-	return b.String()
-}
-
 // runJobs runs jobs on at most workers goroutines, in order of the slice, and returns the
 // first error, after canceling the context of the jobs still running.
 func runJobs(ctx context.Context, workers int, jobs []func(context.Context) error) error {
@@ -440,59 +381,6 @@ func runJobs(ctx context.Context, workers int, jobs []func(context.Context) erro
 	return firstErr
 }
 
-// progress serializes calls to LoadConfig.Progress.
-type progress struct {
-	fn          func(done, total int64)
-	mu          sync.Mutex
-	done, total int64
-}
-
-func (p *progress) addTotal(n int64) { p.total += n } // before the jobs start
-
-// report adds n stored rows and calls the callback.
-func (p *progress) report(n int64) {
-	if p.fn == nil {
-		return
-	}
-	p.mu.Lock()
-	p.done += n
-	p.fn(p.done, p.total)
-	p.mu.Unlock()
-}
-
-// progressEvery is how many rows a job stores between two reports.
-const progressEvery = 1 << 14
-
-// counting wraps a job's row source so that it reports every progressEvery rows.
-func (p *progress) counting(next func([]any) bool) *countingSource {
-	return &countingSource{p: p, src: next}
-}
-
-type countingSource struct {
-	p       *progress
-	src     func([]any) bool
-	pending int64
-}
-
-func (c *countingSource) next(row []any) bool {
-	if !c.src(row) {
-		return false
-	}
-	if c.pending++; c.pending == progressEvery {
-		c.p.report(c.pending)
-		c.pending = 0
-	}
-	return true
-}
-
-// flush reports the rows counted but not yet reported.
-func (c *countingSource) flush() {
-	if c.pending > 0 {
-		c.p.report(c.pending)
-		c.pending = 0
-	}
-}
-
 // Loaded returns what the last completed Load of workload name's data stored in db. It wraps
 // workload.ErrNotLoaded when there is no completed load, or when the pgbench tables no longer
 // match it (`pgbench -i` ran since, with another scale). ping needs no data: Loaded returns
@@ -523,19 +411,11 @@ func Loaded(ctx context.Context, db *sql.DB, name string) (LoadInfo, error) {
 		if perr := db.PingContext(ctx); perr != nil {
 			return LoadInfo{}, err
 		}
-		return LoadInfo{}, fmt.Errorf("no %s data (%v): %w", ds, firstLine(err), workload.ErrNotLoaded)
+		return LoadInfo{}, fmt.Errorf("no %s data (%v): %w", ds, workload.FirstLine(err), workload.ErrNotLoaded)
 	}
 	if ds == dsPgbench && branches != int64(info.Scale)*branchesPerScale {
 		return LoadInfo{}, fmt.Errorf("pgbench_branches holds %d rows but dblat loaded scale %d (did `pgbench -i` run since?): %w",
 			branches, info.Scale, workload.ErrNotLoaded)
 	}
 	return info, nil
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -18,19 +16,13 @@ import (
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
-	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
+	"github.com/dblat/dblat/internal/workload/workloadtest"
 )
 
 // TestMain stops the managed servers the tests started, of all three engines.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Shutdown()
-	mariadbtest.Shutdown()
-	fbtest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { workloadtest.Main(m) }
 
 // pgProtocols gives PostgreSQL the QueryProtocols capability, as the postgres engine is to
 // implement it: pgx's per-query QueryExecMode argument (pgx v5 stdlib passes it through
@@ -117,43 +109,15 @@ func newDSN(t testing.TB, e engine.Engine) string {
 	return ""
 }
 
-// meterDial meters the connections dialled with a runner.Slot in their context, as the CLI's
-// dialer does (internal/cli/dial.go).
-func meterDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return runner.Metered(ctx, c), nil
-}
-
 // open opens dsn through e with the metering dialer; the pool is closed when t ends.
 func open(t testing.TB, e engine.Engine, dsn string) workload.Target {
 	t.Helper()
-	db, err := e.Open(context.Background(), dsn, engine.OpenOptions{Dial: meterDial})
+	db, err := e.Open(context.Background(), dsn, engine.OpenOptions{Dial: workloadtest.MeterDial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return workload.Target{Engine: e, DB: db}
-}
-
-// meteredConn dials a new connection of db and returns it with its meter.
-func meteredConn(t testing.TB, db *sql.DB) (*sql.Conn, runner.Meter) {
-	t.Helper()
-	ctx, slot := runner.WithSlot(context.Background())
-	db.SetMaxIdleConns(0) // no idle connection to reuse: Conn dials
-	db.SetMaxIdleConns(2)
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if slot.Meter == nil {
-		t.Fatal("the connection was not dialled through the metering dialer")
-	}
-	return c, slot.Meter
 }
 
 func queryInt(t testing.TB, db *sql.DB, q string) int64 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
+	"github.com/dblat/dblat/internal/workload/workloadtest"
 )
 
 // wantTrips are the round trips per transaction measured on each engine once a
@@ -95,7 +96,7 @@ func measureTrips(t *testing.T, tg workload.Target, name string, cfg simple.Conf
 		t.Fatal(err)
 	}
 	defer w.Close()
-	conn, meter := meteredConn(t, tg.DB)
+	conn, meter := workloadtest.MeteredConn(t, tg.DB)
 	defer conn.Close()
 	term := w.NewTerminal(0)
 	var first, lo, hi, down int64

@@ -79,10 +79,10 @@ func (c *capture) CopyRows(_ context.Context, _ *sql.DB, table string, cols []st
 func TestPgbenchJobs(t *testing.T) {
 	e := &capture{rows: map[string][][]any{}}
 	var last int64
-	prog := &progress{fn: func(done, total int64) { last = done }}
+	prog := workload.NewLoadProgress(func(done, total int64) { last = done })
 	jobs := pgbenchJobs(workload.Target{Engine: e}, e.Dialect(), 3, prog)
-	if len(jobs) != 8 || prog.total != 300033 { // accounts in 6 chunks, tellers, branches
-		t.Fatalf("%d jobs for %d rows", len(jobs), prog.total)
+	if len(jobs) != 8 || prog.Total() != 300033 { // accounts in 6 chunks, tellers, branches
+		t.Fatalf("%d jobs for %d rows", len(jobs), prog.Total())
 	}
 	if err := runJobs(context.Background(), 3, jobs); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -229,7 +228,7 @@ func (w *Workload) NewTerminal(id int) workload.Terminal {
 	if !w.prepared {
 		panic("simple: NewTerminal before Prepare")
 	}
-	t := &terminal{w: w, r: newRand(w.cfg.Seed, "terminal", id)}
+	t := &terminal{w: w, r: workload.NewRand(w.cfg.Seed, "terminal", id)}
 	if w.updBlob != nil {
 		// Writes take BlobSize bytes at a random offset of a random buffer twice as long:
 		// fresh-looking, incompressible values without generating BlobSize random bytes per
@@ -299,19 +298,4 @@ func inTx(ctx context.Context, conn *sql.Conn, opts *sql.TxOptions, body func(tx
 		return err
 	}
 	return tx.Commit()
-}
-
-// newRand returns a PCG generator for one purpose: the seed plus a stream name and numbers.
-// Equal inputs give equal sequences.
-func newRand(seed int64, stream string, nums ...int) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(stream))
-	var b [8]byte
-	for _, n := range nums {
-		for i := range b {
-			b[i] = byte(uint64(n) >> (8 * i))
-		}
-		h.Write(b[:])
-	}
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
 }

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -75,10 +74,10 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 
 	g := newGenerator(cfg.Seed, cfg.Warehouses, time.Now())
 	chunks := planChunks(cfg.Warehouses)
-	prog := &progress{fn: cfg.Progress}
+	prog := workload.NewLoadProgress(cfg.Progress)
 	left := map[*table]int{}
 	for _, c := range chunks {
-		prog.total += c.rows(g)
+		prog.AddTotal(c.rows(g))
 		left[c.t]++
 	}
 	bulk, _ := t.Engine.(engine.BulkLoader)
@@ -89,14 +88,14 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 	var mu sync.Mutex
 	for _, c := range chunks {
 		s.push(false, func(ctx context.Context) error {
-			src := prog.counting(c.next(g))
+			src := prog.Counting(c.next(g))
 			var err error
 			if bulk != nil {
 				_, err = bulk.CopyRows(ctx, db, c.t.name, c.t.colNames(), src.Next)
 			} else {
-				_, err = insertRows(ctx, db, d, c.t, src)
+				_, err = workload.InsertRows(ctx, db, d, c.t.name, c.t.colNames(), plainRows(src.Next), d.MaxInsertRows)
 			}
-			prog.flush(src)
+			src.Flush()
 			if err != nil {
 				return fmt.Errorf("tpcc load: %s (warehouse %d): %w", c.t.name, c.w, err)
 			}
@@ -227,114 +226,26 @@ func (s *scheduler) run(ctx context.Context, workers int) error {
 	return s.err
 }
 
-// progress serializes calls to LoadConfig.Progress.
-type progress struct {
-	fn          func(done, total int64)
-	mu          sync.Mutex
-	done, total int64
-}
-
-// counting wraps a chunk's row source so that it reports every 16 Ki rows.
-func (p *progress) counting(next func([]any) bool) *countingNext {
-	return &countingNext{p: p, next: next}
-}
-
-type countingNext struct {
-	p       *progress
-	next    func([]any) bool
-	pending int64
-}
-
-const progressEvery = 1 << 14
-
-func (c *countingNext) Next(row []any) bool {
-	if !c.next(row) {
-		return false
-	}
-	c.pending++
-	if c.pending == progressEvery {
-		c.p.add(c.pending)
-		c.pending = 0
-	}
-	return true
-}
-
-func (p *progress) add(n int64) {
-	if p.fn == nil {
-		return
-	}
-	p.mu.Lock()
-	p.done += n
-	p.fn(p.done, p.total)
-	p.mu.Unlock()
-}
-
-// flush reports the rows counted but not yet reported.
-func (p *progress) flush(c *countingNext) {
-	if c.pending > 0 {
-		p.add(c.pending)
-		c.pending = 0
-	}
-}
-
-// insertRows is the portable loader: multi-row INSERT ... VALUES statements (as many rows
-// as Dialect.MaxInsertRows allows, at most 32767 parameters), all in one transaction.
-func insertRows(ctx context.Context, db *sql.DB, d engine.Dialect, t *table, next *countingNext) (n int64, err error) {
-	cols := t.colNames()
-	per := max(d.MaxInsertRows, 1)
-	per = min(per, 32767/len(cols))
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
+// plainRows is next for workload.InsertRows: the pointers the generators put in rows (see
+// generator) are dereferenced, for drivers that want plain values and for multi-row
+// statements, which hold several rows' values. next fills a row of its own.
+func plainRows(next func([]any) bool) func([]any) bool {
+	var src []any
+	return func(row []any) bool {
+		if src == nil {
+			src = make([]any, len(row))
 		}
-	}()
-	full, err := tx.PrepareContext(ctx, d.Rebind(insertSQL(t.name, cols, per)))
-	if err != nil {
-		return 0, err
-	}
-	defer full.Close()
-	row := make([]any, len(cols))
-	args := make([]any, 0, per*len(cols))
-	for next.Next(row) {
-		for _, v := range row {
-			args = append(args, plainValue(v))
+		if !next(src) {
+			return false
 		}
-		if len(args) == cap(args) {
-			if _, err = full.ExecContext(ctx, args...); err != nil {
-				return n, err
-			}
-			n += int64(per)
-			args = args[:0]
+		for i, v := range src {
+			row[i] = plainValue(v)
 		}
+		return true
 	}
-	if k := len(args) / len(cols); k > 0 {
-		if _, err = tx.ExecContext(ctx, d.Rebind(insertSQL(t.name, cols, k)), args...); err != nil {
-			return n, err
-		}
-		n += int64(k)
-	}
-	return n, tx.Commit()
 }
 
-func insertSQL(table string, cols []string, rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
-	one := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(one)
-	}
-	return b.String()
-}
-
-// plainValue dereferences the pointers the generators put in rows (see generator), for
-// drivers that want plain values.
+// plainValue dereferences a pointer the generators put in rows.
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case *int64:
@@ -429,7 +340,7 @@ func newGenerator(seed int64, w int, now time.Time) *generator {
 	return &generator{
 		seed: seed, w: w, pool: newTextPool(seed),
 		// §4.3.3.1: the C used for C_LAST at load is chosen at random, independently of runs.
-		cLoad: newRand(seed, "c-load").IntN(aCLast + 1),
+		cLoad: workload.NewRand(seed, "c-load").IntN(aCLast + 1),
 		// Whole seconds: the resolution §1.3.1 asks of "date and time", and the shortest
 		// text for the server to parse in every CUSTOMER, HISTORY, ORDER and ORDER-LINE row.
 		now: now.Truncate(time.Second),
@@ -440,7 +351,7 @@ func newGenerator(seed int64, w int, now time.Time) *generator {
 // (§4.3.3.1), drawn fresh (§4.3.2.1 forbids the pre-generated pool for O_OL_CNT). ORDER and
 // ORDER-LINE chunks both replay this stream, so Σ O_OL_CNT matches the ORDER-LINE rows.
 func (g *generator) olCounts(w, d int) []int {
-	r := newRand(g.seed, "ol-cnt", w, d)
+	r := workload.NewRand(g.seed, "ol-cnt", w, d)
 	c := make([]int, ordersPerDistrict+1)
 	for o := 1; o <= ordersPerDistrict; o++ {
 		c[o] = randInt(r, 5, 15)
@@ -508,7 +419,7 @@ func (c chunk) next(g *generator) func([]any) bool {
 
 // items generates ITEM rows lo..hi (§4.3.3.1).
 func (g *generator) items(lo, hi int) func([]any) bool {
-	r := newRand(g.seed, "item", lo)
+	r := workload.NewRand(g.seed, "item", lo)
 	var id, imID int64
 	var name, data string
 	var price money
@@ -551,7 +462,7 @@ func (g *generator) warehouses() func([]any) bool {
 		if w > g.w {
 			return false
 		}
-		r := newRand(g.seed, "warehouse", w)
+		r := workload.NewRand(g.seed, "warehouse", w)
 		id = int64(w)
 		g.address(r, &a)
 		tax = rate(randInt(r, 0, 2000)) // random within [0.0000..0.2000]
@@ -578,7 +489,7 @@ func (g *generator) districts() func([]any) bool {
 			return false
 		}
 		if d == 1 {
-			r = newRand(g.seed, "district", w)
+			r = workload.NewRand(g.seed, "district", w)
 		}
 		did, wid = int64(d), int64(w)
 		g.address(r, &a)
@@ -596,7 +507,7 @@ func (g *generator) districts() func([]any) bool {
 
 // stock generates STOCK rows for items lo..hi of warehouse w (§4.3.3.1).
 func (g *generator) stock(w, lo, hi int) func([]any) bool {
-	r := newRand(g.seed, "stock", w, lo)
+	r := workload.NewRand(g.seed, "stock", w, lo)
 	var iid, qty, zero int64
 	wid := int64(w)
 	var dist [10]string
@@ -642,7 +553,7 @@ func (g *generator) customers(w, dlo, dhi int) func([]any) bool {
 			return false
 		}
 		if c == 1 {
-			r = newRand(g.seed, "customer", w, d)
+			r = workload.NewRand(g.seed, "customer", w, d)
 		}
 		cid, did = int64(c), int64(d)
 		first = g.pool.aString(r, 8, 16)
@@ -673,7 +584,7 @@ func (g *generator) customers(w, dlo, dhi int) func([]any) bool {
 
 // history generates one HISTORY row per customer of warehouse w (§4.3.3.1).
 func (g *generator) history(w int) func([]any) bool {
-	r := newRand(g.seed, "history", w)
+	r := workload.NewRand(g.seed, "history", w)
 	var cid, did int64
 	wid := int64(w)
 	amount := money(10_00) // H_AMOUNT = 10.00
@@ -708,7 +619,7 @@ func (g *generator) orders(w int) func([]any) bool {
 			return false
 		}
 		if o == 1 {
-			r = newRand(g.seed, "orders", w, d)
+			r = workload.NewRand(g.seed, "orders", w, d)
 			perm = r.Perm(customersPerDistrict) // O_C_ID from a random permutation of [1..3,000]
 			cnt = g.olCounts(w, d)
 		}
@@ -745,7 +656,7 @@ func (g *generator) orderLines(w, dlo, dhi int) func([]any) bool {
 			return false
 		}
 		if o == 1 && n == 1 {
-			r = newRand(g.seed, "order-line", w, d)
+			r = workload.NewRand(g.seed, "order-line", w, d)
 			cnt = g.olCounts(w, d)
 		}
 		oid, did, num = int64(o), int64(d), int64(n)
@@ -818,15 +729,7 @@ func readMeta(ctx context.Context, db *sql.DB) (meta, error) {
 	if perr := db.PingContext(ctx); perr != nil {
 		return m, err
 	}
-	return m, fmt.Errorf("no TPC-C data (%v): %w", firstLine(err), workload.ErrNotLoaded)
-}
-
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return m, fmt.Errorf("no TPC-C data (%v): %w", workload.FirstLine(err), workload.ErrNotLoaded)
 }
 
 // LoadedWarehouses returns how many warehouses the last completed Load stored in db. It

@@ -4,26 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
-	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/workload"
+	"github.com/dblat/dblat/internal/workload/workloadtest"
 )
 
 // TestMain stops the shared test servers (each started on first use) when the tests end.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Shutdown()
-	mariadbtest.Shutdown()
-	fbtest.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { workloadtest.Main(m) }
 
 // portable is PostgreSQL seen through a minimal dialect: no RETURNING, no "first row
 // only", no FOR UPDATE, no DROP TABLE IF EXISTS, no ANALYZE. It runs the code paths other

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,7 +28,9 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/workload"
+	"github.com/dblat/dblat/internal/workload/workloadtest"
 )
 
 // modeEngine is an engine under test: how to get an empty database on its shared test
@@ -183,7 +184,7 @@ func display(typ int, out any, err error) (string, error) {
 // returns what each displayed. Any error but the designed rollback fails the test. When
 // observe is set, it is called after each transaction with its index, type and the wire
 // counts of conn's meter m during it.
-func runSeeded(t *testing.T, w *Workload, conn *sql.Conn, n int, m *latency.MeteredConn, observe func(i, typ int, c latency.Counts)) []string {
+func runSeeded(t *testing.T, w *Workload, conn *sql.Conn, n int, m runner.Meter, observe func(i, typ int, c latency.Counts)) []string {
 	t.Helper()
 	ctx := context.Background()
 	term := w.newTerminal(0)
@@ -218,44 +219,6 @@ func runSeeded(t *testing.T, w *Workload, conn *sql.Conn, n int, m *latency.Mete
 		out = append(out, s)
 	}
 	return out
-}
-
-// meterKey carries a *meterSlot in the context a connection is asked for with.
-type meterKey struct{}
-
-type meterSlot struct{ m *latency.MeteredConn }
-
-// meteringDial is an engine.OpenOptions.Dial that meters every connection (as the CLI's
-// dialer does, with no latency added) and hands the meter to the slot in the context, if
-// any.
-func meteringDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	mc := latency.MeterConn(c)
-	if s, ok := ctx.Value(meterKey{}).(*meterSlot); ok {
-		s.m = mc
-	}
-	return mc, nil
-}
-
-// meteredConn returns a new connection of db, opened with meteringDial, and its meter.
-func meteredConn(t testing.TB, db *sql.DB) (*sql.Conn, *latency.MeteredConn) {
-	t.Helper()
-	db.SetMaxIdleConns(0) // drop idle connections: the next one is dialled for this slot
-	db.SetMaxIdleConns(2)
-	slot := &meterSlot{}
-	c, err := db.Conn(context.WithValue(context.Background(), meterKey{}, slot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if slot.m == nil {
-		t.Fatal("the connection was not dialled through meteringDial")
-	}
-	return c, slot.m
 }
 
 // wireStats are the round trips and bytes of the transactions of one type.
@@ -455,9 +418,9 @@ func TestModesAgree(t *testing.T) {
 			var wantState string
 			wire := map[string]*[numTxTypes]wireStats{}
 			for _, m := range Modes {
-				tg := open(t, e.eng, dsns[m], engine.OpenOptions{Dial: meteringDial})
+				tg := open(t, e.eng, dsns[m], engine.OpenOptions{Dial: workloadtest.MeterDial})
 				w := prepared(t, tg, Config{Seed: 4, Mix: modesMix, Mode: m})
-				c, meter := meteredConn(t, tg.DB)
+				c, meter := workloadtest.MeteredConn(t, tg.DB)
 				ws := &[numTxTypes]wireStats{}
 				wire[m] = ws
 				out := append(runEdges(t, w, c, bcID), runSeeded(t, w, c, n, meter, func(i, typ int, cnt latency.Counts) {

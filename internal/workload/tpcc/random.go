@@ -1,9 +1,10 @@
 package tpcc
 
 import (
-	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
+
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // NURand A constants (§2.1.6): C_LAST over [0..999], C_ID over [1..3000], OL_I_ID over
@@ -24,23 +25,6 @@ const (
 	// is set if O_ID < 2,101), so 900 orders per district are NEW-ORDER rows.
 	firstUndelivered = 2101
 )
-
-// newRand returns a PCG generator for one purpose: the run or load seed plus a stream
-// name and numbers (table, warehouse, part, terminal...). Equal inputs give equal
-// sequences, which is what makes a load reproducible (same seed -> same data) while the
-// parallel chunks of a load stay independent of how they are scheduled.
-func newRand(seed int64, stream string, nums ...int) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(stream))
-	var b [8]byte
-	for _, n := range nums {
-		for i := range b {
-			b[i] = byte(uint64(n) >> (8 * i))
-		}
-		h.Write(b[:])
-	}
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
-}
 
 // randInt is "random within [x..y]" (§2.1.4, §4.3.2.5): uniform over x..y inclusive.
 func randInt(r *rand.Rand, x, y int) int { return x + r.IntN(y-x+1) }
@@ -82,7 +66,7 @@ type runConstants struct {
 // newRunConstants draws the run's C values from the run seed; C_LAST's obeys the delta
 // rule against the C-Load stored at load time (§2.1.6.1).
 func newRunConstants(seed int64, cLoad int) runConstants {
-	r := newRand(seed, "c-run")
+	r := workload.NewRand(seed, "c-run")
 	return runConstants{
 		cLast: cRunForLast(r, cLoad),
 		cID:   r.IntN(aCID + 1),
@@ -141,7 +125,7 @@ type textPool struct {
 
 // newTextPool fills the pools from the load seed.
 func newTextPool(seed int64) *textPool {
-	r := newRand(seed, "text-pool")
+	r := workload.NewRand(seed, "text-pool")
 	fill := func(set string) string {
 		b := make([]byte, poolLen)
 		for i := range b {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // nurandExact returns the exact distribution of NURand(A, C, x, y) by enumerating every
@@ -29,7 +31,7 @@ func TestNURandMatchesDefinition(t *testing.T) {
 		{aCLast, 0, 0, 999}, {aCLast, 223, 0, 999}, {aCID, 259, 1, 3000}, {aCID, 1023, 1, 3000},
 	} {
 		exact := nurandExact(tc.a, tc.c, tc.x, tc.y)
-		r := newRand(42, "nurand-test", tc.a, tc.c)
+		r := workload.NewRand(42, "nurand-test", tc.a, tc.c)
 		const draws = 2_000_000
 		counts := make([]float64, len(exact))
 		for range draws {
@@ -67,7 +69,7 @@ func TestNURandMatchesDefinition(t *testing.T) {
 }
 
 func TestNURandItemRange(t *testing.T) {
-	r := newRand(1, "item-range")
+	r := workload.NewRand(1, "item-range")
 	var sum float64
 	const n = 200000
 	for range n {
@@ -132,7 +134,7 @@ func TestTextPool(t *testing.T) {
 	if p2 := newTextPool(7); *p2 != *p {
 		t.Fatal("text pool not reproducible")
 	}
-	r := newRand(7, "pool-test")
+	r := workload.NewRand(7, "pool-test")
 	alnumRE := regexp.MustCompile(`^[0-9A-Za-z]*$`)
 	lengths := map[int]int{}
 	for range 100000 {
@@ -176,7 +178,7 @@ func TestTextPool(t *testing.T) {
 }
 
 func TestThinkTime(t *testing.T) {
-	r := newRand(3, "think")
+	r := workload.NewRand(3, "think")
 	const mean = 12 * time.Second
 	var sum time.Duration
 	const n = 200000

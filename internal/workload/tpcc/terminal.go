@@ -31,7 +31,7 @@ type terminal struct {
 func (w *Workload) newTerminal(id int) *terminal {
 	t := &terminal{
 		w:          w,
-		r:          newRand(w.cfg.Seed, "terminal", id),
+		r:          workload.NewRand(w.cfg.Seed, "terminal", id),
 		id:         id,
 		wID:        id%w.w + 1,
 		slDistrict: (id/w.w)%districtsPerW + 1,
