@@ -4,7 +4,8 @@
 //
 // Workload code branches on Dialect capabilities, never on product names. Package engine
 // imports nothing else of dblat; the per-product implementations live in sub-packages
-// (engine/postgres, ...), and the CLI picks one through Lookup.
+// (engine/postgres, ...), and the CLI picks one through Lookup. The few pieces of logic
+// those share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost) live here.
 package engine
 
 import (

@@ -152,7 +152,8 @@ func blockOf(stmts []*engine.BatchStmt) (string, int, error) {
 	b.WriteString(") AS BEGIN\n")
 	for k, s := range stmts {
 		var body strings.Builder
-		if err := interpolate(&body, s.SQL, s.Args); err != nil {
+		// Strings in '', identifiers in "" (quotes doubled in both, no backslash escapes).
+		if err := engine.Interpolate(&body, s.SQL, s.Args, `'"`, "", writeLiteral); err != nil {
 			return "", 0, fmt.Errorf("batch statement %d: %w", k+1, err)
 		}
 		sqlText := strings.TrimRight(body.String(), " \t\n;")
@@ -179,38 +180,6 @@ func isSelect(q string) bool {
 	}
 	first := strings.ToUpper(f[0])
 	return first == "SELECT" || first == "WITH"
-}
-
-// interpolate writes query to b with each "?" outside quoted strings and identifiers
-// replaced by the next argument as a literal.
-func interpolate(b *strings.Builder, query string, args []any) error {
-	n := 0
-	for i := 0; i < len(query); i++ {
-		c := query[i]
-		switch c {
-		case '\'', '"':
-			j := i + 1
-			for j < len(query) && query[j] != c {
-				j++
-			}
-			b.WriteString(query[i:min(j+1, len(query))])
-			i = j
-		case '?':
-			if n >= len(args) {
-				return fmt.Errorf("more placeholders than the %d arguments", len(args))
-			}
-			if err := writeLiteral(b, args[n]); err != nil {
-				return fmt.Errorf("argument %d: %w", n+1, err)
-			}
-			n++
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if n != len(args) {
-		return fmt.Errorf("%d placeholders for %d arguments", n, len(args))
-	}
-	return nil
 }
 
 // writeLiteral writes v as a Firebird 3 literal.

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/nakagami/firebirdsql"
 
@@ -323,15 +322,10 @@ func (Engine) Classify(err error) engine.ErrorClass {
 			return engine.ClassOther
 		}
 	}
-	var netErr net.Error
+	// ErrOpResponse: the server answered with an unexpected packet, so the wire is out of
+	// step and the connection useless.
 	var opErr *firebirdsql.ErrOpResponse
-	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNREFUSED),
-		errors.As(err, &netErr), errors.As(err, &opErr):
-		// ErrOpResponse: the server answered with an unexpected packet, so the wire is out of
-		// step and the connection useless.
+	if engine.IsConnectionLost(err) || errors.As(err, &opErr) {
 		return engine.ClassConnection
 	}
 	return engine.ClassOther

@@ -54,7 +54,7 @@ func (Engine) BeginBatch(ctx context.Context, conn *sql.Conn, opts *sql.TxOption
 			begin = "SET TRANSACTION ISOLATION LEVEL " + level + ";\n" + begin
 		}
 	}
-	return &batchTx{conn: conn, begin: begin}, nil
+	return engine.FoldedBatchTx((&batchTx{conn: conn, begin: begin}).send), nil
 }
 
 var _ engine.Batcher = Engine{}
@@ -62,46 +62,25 @@ var _ engine.Batcher = Engine{}
 // rowCountColumn names the column of the SELECT ROW_COUNT() that follows a DML statement.
 const rowCountColumn = "dblat_row_count"
 
-// batchTx is a transaction sent as compound statements.
+// batchTx sends the batches of one transaction (engine.FoldedBatchTx) as compound
+// statements.
 type batchTx struct {
 	conn  *sql.Conn
 	begin string // sent with the first batch
-	begun bool
-	done  bool
 }
 
-func (t *batchTx) Send(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "", stmts)
-}
-
-func (t *batchTx) Commit(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "COMMIT", stmts)
-}
-
-func (t *batchTx) Rollback(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "ROLLBACK", stmts)
-}
-
-func (t *batchTx) send(ctx context.Context, end string, stmts []*engine.BatchStmt) error {
-	if t.done {
-		return sql.ErrTxDone
-	}
-	if end != "" {
-		t.done = true
-		if !t.begun && len(stmts) == 0 {
-			return nil
-		}
-	}
+// send sends stmts as one compound statement, preceded by t.begin when begin and followed
+// by end ("", COMMIT or ROLLBACK).
+func (t *batchTx) send(ctx context.Context, begin bool, stmts []*engine.BatchStmt, end string) error {
 	var b strings.Builder
 	b.WriteString("BEGIN NOT ATOMIC\n")
-	if !t.begun {
+	if begin {
 		b.WriteString(t.begin)
 		b.WriteString(";\n")
-		t.begun = true
 	}
 	for i, s := range stmts {
-		if err := interpolate(&b, s.SQL, s.Args); err != nil {
-			t.done = true
+		// Strings in '' or "" (backslash escapes in both), identifiers in ``.
+		if err := engine.Interpolate(&b, s.SQL, s.Args, "'\"`", `'"`, writeLiteral); err != nil {
 			t.rollback(ctx)
 			return fmt.Errorf("batch statement %d: %w", i+1, err)
 		}
@@ -116,7 +95,6 @@ func (t *batchTx) send(ctx context.Context, end string, stmts []*engine.BatchStm
 	}
 	b.WriteString("END")
 	if err := t.run(ctx, b.String(), stmts); err != nil {
-		t.done = true
 		t.rollback(ctx)
 		return err
 	}
@@ -193,41 +171,6 @@ func readResult(rows *sql.Rows, s *engine.BatchStmt) error {
 		s.Rows = append(s.Rows, vals)
 	}
 	return rows.Err()
-}
-
-// interpolate writes query to b with each "?" outside quotes and backquotes
-// replaced by the next argument as a literal.
-func interpolate(b *strings.Builder, query string, args []any) error {
-	n := 0
-	for i := 0; i < len(query); i++ {
-		c := query[i]
-		switch c {
-		case '\'', '"', '`':
-			j := i + 1
-			for j < len(query) && query[j] != c {
-				if query[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			b.WriteString(query[i:min(j+1, len(query))])
-			i = j
-		case '?':
-			if n >= len(args) {
-				return fmt.Errorf("more placeholders than the %d arguments", len(args))
-			}
-			if err := writeLiteral(b, args[n]); err != nil {
-				return fmt.Errorf("argument %d: %w", n+1, err)
-			}
-			n++
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if n != len(args) {
-		return fmt.Errorf("%d placeholders for %d arguments", n, len(args))
-	}
-	return nil
 }
 
 // writeLiteral writes v as an SQL literal.

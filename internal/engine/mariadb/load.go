@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/dblat/dblat/internal/engine"
 )
 
 // CopyRows loads rows with LOAD DATA LOCAL INFILE, streaming them from next to the server
@@ -257,7 +259,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	case nil:
 		return append(b, `\N`...), nil
 	case string:
-		return appendText(b, x), nil
+		return engine.AppendLoadText(b, x), nil
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int64:
@@ -277,7 +279,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(b, `\N`...), nil
 		}
-		return appendText(b, string(x)), nil
+		return engine.AppendLoadText(b, string(x)), nil
 	case time.Time:
 		return appendTime(b, x), nil
 	}
@@ -319,27 +321,6 @@ func appendTime(b []byte, t time.Time) []byte {
 		return t.AppendFormat(b, "2006-01-02 15:04:05")
 	}
 	return t.Truncate(time.Microsecond).AppendFormat(b, "2006-01-02 15:04:05.999999")
-}
-
-// appendText appends s with backslash, tab and newline escaped, as LOAD DATA's default
-// format requires (ESCAPED BY '\\'); other bytes, including UTF-8 sequences, pass through.
-func appendText(b []byte, s string) []byte {
-	if !strings.ContainsAny(s, "\\\t\n") {
-		return append(b, s...)
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
 }
 
 // maxPlaceholders is the most parameters one prepared statement may have: the protocol

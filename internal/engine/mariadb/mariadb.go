@@ -3,15 +3,12 @@ package mariadb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -226,13 +223,7 @@ func (Engine) Classify(err error) engine.ErrorClass {
 		}
 		return engine.ClassOther
 	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
-		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) {
-		return engine.ClassConnection
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
+	if engine.IsConnectionLost(err) || errors.Is(err, mysql.ErrInvalidConn) {
 		return engine.ClassConnection
 	}
 	return engine.ClassOther

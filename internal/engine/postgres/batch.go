@@ -47,43 +47,20 @@ func (Engine) BeginBatch(ctx context.Context, conn *sql.Conn, opts *sql.TxOption
 			o.AccessMode = pgx.ReadOnly
 		}
 	}
-	return &batchTx{conn: conn, opts: o}, nil
+	return engine.FoldedBatchTx((&batchTx{conn: conn, opts: o}).send), nil
 }
 
 var _ engine.Batcher = Engine{}
 
-// batchTx is a transaction sent as pgx pipelines.
+// batchTx sends the batches of one transaction (engine.FoldedBatchTx) as pgx pipelines.
 type batchTx struct {
-	conn  *sql.Conn
-	opts  pgx.TxOptions
-	begun bool // the BEGIN has been sent
-	done  bool
+	conn *sql.Conn
+	opts pgx.TxOptions
 }
 
-func (t *batchTx) Send(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "", stmts)
-}
-
-func (t *batchTx) Commit(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "COMMIT", stmts)
-}
-
-func (t *batchTx) Rollback(ctx context.Context, stmts ...*engine.BatchStmt) error {
-	return t.send(ctx, "ROLLBACK", stmts)
-}
-
-// send sends stmts, preceded by the BEGIN if it has not been sent and followed by end
-// ("", COMMIT or ROLLBACK), as one pgx.Batch.
-func (t *batchTx) send(ctx context.Context, end string, stmts []*engine.BatchStmt) error {
-	if t.done {
-		return sql.ErrTxDone
-	}
-	if end != "" {
-		t.done = true
-		if !t.begun && len(stmts) == 0 {
-			return nil // nothing was ever sent: there is no transaction to end
-		}
-	}
+// send sends stmts, preceded by the BEGIN when begin and followed by end ("", COMMIT or
+// ROLLBACK), as one pgx.Batch.
+func (t *batchTx) send(ctx context.Context, begin bool, stmts []*engine.BatchStmt, end string) error {
 	return t.conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -91,10 +68,8 @@ func (t *batchTx) send(ctx context.Context, end string, stmts []*engine.BatchStm
 		}
 		pc := sc.Conn()
 		b := &pgx.Batch{}
-		begin := !t.begun
 		if begin {
 			b.BeginTx(t.opts)
-			t.begun = true
 		}
 		for _, s := range stmts {
 			b.Queue(s.SQL, s.Args...)
@@ -104,7 +79,6 @@ func (t *batchTx) send(ctx context.Context, end string, stmts []*engine.BatchStm
 		}
 		err := readBatch(pc.SendBatch(ctx, b), begin, stmts, end != "")
 		if err != nil {
-			t.done = true
 			// A failed statement leaves the transaction aborted (the rest of the pipeline
 			// was skipped up to its Sync): roll it back, one more round trip on this rare
 			// path, so that the connection is clean for its next user.

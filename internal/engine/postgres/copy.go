@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/dblat/dblat/internal/engine"
 )
 
 // CopyRows loads rows with COPY table (cols) FROM STDIN in text format; it implements
@@ -150,12 +152,12 @@ func (e *copyEncoder) appendValue(b []byte, v any, depth int) ([]byte, error) {
 	case nil:
 		return append(b, `\N`...), nil
 	case string:
-		return appendCopyText(b, x), nil
+		return engine.AppendLoadText(b, x), nil
 	case *string:
 		if x == nil {
 			return append(b, `\N`...), nil
 		}
-		return appendCopyText(b, *x), nil
+		return engine.AppendLoadText(b, *x), nil
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case *int:
@@ -199,7 +201,7 @@ func (e *copyEncoder) appendValue(b []byte, v any, depth int) ([]byte, error) {
 		if x == nil {
 			return append(b, `\N`...), nil
 		}
-		return appendCopyText(b, string(x)), nil
+		return engine.AppendLoadText(b, string(x)), nil
 	case time.Time:
 		return e.appendTime(b, x), nil
 	case *time.Time:
@@ -217,9 +219,9 @@ func (e *copyEncoder) appendValue(b []byte, v any, depth int) ([]byte, error) {
 			return b, err
 		}
 		// Escape in place only when needed (the text of numbers and the like never needs it).
-		if needsCopyEscape(string(out[start:])) {
+		if engine.LoadTextNeedsEscape(string(out[start:])) {
 			text := string(out[start:])
-			out = appendCopyText(out[:start], text)
+			out = engine.AppendLoadText(out[:start], text)
 		}
 		return out, nil
 	case driver.Valuer:
@@ -277,61 +279,4 @@ func appendCopyFloat(b []byte, f float64, bits int) []byte {
 		return append(b, "-Infinity"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
-}
-
-// needsCopyEscape reports whether s holds a byte that COPY's text format escapes
-// (backslash, tab, newline, carriage return). It tests eight bytes at a time: a byte below
-// 0x0E (which covers the three control characters, and a few others harmlessly) or equal
-// to '\\'; the byte-wise loop handles the tail.
-func needsCopyEscape(s string) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-		bsl   = 0x5C5C5C5C5C5C5C5C
-	)
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		y := x ^ bsl
-		// (x - 0x0E..) & ^x & highs is non-zero iff some byte of x is below 0x0E; likewise
-		// for y and zero bytes (bytes equal to '\\').
-		if ((x-0x0E*ones)&^x|(y-ones)&^y)&highs != 0 {
-			for _, c := range []byte(s[i : i+8]) {
-				if c == '\\' || c == '\t' || c == '\n' || c == '\r' {
-					return true
-				}
-			}
-		}
-	}
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case '\\', '\t', '\n', '\r':
-			return true
-		}
-	}
-	return false
-}
-
-// appendCopyText appends s with backslash, tab, newline and carriage return escaped, as
-// COPY's text format requires; other bytes, including UTF-8 sequences, pass through.
-func appendCopyText(b []byte, s string) []byte {
-	if !needsCopyEscape(s) {
-		return append(b, s...)
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
 }

@@ -80,8 +80,7 @@ func (Engine) Classify(err error) engine.ErrorClass {
 		}
 		return engine.ClassOther
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) ||
+	if engine.IsConnectionLost(err) || pgconn.SafeToRetry(err) ||
 		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "unexpected EOF") {
 		return engine.ClassConnection
 	}
