@@ -107,3 +107,17 @@ func (a *Account) Hand(dir string) error {
 		}
 	}
 }
+
+// ClaimPort gives inst its loopback port before a start: a free one when inst.Port is 0
+// (kept across restarts once saved), else a clear error when inst.Port is taken.
+func (inst *Instance) ClaimPort() error {
+	if inst.Port != 0 {
+		return CheckPort(inst.Port)
+	}
+	p, err := FreePort()
+	if err != nil {
+		return err
+	}
+	inst.Port = p
+	return nil
+}

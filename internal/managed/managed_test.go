@@ -1,9 +1,11 @@
 package managed
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,5 +75,22 @@ func TestRegistryRoundTrip(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(inst.Dir, "instance.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestClaimPort: a new instance gets a free port, a taken one is refused with a hint.
+func TestClaimPort(t *testing.T) {
+	inst := &Instance{Name: "x"}
+	if err := inst.ClaimPort(); err != nil || inst.Port == 0 {
+		t.Fatalf("port %d, %v", inst.Port, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := &Instance{Name: "y", Port: ln.Addr().(*net.TCPAddr).Port}
+	if err := taken.ClaimPort(); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("claiming a taken port: %v", err)
 	}
 }

@@ -172,11 +172,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err != nil {
 		return err
 	}
-	if inst.Port == 0 {
-		if inst.Port, err = managed.FreePort(); err != nil {
-			return err
-		}
-	} else if err := managed.CheckPort(inst.Port); err != nil {
+	if err := inst.ClaimPort(); err != nil {
 		return err
 	}
 	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
