@@ -496,9 +496,10 @@ func (x *direction) writeLoop() {
 		// Only the last queued chunk is waited for precisely: it completes a message the
 		// application waits for, while chunks followed by others (a bulk stream) may leave
 		// a little late without changing throughput or message latency, and are not worth
-		// a busy-wait each. The releaser, when there is one, writes it, unless the release
-		// is too close for the releaser to wake in time: this goroutine is awake already.
-		if c.kind == kData && last && x.job != nil && c.release-clk.now() > x.c.e.rel.lead() {
+		// a busy-wait each. The releaser, when there is one, writes it, even when the
+		// release is closer than its spin lead: at 0.1 ms and one connection that measured
+		// +9-16 µs against +38-62 µs when this goroutine waited itself.
+		if c.kind == kData && last && x.job != nil && c.release > clk.now() {
 			if x.d == up {
 				x.c.meter.Up(c.n)
 			}

@@ -10,9 +10,6 @@ import (
 // preciseReleaser. Delay lines without one (tests on net.Pipe, other systems) wait on their
 // own timer instead.
 type releaser interface {
-	// lead is how long before a release time the releaser must be handed a job to wake in
-	// time for it; a writer with less time left waits itself.
-	lead() int64
 	// submit queues j; it returns false when the releaser is closed.
 	submit(j *releaseJob) bool
 	// cancel withdraws j if it has not been taken yet and reports whether it did; if not,

@@ -90,6 +90,7 @@ func (r *preciseReleaser) sleep() error {
 	}
 }
 
+// lead is how long before a release the loop wakes to spin (0 without spinning).
 func (r *preciseReleaser) lead() int64 {
 	if r.clk.noSpin {
 		return 0
@@ -156,10 +157,7 @@ func (r *preciseReleaser) loop() {
 			return
 		}
 		now := clk.now()
-		lead := s.lead()
-		if clk.noSpin {
-			lead = 0
-		}
+		lead := r.lead()
 		if len(r.jobs) == 0 || r.jobs[0].release-now > lead {
 			if len(r.jobs) == 0 {
 				r.arm(math.MaxInt64)
