@@ -1,11 +1,16 @@
 // Package engine is the seam for a database product: how to open it, which SQL dialect and
-// capabilities it has, how its errors are classified, what settings and statistics it reports,
-// and (optionally) how dblat runs a private managed server of it.
+// capabilities it has, how its errors are classified, what settings and statistics it
+// reports, and — through optional capabilities (capabilities.go) — how dblat runs managed
+// servers of it, which run options and hooks it has, how it restores a pristine database,
+// and what its settings mean for a like-for-like comparison.
 //
-// Workload code branches on Dialect capabilities, never on product names. Package engine
-// imports nothing else of dblat; the per-product implementations live in sub-packages
-// (engine/postgres, ...), and the CLI picks one through Lookup. The few pieces of logic
-// those share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost) live here.
+// Nothing outside package engine and its sub-packages tests an engine's name: workload
+// code branches on Dialect capabilities, the execution core and the credibility checks on
+// the optional interfaces. Package engine imports of dblat only the product-neutral leaf
+// packages managed and option; the per-product implementations live in sub-packages
+// (engine/postgres, ...), which register themselves, and engine/all imports them all
+// (adding an engine is its package plus one line there). The few pieces of logic those
+// share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost) live here.
 package engine
 
 import (
@@ -13,7 +18,9 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -155,59 +162,124 @@ func (d Dialect) Rebind(query string) string {
 	return string(out)
 }
 
+// Naming is how users name an engine besides Engine.Name: on the command line and in study
+// files (Aliases), and in DSNs (Schemes).
+type Naming struct {
+	// Aliases are other names of the engine ("pg", "postgresql").
+	Aliases []string
+	// Schemes are the URL schemes of its DSNs ("postgres", "postgresql").
+	Schemes []string
+	// KeyValueDSN is set for the engine that reads DSNs without a scheme, libpq's
+	// "host=... dbname=..." (at most one engine).
+	KeyValueDSN bool
+}
+
+type registered struct {
+	e     Engine
+	names Naming
+}
+
 var (
 	mu       sync.RWMutex
-	registry = map[string]Engine{}
+	registry = map[string]registered{}
 )
 
-// Register makes an engine available to Lookup. It panics on a duplicate name, which is a
-// programming error found at init time.
-func Register(e Engine) {
+// Register makes an engine available to Lookup and ForDSN under its name, aliases and DSN
+// schemes. It panics on a name, alias or scheme already taken, which is a programming
+// error found at init time.
+func Register(e Engine, n Naming) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := registry[e.Name()]; dup {
 		panic("engine: duplicate registration of " + e.Name())
 	}
-	registry[e.Name()] = e
+	for _, r := range registry {
+		for _, a := range n.Aliases {
+			if a == r.e.Name() || slices.Contains(r.names.Aliases, a) {
+				panic("engine: alias " + a + " of " + e.Name() + " is taken by " + r.e.Name())
+			}
+		}
+		for _, s := range n.Schemes {
+			if slices.Contains(r.names.Schemes, s) {
+				panic("engine: DSN scheme " + s + " of " + e.Name() + " is taken by " + r.e.Name())
+			}
+		}
+		if n.KeyValueDSN && r.names.KeyValueDSN {
+			panic("engine: key=value DSNs are already read by " + r.e.Name())
+		}
+	}
+	registry[e.Name()] = registered{e: e, names: n}
 }
 
-// Lookup returns the engine registered under name.
+// Lookup returns the engine registered under name or one of its aliases.
 func Lookup(name string) (Engine, error) {
 	mu.RLock()
 	defer mu.RUnlock()
-	if e, ok := registry[name]; ok {
-		return e, nil
+	if r, ok := registry[name]; ok {
+		return r.e, nil
 	}
-	return nil, fmt.Errorf("unknown engine %q (known: %v)", name, namesLocked())
+	for _, r := range registry {
+		if slices.Contains(r.names.Aliases, name) {
+			return r.e, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown engine %q (known: %s)", name, strings.Join(namesLocked(), ", "))
 }
 
-// Names lists the registered engines, sorted.
+// ForDSN returns the engine whose DSNs look like dsn: by its URL scheme
+// ("mysql://..."), or the KeyValueDSN engine for a DSN without one.
+func ForDSN(dsn string) (Engine, error) {
+	scheme, _, hasScheme := strings.Cut(dsn, "://")
+	mu.RLock()
+	defer mu.RUnlock()
+	var schemes []string
+	for _, name := range namesLocked() {
+		r := registry[name]
+		if hasScheme && slices.Contains(r.names.Schemes, scheme) || !hasScheme && r.names.KeyValueDSN {
+			return r.e, nil
+		}
+		for _, s := range r.names.Schemes {
+			schemes = append(schemes, s+"://")
+		}
+	}
+	if !hasScheme {
+		return nil, fmt.Errorf("DSN has no scheme and no engine reads key=value DSNs (known schemes: %s)", strings.Join(schemes, ", "))
+	}
+	return nil, fmt.Errorf("unknown DSN scheme %q (known: %s)", scheme, strings.Join(schemes, ", "))
+}
+
+// IsDSN reports whether spec looks like a DSN (a URL or key=value pairs) rather than the
+// name of a managed server.
+func IsDSN(spec string) bool {
+	return strings.Contains(spec, "://") || strings.Contains(spec, "=")
+}
+
+// Names lists the registered engines' names, sorted.
 func Names() []string {
 	mu.RLock()
 	defer mu.RUnlock()
 	return namesLocked()
 }
 
+// Managed lists the registered engines that can run managed servers (Manager), sorted.
+func Managed() []string {
+	var out []string
+	for _, n := range Names() {
+		e, _ := Lookup(n)
+		if _, ok := e.(Manager); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func namesLocked() []string {
-	var n []string
+	n := make([]string, 0, len(registry))
 	for k := range registry {
 		n = append(n, k)
 	}
 	sort.Strings(n)
 	return n
-}
-
-// Restorer is an optional Engine capability: keeping a pristine copy of a loaded database
-// and putting it back before a run, so that runs of a study do not drift as the data grows
-// (seed 001). Implementations may need admin rights on the server; managed servers have them.
-type Restorer interface {
-	// SavePristine copies the database dsn names to its pristine copy, replacing an older one.
-	SavePristine(ctx context.Context, dsn string) error
-	// HasPristine reports whether a pristine copy of the database exists.
-	HasPristine(ctx context.Context, dsn string) (bool, error)
-	// RestorePristine replaces the database with its pristine copy. No connection to the
-	// database may be open.
-	RestorePristine(ctx context.Context, dsn string) error
 }
 
 // Batcher is an optional Engine capability: a transaction whose statements travel to the

@@ -22,7 +22,9 @@ import (
 // Engine is the Firebird engine. The zero value is ready to use and safe for concurrent use.
 type Engine struct{}
 
-func init() { engine.Register(Engine{}) }
+func init() {
+	engine.Register(Engine{}, engine.Naming{Aliases: []string{"fb"}, Schemes: []string{"firebird"}})
+}
 
 // Name returns "firebird".
 func (Engine) Name() string { return "firebird" }

@@ -19,7 +19,9 @@ import (
 // use and safe for concurrent use.
 type Engine struct{}
 
-func init() { engine.Register(Engine{}) }
+func init() {
+	engine.Register(Engine{}, engine.Naming{Aliases: []string{"mysql"}, Schemes: []string{"mysql", "mariadb"}})
+}
 
 // Name returns "mariadb".
 func (Engine) Name() string { return "mariadb" }

@@ -24,7 +24,10 @@ import (
 // Engine is the PostgreSQL engine. The zero value is ready to use.
 type Engine struct{}
 
-func init() { engine.Register(Engine{}) }
+func init() {
+	engine.Register(Engine{}, engine.Naming{Aliases: []string{"postgresql", "pg"}, Schemes: []string{"postgres", "postgresql"},
+		KeyValueDSN: true})
+}
 
 // Name returns "postgres".
 func (Engine) Name() string { return "postgres" }

@@ -23,13 +23,13 @@
 //
 // pgbench sends select-only's SELECT (and here ping and the blob read too) without BEGIN, so
 // the server commits it alone: one round trip. These statements run alone on the runner's
-// *sql.Conn too, except on engines whose driver cannot do that safely (capability TxOnly:
+// *sql.Conn too, except on engines whose driver cannot do that safely (capability engine.TxOnly:
 // the Firebird driver's autocommit keeps one transaction open per connection), where they run
 // in a read-only transaction that costs BEGIN and COMMIT round trips on top; the runs say so
 // (Workload.ExplicitTx). tpcb and blob writes run at Dialect.LockingIsolation.
 //
 // Config.Protocol chooses how statements travel where the engine has several protocols
-// (capability QueryProtocols, PostgreSQL): "prepared" (the default; pgx's per-connection
+// (capability engine.QueryProtocols, PostgreSQL): "prepared" (the default; pgx's per-connection
 // statement cache, a named statement parsed once and then Bind/Execute/Sync), "extended"
 // (pgx QueryExecModeExec: Parse of the unnamed statement, Bind, Describe, Execute, Sync, every
 // time and in one round trip, as pgbench -M extended; pgx's DescribeExec would cost two) and
@@ -39,7 +39,7 @@
 // by statements prepared through database/sql, and would apply to the runner's own queries
 // too. Elsewhere statements are prepared once per connection through database/sql
 // (simple/extended are refused, naming the engine). Single-row statements run alone take the
-// engine's RowQuerier path when it has one: the driver connection through (*sql.Conn).Raw,
+// engine's engine.RowQuerier path when it has one: the driver connection through (*sql.Conn).Raw,
 // which spares database/sql's row machinery (BenchmarkSelectOnlyPaths measures it).
 //
 // # Neighbours

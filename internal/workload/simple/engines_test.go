@@ -123,7 +123,7 @@ func testEngine(t *testing.T, e engine.Engine) {
 	t.Run("protocols", func(t *testing.T) {
 		for _, p := range []string{"", "prepared", "simple", "extended"} {
 			w, err := simple.New(tg, simple.Config{Workload: "select-only", Protocol: p})
-			_, several := e.(simple.QueryProtocols)
+			_, several := e.(engine.QueryProtocols)
 			switch {
 			case p == "" || p == "prepared" || several:
 				if err != nil {

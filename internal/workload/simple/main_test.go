@@ -17,7 +17,6 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/workload"
-	"github.com/dblat/dblat/internal/workload/simple"
 	"github.com/dblat/dblat/internal/workload/workloadtest"
 )
 
@@ -79,8 +78,8 @@ func (fbTxOnly) TxOnly() bool { return true }
 // have (wrapped until the engine packages implement them).
 func engines() []engine.Engine {
 	var pg engine.Engine = postgres.Engine{}
-	_, protocols := pg.(simple.QueryProtocols)
-	_, raw := pg.(simple.RowQuerier)
+	_, protocols := pg.(engine.QueryProtocols)
+	_, raw := pg.(engine.RowQuerier)
 	switch {
 	case !protocols:
 		pg = pgRaw{}
@@ -88,7 +87,7 @@ func engines() []engine.Engine {
 		pg = pgRaw{} // raw needs the protocols' leading arguments: both come together
 	}
 	var fb engine.Engine = firebird.Engine{}
-	if _, ok := fb.(simple.TxOnly); !ok {
+	if _, ok := fb.(engine.TxOnly); !ok {
 		fb = fbTxOnly{}
 	}
 	return []engine.Engine{pg, mariadb.Engine{}, fb}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 	"github.com/dblat/dblat/internal/workload/workloadtest"
@@ -48,7 +49,7 @@ var wantTrips = map[string]map[string]int64{
 func testRoundTrips(t *testing.T, tg workload.Target) {
 	ctx := context.Background()
 	protocols := []string{"prepared"}
-	if _, ok := tg.Engine.(simple.QueryProtocols); ok {
+	if _, ok := tg.Engine.(engine.QueryProtocols); ok {
 		protocols = simple.Protocols
 	}
 	for _, p := range protocols {

@@ -6,44 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/dblat/dblat/internal/engine"
 )
-
-// QueryProtocols is an optional engine.Engine capability: the engine's driver can send one
-// statement with one of several wire protocols, chosen per statement. PostgreSQL has three
-// (pgbench -M): "simple" (Query message, parameters interpolated by the client), "extended"
-// (unnamed statement: Parse, Bind, Describe, Execute, Sync every time) and "prepared" (a
-// named statement parsed once per connection, then Bind, Execute, Sync).
-type QueryProtocols interface {
-	// QueryArgs returns the arguments that, put before a statement's own arguments in a
-	// call of ExecContext, QueryContext or QueryRowContext of *sql.Conn or *sql.Tx with the
-	// statement's text (never a prepared *sql.Stmt), make the driver send it with protocol
-	// ("prepared", "simple" or "extended"); for "prepared" the driver prepares the statement
-	// on first use on each connection and reuses it. An error says the engine does not
-	// speak protocol; for "prepared", this package then prepares statements itself through
-	// database/sql (as on engines without the capability).
-	QueryArgs(protocol string) ([]any, error)
-}
-
-// RowQuerier is an optional engine.Engine capability: a lean path for a statement that
-// returns one row, run alone on a connection (select-only, ping), that bypasses
-// database/sql's row machinery (driver.Value conversion, Rows bookkeeping) by reaching the
-// driver's connection through (*sql.Conn).Raw.
-type RowQuerier interface {
-	// QueryRowRaw runs query (in the dialect's placeholders) with args on the driver
-	// connection beneath conn, outside any transaction, and scans its first row into dest
-	// (pointers to int64). args may begin with the leading arguments of QueryArgs, which it
-	// honours. It returns sql.ErrNoRows when there is no row.
-	QueryRowRaw(ctx context.Context, conn *sql.Conn, query string, args []any, dest ...any) error
-}
-
-// TxOnly is an optional engine.Engine capability: engines whose driver cannot run a
-// statement outside an explicit transaction safely return true. The Firebird driver's
-// autocommit keeps one transaction open for the connection's life (COMMIT RETAINING) and
-// can leave a prepared query's work uncommitted (engines.md §2.2), so the single-statement
-// workloads (select-only, ping, blob reads) run in a read-only transaction there.
-type TxOnly interface {
-	TxOnly() bool
-}
 
 // Protocols lists the values of Config.Protocol; "" means "prepared".
 var Protocols = []string{"prepared", "simple", "extended"}
@@ -57,7 +22,7 @@ type statement struct {
 	// lead selects the protocol of an ad hoc statement; only used when pool is nil.
 	lead []any
 	// raw, when set, runs the statement alone on a connection (RowQuerier).
-	raw RowQuerier
+	raw engine.RowQuerier
 	// pool is prepared on the pool, and bound to a transaction's connection by
 	// (*sql.Tx).StmtContext, which database/sql prepares once per connection and reuses.
 	pool *sql.Stmt

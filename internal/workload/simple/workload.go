@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -40,10 +41,10 @@ type Config struct {
 // for concurrent use by the terminals.
 type Workload struct {
 	cfg    Config
-	lead   []any      // the protocol's leading arguments (QueryProtocols)
-	adHoc  bool       // statements go as text with lead; else prepared through database/sql
-	raw    RowQuerier // lean path for single-row statements run alone, when adHoc
-	txOnly bool       // single statements too run in an explicit transaction (TxOnly)
+	lead   []any             // the protocol's leading arguments (QueryProtocols)
+	adHoc  bool              // statements go as text with lead; else prepared through database/sql
+	raw    engine.RowQuerier // lean path for single-row statements run alone, when adHoc
+	txOnly bool              // single statements too run in an explicit transaction (TxOnly)
 	rw, ro *sql.TxOptions
 	txName string
 
@@ -92,7 +93,7 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 	if !slices.Contains(Protocols, cfg.Protocol) {
 		return nil, fmt.Errorf("simple: unknown protocol %q (known: %s)", cfg.Protocol, strings.Join(Protocols, ", "))
 	}
-	qp, several := t.Engine.(QueryProtocols)
+	qp, several := t.Engine.(engine.QueryProtocols)
 	switch {
 	case several:
 		w.lead, err = qp.QueryArgs(cfg.Protocol)
@@ -107,9 +108,9 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 			t.Engine.Name(), cfg.Protocol)
 	}
 	if w.adHoc {
-		w.raw, _ = t.Engine.(RowQuerier)
+		w.raw, _ = t.Engine.(engine.RowQuerier)
 	}
-	if to, ok := t.Engine.(TxOnly); ok {
+	if to, ok := t.Engine.(engine.TxOnly); ok {
 		w.txOnly = to.TxOnly()
 	}
 	if ds == dsBlob && d.Blob == "" {

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/option"
+)
+
+// The optional capabilities below are what an engine package declares about itself so that
+// nothing outside package engine has to know which product it is: the execution core, the
+// CLI and the credibility checks ask for a capability with a type assertion, never for a
+// name. Each engine package asserts the ones it implements at compile time.
+
+// Manager is an optional Engine capability: dblat can run private managed servers of the
+// engine (package managed keeps them).
+type Manager interface {
+	// Launcher returns the launcher of the engine's managed servers.
+	Launcher(cfg LaunchConfig) managed.Launcher
+}
+
+// LaunchConfig says how a Manager's launcher finds and runs the server.
+type LaunchConfig struct {
+	// BinDir is the directory of the server's binaries; "" means the engine's own search
+	// (the OS packages' locations).
+	BinDir string
+	// RunAs is the unprivileged OS user the server runs as when dblat runs as root; ""
+	// means the first of managed.Unprivileged's candidates.
+	RunAs string
+	// StateDir is dblat's state directory (absolute): caches such as downloaded binaries
+	// live below it.
+	StateDir string
+	// Warn receives warnings about the start (a setting the server adjusted); nil ignores them.
+	Warn func(string)
+}
+
+// Sockets is an optional Engine capability: a managed server of the engine also listens on a
+// Unix socket, which runs may use instead of TCP (the "transport" run option).
+type Sockets interface {
+	// SocketDSN returns the DSN that reaches inst's benchmark database through its socket.
+	SocketDSN(inst *managed.Instance) (string, error)
+}
+
+// RunHooks is an optional Engine capability: run options of the engine's own, and work it
+// does around each run (Firebird's sweep and gstat -r, MariaDB's client-side parameter
+// interpolation, the pause PostgreSQL's backends need to publish their counters).
+type RunHooks interface {
+	// RunOptions lists the options of the engine's runs. Options whose ManagedOnly is set
+	// are refused for servers dblat does not manage.
+	RunOptions() option.Set
+	// RunDSN returns the DSN a run with vals connects with (dsn itself when no option
+	// changes it).
+	RunDSN(dsn string, vals option.Values) (string, error)
+	// BeforeRun runs once the server's settings are read and before the statistics taken
+	// before the run. It may add counters to rc.Stats and notes to rc.Notes.
+	BeforeRun(ctx context.Context, rc *RunContext) error
+	// AfterRun runs after the measurement window, before the statistics taken after it.
+	AfterRun(ctx context.Context, rc *RunContext) error
+}
+
+// RunContext is what RunHooks see of a run.
+type RunContext struct {
+	// DSN is the DSN the run connects with.
+	DSN string
+	// DB is an open pool on the run's database, for reading counters.
+	DB *sql.DB
+	// Server is the managed server of the run; nil for a server dblat does not manage.
+	Server *managed.Instance
+	// Options are the run's values of the engine's RunOptions.
+	Options option.Values
+	// Stats receives counters to store with the run (before or after it, depending on
+	// the hook); it is never nil.
+	Stats Stats
+	// Notes receives facts to store with the run's options ("swept_before" = "true").
+	Notes map[string]string
+	// Info reports progress to the user ("swept fb1 in 1.2 s").
+	Info func(format string, args ...any)
+}
+
+// Restorer is an optional Engine capability: keeping a pristine copy of a loaded database
+// and putting it back before a run, so that runs of a study do not drift as the data grows
+// (seed 001). Implementations may need admin rights on the server; managed servers have them.
+type Restorer interface {
+	// CanRestore reports whether the engine can restore a database of a managed server
+	// (managed true) or of a server dblat does not manage (managed false).
+	CanRestore(managed bool) bool
+	// SavePristine copies the database dsn names to its pristine copy, replacing an older one.
+	SavePristine(ctx context.Context, dsn string) error
+	// HasPristine reports whether a pristine copy of the database exists.
+	HasPristine(ctx context.Context, dsn string) (bool, error)
+	// RestorePristine replaces the database with its pristine copy. No connection to the
+	// database may be open.
+	RestorePristine(ctx context.Context, dsn string) error
+}
+
+// Databases is an optional Engine capability of managed servers: benchmark databases that
+// differ in an option fixed when a database is created (Firebird's page size). Each set of
+// values has its own database on the same server, loaded once and, with a Restorer, with
+// its own pristine copy.
+type Databases interface {
+	// DatabaseOptions lists the options fixed at creation.
+	DatabaseOptions() option.Set
+	// Database returns the DSN of inst's benchmark database created with vals, creating it
+	// when it does not exist yet. With no values it returns inst.DSN.
+	Database(ctx context.Context, inst *managed.Instance, vals option.Values) (string, error)
+}
+
+// Settler is an optional Engine capability: after a run's connections close, the server
+// needs a moment before its cumulative statistics include them (PostgreSQL's backends
+// publish their counters when they go idle or exit).
+type Settler interface {
+	StatsSettle() time.Duration
+}
+
+// Comparer is an optional Engine capability: what the credibility checks need to know to
+// judge whether two runs on this engine compare like for like.
+type Comparer interface {
+	Comparison() Comparison
+}
+
+// Comparison describes an engine's settings to the credibility checks.
+type Comparison struct {
+	// KeySettings are the read-back settings (as Inspect names them) whose difference
+	// between runs in one chart makes the comparison unlike. Everything else Inspect
+	// reports (ports, paths, volatile counters) is left to the report's tables.
+	KeySettings []string
+	// Aliases maps a requested setting's name (lower case) to the read-back names it
+	// governs under another name (Firebird's WireCrypt reads back as wire_encrypted).
+	Aliases map[string][]string
+	// Canonical returns the canonical spelling of a setting's value where the engine has
+	// several (Firebird's ServerMode ThreadedShared is SuperClassic), and ok false for
+	// values it has nothing to say about. Nil: none.
+	Canonical func(value string) (canonical string, ok bool)
+	// Cache reads the server's own cache size in bytes from read-back settings, with the
+	// setting's name and whether it is the engine's default; ok is false when the settings
+	// do not say. Nil: the engine has no cache rule.
+	Cache func(settings map[string]string) (name string, bytes float64, isDefault, ok bool)
+	// NotApplied explains, by setting name (lower case), why a requested value may read back
+	// differently and what to do.
+	NotApplied map[string]Advice
+	// Advise returns the engine's own findings about one run's read-back settings at the
+	// given concurrency (Firebird Classic's per-connection caches). Nil: none.
+	Advise func(settings map[string]string, connections int) []Advice
+}
+
+// Advice is one engine-specific finding about a run's configuration.
+type Advice struct {
+	// Rule names the finding ("classic-buffers"); findings of one rule are grouped.
+	Rule string
+	// Warning is set for a warning; otherwise the advice is informational.
+	Warning bool
+	// Message says what is wrong and why it matters; it is the same for every run.
+	Message string
+	// Detail is this run's evidence ("SuperClassic with 4096 page buffers ...").
+	Detail string
+	// Fix says what to do.
+	Fix string
+}
+
+// QueryProtocols is an optional Engine capability: the engine's driver can send one
+// statement with one of several wire protocols, chosen per statement. PostgreSQL has three
+// (pgbench -M): "simple" (Query message, parameters interpolated by the client), "extended"
+// (unnamed statement: Parse, Bind, Describe, Execute, Sync every time) and "prepared" (a
+// named statement parsed once per connection, then Bind, Execute, Sync).
+type QueryProtocols interface {
+	// QueryArgs returns the arguments that, put before a statement's own arguments in a
+	// call of ExecContext, QueryContext or QueryRowContext of *sql.Conn or *sql.Tx with the
+	// statement's text (never a prepared *sql.Stmt), make the driver send it with protocol
+	// ("prepared", "simple" or "extended"); for "prepared" the driver prepares the statement
+	// on first use on each connection and reuses it. An error says the engine does not
+	// speak protocol; for "prepared", callers then prepare statements themselves through
+	// database/sql (as on engines without the capability).
+	QueryArgs(protocol string) ([]any, error)
+}
+
+// RowQuerier is an optional Engine capability: a lean path for a statement that returns one
+// row, run alone on a connection (select-only, ping), that bypasses database/sql's row
+// machinery (driver.Value conversion, Rows bookkeeping) by reaching the driver's connection
+// through (*sql.Conn).Raw.
+type RowQuerier interface {
+	// QueryRowRaw runs query (in the dialect's placeholders) with args on the driver
+	// connection beneath conn, outside any transaction, and scans its first row into dest
+	// (pointers to int64). args may begin with the leading arguments of QueryArgs, which it
+	// honours. It returns sql.ErrNoRows when there is no row.
+	QueryRowRaw(ctx context.Context, conn *sql.Conn, query string, args []any, dest ...any) error
+}
+
+// TxOnly is an optional Engine capability: engines whose driver cannot run a statement
+// outside an explicit transaction safely return true. The Firebird driver's autocommit keeps
+// one transaction open for the connection's life (COMMIT RETAINING) and can leave a
+// prepared query's work uncommitted (engines.md §2.2), so single-statement workloads run in
+// a read-only transaction there.
+type TxOnly interface {
+	TxOnly() bool
+}

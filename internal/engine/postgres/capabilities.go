@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/managed"
+)
+
+// What the PostgreSQL engine declares to the rest of dblat (package engine's capabilities).
+var (
+	_ engine.Manager        = Engine{}
+	_ engine.Sockets        = Engine{}
+	_ engine.Restorer       = Engine{}
+	_ engine.Settler        = Engine{}
+	_ engine.Comparer       = Engine{}
+	_ engine.Batcher        = Engine{}
+	_ engine.BulkLoader     = Engine{}
+	_ engine.QueryProtocols = Engine{}
+	_ engine.RowQuerier     = Engine{}
+)
+
+// Launcher implements engine.Manager: managed servers from the installed binaries, or
+// binaries downloaded into the state directory when none are installed.
+func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
+	l := Launcher{BinDir: cfg.BinDir, RunAs: cfg.RunAs}
+	if cfg.StateDir != "" {
+		l.DownloadDir = filepath.Join(cfg.StateDir, "binaries", "postgres")
+	}
+	return l
+}
+
+// SocketDSN implements engine.Sockets: the server's socket directory is run/ in its own
+// directory.
+func (Engine) SocketDSN(inst *managed.Instance) (string, error) {
+	return fmt.Sprintf("postgres://dblat@/dblat?host=%s&port=%d&sslmode=disable",
+		url.QueryEscape(filepath.Join(inst.Dir, "run")), inst.Port), nil
+}
+
+// CanRestore implements engine.Restorer: CREATE DATABASE … TEMPLATE works on any server
+// where the user may create databases.
+func (Engine) CanRestore(bool) bool { return true }
+
+// StatsSettle implements engine.Settler: backends publish their pg_stat counters when they
+// go idle or exit, which takes a moment after the pool closes.
+func (Engine) StatsSettle() time.Duration { return 300 * time.Millisecond }
+
+// defaultSharedBuffers is PostgreSQL's built-in shared_buffers, 128 MB (16384 pages of 8 kB),
+// read back as "16384 8kB".
+const defaultSharedBuffers = 128 << 20
+
+// Comparison implements engine.Comparer.
+func (Engine) Comparison() engine.Comparison {
+	return engine.Comparison{
+		// Cache (shared_buffers, work_mem, effective_cache_size, wal_buffers, huge_pages),
+		// durability (fsync, synchronous_commit, full_page_writes, wal_level,
+		// wal_sync_method, commit_delay), checkpoints (checkpoint_timeout, max_wal_size),
+		// the page size (block_size), concurrency and isolation (max_connections,
+		// default_transaction_isolation), jit. Names as pg_settings spells them (Inspect).
+		KeySettings: []string{
+			"shared_buffers", "work_mem", "effective_cache_size", "wal_buffers", "huge_pages",
+			"fsync", "synchronous_commit", "full_page_writes", "wal_level", "wal_sync_method", "commit_delay",
+			"checkpoint_timeout", "max_wal_size", "block_size", "max_connections",
+			"default_transaction_isolation", "jit",
+		},
+		Cache: func(settings map[string]string) (string, float64, bool, bool) {
+			const name = "shared_buffers"
+			b, ok := engine.SettingBytes(settings[name], 8192)
+			return name, b, b == defaultSharedBuffers, ok
+		},
+	}
+}
