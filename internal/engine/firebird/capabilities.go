@@ -59,7 +59,9 @@ func (Engine) BeforeRun(ctx context.Context, rc *engine.RunContext) error {
 }
 
 // AfterRun implements engine.RunHooks: gstat -r.
-func (Engine) AfterRun(ctx context.Context, rc *engine.RunContext) error { return gstat(ctx, rc, "after") }
+func (Engine) AfterRun(ctx context.Context, rc *engine.RunContext) error {
+	return gstat(ctx, rc, "after")
+}
 
 func gstat(ctx context.Context, rc *engine.RunContext, when string) error {
 	if !rc.Options.Bool(OptionGstat) {
@@ -161,4 +163,3 @@ func advise(settings map[string]string, connections int) []engine.Advice {
 		Fix:     "use at most 2048 page buffers in Classic/SuperClassic (256 is their default), or SuperServer for a large shared cache",
 	}}
 }
-
