@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -74,6 +75,7 @@ const (
 	// engines.md §1.4–1.5, §6 items 5–6).
 	RuleSettingNotApplied = "setting-not-applied"
 	// RuleClassicBuffers: Firebird Classic or SuperClassic with more than 2048 page buffers
+	// (found by the Firebird engine's Comparison.Advise, like every engine's own rules)
 	// per connection (seed 002).
 	RuleClassicBuffers = "fb-classic-buffers"
 	// RuleDefaultCache: the server's own cache left at the engine's default while the
@@ -216,7 +218,7 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	c := &checker{g: g, opt: opt, fin: fin}
 	c.mixed()
 	c.settingsApplied()
-	c.classicBuffers()
+	c.engineAdvice()
 	c.defaultCache()
 	c.dataInRAM()
 	c.errorRates()
@@ -341,7 +343,7 @@ func (c *checker) items() []item {
 			if r.Client.MemoryBytes == 0 {
 				return ""
 			}
-			return fmtBytes(float64(r.Client.MemoryBytes))
+			return engine.FormatBytes(float64(r.Client.MemoryBytes))
 		}),
 		cl("client host", Warning, func(r *results.Run) string { return r.Client.Hostname }),
 		cl("dblat version", Warning, func(r *results.Run) string { return r.Client.DblatVersion }),
@@ -392,34 +394,53 @@ func (c *checker) items() []item {
 	}
 	keys := map[string]bool{}
 	for e := range engines {
-		for _, k := range engineKeys[e] {
+		for _, k := range comparison(e).KeySettings {
 			keys[k] = true
 		}
 	}
 	for _, k := range sortedKeys(keys) {
 		exempt := []string{results.FactorEngine}
 		for _, f := range c.g.factors {
-			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(name, k) {
+			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(engines, name, k) {
 				exempt = append(exempt, f)
 			}
 		}
 		its = append(its, item{rule: RuleMixedSettings, name: k, exempt: exempt, soft: settingFactor, sev: Error,
 			why: "a server setting that changes what is measured (seed 002: different page sizes, misleading cache settings)",
 			get: func(r *results.Run) string {
-				v, _ := lookup(r.Server.Settings, k)
+				v, _ := engine.LookupSetting(r.Server.Settings, k)
 				return v
 			}})
 	}
 	return its
 }
 
-// governs reports whether the setting factor set.<name> governs the read-back key.
-func governs(name, key string) bool {
+// governs reports whether the setting factor set.<name> governs the read-back key on one
+// of the engines (Comparison.Aliases).
+func governs(engines map[string]bool, name, key string) bool {
 	n := strings.ToLower(name)
 	if n == strings.ToLower(key) {
 		return true
 	}
-	return slices.Contains(settingAliases[n], strings.ToLower(key))
+	for e := range engines {
+		if slices.ContainsFunc(comparison(e).Aliases[n], func(a string) bool { return strings.EqualFold(a, key) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// comparison returns what engine name (results.Server.Engine) says about its settings; the
+// zero Comparison for an engine this build does not know.
+func comparison(name string) engine.Comparison {
+	e, err := engine.Lookup(name)
+	if err != nil {
+		return engine.Comparison{}
+	}
+	if c, ok := e.(engine.Comparer); ok {
+		return c.Comparison()
+	}
+	return engine.Comparison{}
 }
 
 func mixText(m map[string]float64) string {
@@ -612,7 +633,7 @@ func requested(r *results.Run, name string) (string, bool) {
 // settingsApplied compares each requested setting with its read-back under the same name,
 // where both parse to the same kind of value.
 func (c *checker) settingsApplied() {
-	type key struct{ name, asked, got string }
+	type key struct{ engine, name, asked, got string }
 	found := map[key][]int64{}
 	for _, r := range c.fin {
 		for k, asked := range r.Params.Options {
@@ -620,12 +641,13 @@ func (c *checker) settingsApplied() {
 			if !ok {
 				continue
 			}
-			got, ok := lookup(r.Server.Settings, name)
+			got, ok := engine.LookupSetting(r.Server.Settings, name)
 			if !ok {
 				continue
 			}
-			if same, comparable := sameSetting(asked, got); comparable && !same {
-				found[key{name, asked, got}] = append(found[key{name, asked, got}], r.ID)
+			if same, comparable := engine.SameSetting(asked, got, comparison(r.Server.Engine).Canonical); comparable && !same {
+				k := key{r.Server.Engine, name, asked, got}
+				found[k] = append(found[k], r.ID)
 			}
 		}
 	}
@@ -635,17 +657,12 @@ func (c *checker) settingsApplied() {
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		return a.name+"\x00"+a.asked+"\x00"+a.got < b.name+"\x00"+b.asked+"\x00"+b.got
+		return a.engine+"\x00"+a.name+"\x00"+a.asked+"\x00"+a.got < b.engine+"\x00"+b.name+"\x00"+b.asked+"\x00"+b.got
 	})
 	for _, k := range keys {
 		why, fix := "the server runs with another value than the one the study's labels claim", "check the server's configuration and rerun"
-		switch strings.ToLower(k.name) {
-		case "pagesize":
-			why = "Firebird 3.0 silently clamps page sizes outside 4096–16384 (32768 becomes 16384), and an existing database keeps the page size it was created with (engines.md §1.5)"
-			fix = "create the database with a page size this version supports (4096, 8192 or 16384 for 3.0) and rerun"
-		case "defaultdbcachepages":
-			why = "page buffers written into the database header with gfix -buffers override DefaultDbCachePages (engines.md §1.4, §6 item 6)"
-			fix = "run gfix -buffers 0 on the database so that the configuration rules, and rerun"
+		if adv, ok := comparison(k.engine).NotApplied[strings.ToLower(k.name)]; ok {
+			why, fix = adv.Message, adv.Fix
 		}
 		c.add(Finding{Rule: RuleSettingNotApplied, Severity: Error,
 			Message:  fmt.Sprintf("%s was asked as %s but read back as %s: %s", k.name, k.asked, k.got, why),
@@ -654,44 +671,40 @@ func (c *checker) settingsApplied() {
 	}
 }
 
-// classicBuffers flags Firebird Classic and SuperClassic runs with more than 2048 page
-// buffers: each connection has its own cache of that size (seed 002, engines.md §1.3).
-func (c *checker) classicBuffers() {
-	var ids []int64
-	var lines []string
+// engineAdvice adds the engines' own findings about each run's settings
+// (Comparison.Advise), grouped by rule.
+func (c *checker) engineAdvice() {
+	type group struct {
+		adv   engine.Advice
+		ids   []int64
+		lines []string
+	}
+	var order []string
+	groups := map[string]*group{}
 	for _, r := range c.fin {
-		if r.Server.Engine != "firebird" {
+		advise := comparison(r.Server.Engine).Advise
+		if advise == nil {
 			continue
 		}
-		mode, _ := lookup(r.Server.Settings, "ServerMode")
-		if !strings.Contains(strings.ToLower(mode), "classic") {
-			continue
+		for _, a := range advise(r.Server.Settings, concurrency(&r.Params)) {
+			g, ok := groups[a.Rule]
+			if !ok {
+				g = &group{adv: a}
+				groups[a.Rule] = g
+				order = append(order, a.Rule)
+			}
+			g.ids = append(g.ids, r.ID)
+			g.lines = append(g.lines, fmt.Sprintf("run %d: %s", r.ID, a.Detail))
 		}
-		bv, _ := lookup(r.Server.Settings, "DefaultDbCachePages")
-		pages, err := strconv.Atoi(strings.TrimSpace(bv))
-		if err != nil || pages <= fbClassicMaxBuffers {
-			continue
-		}
-		ids = append(ids, r.ID)
-		line := fmt.Sprintf("run %d: %s with %d page buffers", r.ID, mode, pages)
-		if ps, err := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, "PageSize"))); err == nil && ps > 0 {
-			per := float64(pages) * float64(ps)
-			line += fmt.Sprintf(" × %d B = %s per connection × %d = %s", ps, fmtBytes(per), concurrency(&r.Params), fmtBytes(per*float64(concurrency(&r.Params))))
-		}
-		lines = append(lines, line)
 	}
-	if len(ids) == 0 {
-		return
+	for _, rule := range order {
+		g := groups[rule]
+		sev := Info
+		if g.adv.Warning {
+			sev = Warning
+		}
+		c.add(Finding{Rule: rule, Severity: sev, Message: g.adv.Message, Evidence: listed(g.lines, 8), Runs: g.ids, Fix: g.adv.Fix})
 	}
-	c.add(Finding{Rule: RuleClassicBuffers, Severity: Warning,
-		Message:  "Firebird Classic/SuperClassic with more than 2048 page buffers: every connection keeps its own cache, so memory grows with the pool and synchronising the caches slows the server (seed 002: \"after 2048 buffers per connection, the cost of synchronization … quickly grows\")",
-		Evidence: listed(lines, 8), Runs: ids,
-		Fix: "use at most 2048 page buffers in Classic/SuperClassic (256 is their default), or SuperServer for a large shared cache"})
-}
-
-func firstOf(m map[string]string, key string) string {
-	v, _ := lookup(m, key)
-	return v
 }
 
 // defaultCache flags runs whose server cache is at the engine's default and smaller than
@@ -704,31 +717,14 @@ func (c *checker) defaultCache() {
 		if db <= 0 {
 			continue
 		}
-		var name string
+		cacheOf := comparison(r.Server.Engine).Cache
+		if cacheOf == nil {
+			continue
+		}
+		name, size, isDefault, ok := cacheOf(r.Server.Settings)
 		var cache float64
-		switch r.Server.Engine {
-		case "postgres":
-			name = "shared_buffers"
-			if b, ok := bytesOf(firstOf(r.Server.Settings, name), 8192); ok && b == pgDefaultSharedBuffers {
-				cache = b
-			}
-		case "mariadb", "mysql":
-			name = "innodb_buffer_pool_size"
-			if b, ok := bytesOf(firstOf(r.Server.Settings, name), 1); ok && b == mariadbDefaultBufferPool {
-				cache = b
-			}
-		case "firebird":
-			name = "DefaultDbCachePages"
-			mode := strings.ToLower(firstOf(r.Server.Settings, "ServerMode"))
-			def := fbDefaultPagesSuper
-			if strings.Contains(mode, "classic") {
-				def = fbDefaultPagesClassic
-			}
-			pages, err1 := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, name)))
-			ps, err2 := strconv.Atoi(strings.TrimSpace(firstOf(r.Server.Settings, "PageSize")))
-			if err1 == nil && err2 == nil && pages == def {
-				cache = float64(pages) * float64(ps)
-			}
+		if ok && isDefault {
+			cache = size
 		}
 		if cache == 0 || cache >= db {
 			continue
@@ -737,7 +733,7 @@ func (c *checker) defaultCache() {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: %s %s (the default) for a %s database", r.ID, name, fmtBytes(cache), fmtBytes(db)))
+		lines = append(lines, fmt.Sprintf("run %d: %s %s (the default) for a %s database", r.ID, name, engine.FormatBytes(cache), engine.FormatBytes(db)))
 	}
 	if len(ids) == 0 {
 		return
@@ -759,7 +755,7 @@ func (c *checker) dataInRAM() {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: %s database, %s of RAM", r.ID, fmtBytes(float64(db)), fmtBytes(float64(mem))))
+		lines = append(lines, fmt.Sprintf("run %d: %s database, %s of RAM", r.ID, engine.FormatBytes(float64(db)), engine.FormatBytes(float64(mem))))
 	}
 	if len(ids) == 0 {
 		return
@@ -1069,16 +1065,4 @@ func pct(f float64) string {
 		return fmt.Sprintf("%.0f %%", p)
 	}
 	return fmt.Sprintf("%.1f %%", p)
-}
-
-func fmtBytes(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B", b)
 }

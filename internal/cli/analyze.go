@@ -14,7 +14,7 @@ import (
 
 // studyRuns loads a stored study's runs and the analysis options that describe it.
 func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []results.Run, analysis.CheckOptions, error) {
-	store, err := results.Open(ctx, a.resultsDB)
+	store, err := a.openStore(ctx)
 	if err != nil {
 		return nil, nil, analysis.CheckOptions{}, err
 	}
@@ -106,7 +106,7 @@ they are inferred from what differs, which cannot tell an intended difference fr
 accident.`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				store, err := results.Open(cmd.Context(), a.resultsDB)
+				store, err := a.openStore(cmd.Context())
 				if err != nil {
 					return err
 				}

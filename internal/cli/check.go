@@ -5,31 +5,31 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/workload/tpcc"
+	"github.com/dblat/dblat/internal/workload"
 )
 
 func (a *app) checkCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "check tpcc|study|runs",
+		Use:   "check WORKLOAD|study|runs",
 		Short: "Check a workload's data for consistency, or stored runs for credibility",
 	}
+	for _, def := range workload.InGroup("") {
+		if def.Check != nil {
+			cmd.AddCommand(a.checkWorkloadCommand(def))
+		}
+	}
+	cmd.AddCommand(a.checkStudyCommand(), a.checkRunsCommand())
+	return cmd
+}
+
+func (a *app) checkWorkloadCommand(def *workload.Definition) *cobra.Command {
 	var spec string
-	tc := &cobra.Command{
-		Use:   "tpcc --target TARGET",
-		Short: "Check TPC-C consistency conditions 3.3.2.1–3.3.2.12; exit 3 if any fails",
+	cmd := &cobra.Command{
+		Use:   def.Name + " --target TARGET",
+		Short: fmt.Sprintf("Check the consistency conditions of %s's data; exit 3 if any fails", def.Name),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := a.resolveTarget(spec)
-			if err != nil {
-				return err
-			}
-			wt, err := t.open(cmd.Context(), engine.OpenOptions{})
-			if err != nil {
-				return err
-			}
-			defer closeDB(wt)
-			checks, err := tpcc.Check(cmd.Context(), wt)
+			checks, label, err := a.servers().Check(cmd.Context(), spec, def.Name)
 			if err != nil {
 				return err
 			}
@@ -47,14 +47,13 @@ func (a *app) checkCommand() *cobra.Command {
 				a.printf("%s\n", line)
 			}
 			if failed > 0 {
-				a.info("%d of %d consistency conditions failed on %s", failed, len(checks), t.label)
+				a.info("%d of %d consistency conditions failed on %s", failed, len(checks), label)
 				return errCheckFailed
 			}
-			a.info("all %d consistency conditions hold on %s", len(checks), t.label)
+			a.info("all %d consistency conditions hold on %s", len(checks), label)
 			return nil
 		},
 	}
-	tc.Flags().StringVar(&spec, "target", "", "managed server name or DSN (required)")
-	cmd.AddCommand(tc, a.checkStudyCommand(), a.checkRunsCommand())
+	cmd.Flags().StringVar(&spec, "target", "", "managed server name or DSN (required)")
 	return cmd
 }

@@ -133,7 +133,7 @@ func TestManagedServerLoadRunCheckResults(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"no TPC-C data", "dblat load tpcc"}, "run", "tpcc", "--target", "pg1", "--duration", "1s")
 
 	e.must("load", "tpcc", "--target", "pg1", "--warehouses", "1")
-	e.fails(cli.ExitUsage, []string{"--warehouses 3", "only 1 loaded"}, "run", "tpcc", "--target", "pg1", "--warehouses", "3", "--duration", "1s")
+	e.fails(cli.ExitUsage, []string{"warehouses 3", "only 1 loaded"}, "run", "tpcc", "--target", "pg1", "--warehouses", "3", "--duration", "1s")
 
 	out := e.must("run", "tpcc", "--target", "pg1", "--terminals", "4", "--duration", "3s", "--warmup", "1s")
 	if !regexp.MustCompile(`NOPM [1-9]\d*`).MatchString(out) || !strings.Contains(out, "new_order") {

@@ -46,7 +46,7 @@ func TestFirebirdInAllThreeArchitectures(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			e.t = t
 			name := "fb-" + strings.ToLower(arch)
-			e.must("server", "start", "firebird", "--name", name, "--set", "ServerMode="+arch, "--page-size", "8192")
+			e.must("server", "start", "firebird", "--name", name, "--set", "ServerMode="+arch, "--set", "PageSize=8192")
 			r := e.loadRunCheck(name)
 			if got := r.Server.Settings["ServerMode"]; got != arch {
 				t.Errorf("architecture read back as %q, want %s", got, arch)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/workload"
@@ -30,11 +31,12 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 var errCheckFailed = errors.New("check failed")
 
 // errInterrupted is returned when the user interrupted a command (what was finished is saved).
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = execution.ErrInterrupted
 
 // exitCode maps an error to the process exit code.
 func exitCode(err error) int {
 	var ue usageError
+	var ie *execution.InputError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -42,7 +44,7 @@ func exitCode(err error) int {
 		return ExitInterrupted
 	case errors.Is(err, errCheckFailed):
 		return ExitCheckFailed
-	case errors.As(err, &ue), errors.Is(err, workload.ErrNotLoaded), errors.Is(err, managed.ErrNoInstance),
+	case errors.As(err, &ue), errors.As(err, &ie), errors.Is(err, workload.ErrNotLoaded), errors.Is(err, managed.ErrNoInstance),
 		errors.Is(err, results.ErrNotFound):
 		return ExitUsage
 	default:

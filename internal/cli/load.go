@@ -1,14 +1,16 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/workload/tpcc"
+	"github.com/dblat/dblat/internal/execution"
+	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/workload"
 )
 
 func (a *app) loadCommand() *cobra.Command {
@@ -16,55 +18,109 @@ func (a *app) loadCommand() *cobra.Command {
 		Use:   "load WORKLOAD",
 		Short: "Create a workload's schema and load its data",
 	}
-	cmd.AddCommand(a.loadTPCCCommand(), a.loadSimpleCommand())
+	for _, def := range workload.InGroup("") {
+		cmd.AddCommand(a.loadWorkloadCommand(def))
+	}
+	cmd.AddCommand(a.loadGroupCommand("simple"))
 	return cmd
 }
 
-func (a *app) loadTPCCCommand() *cobra.Command {
-	var (
-		spec       string
-		warehouses int
-		seed       int64
-		workers    int
-	)
+// loadFlags are the flags of every `dblat load` command.
+type loadFlags struct {
+	target  string
+	scale   int
+	seed    int64
+	workers int
+	opts    *optionFlags
+}
+
+func (lf *loadFlags) add(f *pflag.FlagSet, scaleFlag, scaleUsage string, opts option.Set) {
+	lf.opts = newOptionFlags()
+	f.StringVar(&lf.target, "target", "", "managed server name or DSN (required)")
+	if scaleFlag != "" {
+		f.IntVar(&lf.scale, scaleFlag, 1, scaleUsage)
+	}
+	f.Int64Var(&lf.seed, "seed", 1, "random seed: the same seed loads the same data")
+	f.IntVar(&lf.workers, "workers", 0, "parallel loader connections (default: 2 × CPUs)")
+	lf.opts.add(f, opts)
+	// Which database of a managed server to load (Firebird's page size).
+	for _, name := range engine.Names() {
+		e, _ := engine.Lookup(name)
+		if d, ok := e.(engine.Databases); ok {
+			lf.opts.add(f, d.DatabaseOptions())
+		}
+	}
+}
+
+func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) error {
+	if lf.target == "" {
+		return usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN")
+	}
+	if lf.scale < 1 && def.Scale.Name != "" {
+		return usagef("--%s must be at least 1, got %d", def.Scale.Name, lf.scale)
+	}
+	c := a.servers()
+	return c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
+		Workers: lf.workers, Options: lf.opts.given(cmd.Flags())})
+}
+
+func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
+	var lf loadFlags
 	cmd := &cobra.Command{
-		Use:   "tpcc --target TARGET --warehouses N",
-		Short: "Load TPC-C (drops existing TPC-C tables in the target database)",
-		Example: `  dblat load tpcc --target pg1 --warehouses 10
-  dblat load tpcc --target 'postgres://bench@db.example:5432/bench' --warehouses 4 --seed 7`,
+		Use:   def.Name + " --target TARGET --" + def.Scale.Name + " N",
+		Short: fmt.Sprintf("Load %s (drops an earlier load of its tables in the target database)", def.Name),
+		Example: fmt.Sprintf(`  dblat load %[1]s --target pg1 --%[2]s 10
+  dblat load %[1]s --target 'postgres://bench@db.example:5432/bench' --%[2]s 4 --seed 7`, def.Name, def.Scale.Name),
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if warehouses < 1 {
-				return usagef("--warehouses must be at least 1, got %d", warehouses)
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.load(cmd, def, &lf) },
+	}
+	lf.add(cmd.Flags(), def.Scale.Name, fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage), def.LoadOptions)
+	return cmd
+}
+
+func (a *app) loadGroupCommand(group string) *cobra.Command {
+	defs := workload.InGroup(group)
+	var names, lines []string
+	var opts option.Set
+	for _, d := range defs {
+		names = append(names, d.Name)
+		lines = append(lines, fmt.Sprintf("  %-12s %s", d.Name, d.Summary))
+		opts = append(opts, d.LoadOptions...)
+	}
+	var lf loadFlags
+	cmd := &cobra.Command{
+		Use:   group + " WORKLOAD --target TARGET [--scale N]",
+		Short: "Load a pgbench-style workload: " + strings.Join(names, ", "),
+		Long: `Loads the data of a simple workload. tpcb and select-only share pgbench's own tables
+(pgbench_branches, _tellers, _accounts, _history, filled as ` + "`pgbench -i -s SCALE`" + ` does), so
+pgbench itself can run on them on PostgreSQL and seed 003 can be repeated on any engine.
+blob stores rows with a binary column of --blob-size bytes; ping needs no data.
+
+Workloads:
+` + strings.Join(lines, "\n"),
+		Example: fmt.Sprintf(`  dblat load %[1]s select-only --target pg1 --scale 1
+  dblat load %[1]s blob --target fb1 --blob-size 40000 --blob-rows 1000`, group),
+		Args: exactArgs(1, "a WORKLOAD ("+strings.Join(names, ", ")+")"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, err := workload.Lookup(args[0])
+			if err != nil || def.Group != group {
+				return usagef("unknown %s workload %q (known: %s)", group, args[0], strings.Join(names, ", "))
 			}
-			t, err := a.resolveTarget(spec)
-			if err != nil {
-				return err
+			given := lf.opts.given(cmd.Flags())
+			for name := range given {
+				if _, mine := def.LoadOptions.Lookup(name); !mine {
+					if _, ours := opts.Lookup(name); ours {
+						return usagef("--%s is not an option of loading %s (its options: %s)", option.Option{Name: name}.Flag(),
+							def.Name, flagList(def.LoadOptions))
+					}
+				}
 			}
-			return a.loadTPCC(cmd.Context(), t, warehouses, seed, workers)
+			if cmd.Flags().Changed("scale") && def.Scale.Name == "" {
+				return usagef("--scale: %s has no scale", def.Name)
+			}
+			return a.load(cmd, def, &lf)
 		},
 	}
-	cmd.Flags().StringVar(&spec, "target", "", "managed server name or DSN (required)")
-	cmd.Flags().IntVar(&warehouses, "warehouses", 1, "number of warehouses (scale; ~100 MB each)")
-	cmd.Flags().Int64Var(&seed, "seed", 1, "random seed: the same seed loads the same data")
-	cmd.Flags().IntVar(&workers, "workers", 0, "parallel loader connections (default: 2 × CPUs)")
+	lf.add(cmd.Flags(), "scale", "pgbench scale: 100,000 accounts per unit (tpcb, select-only)", opts)
 	return cmd
-}
-
-func (a *app) loadTPCC(ctx context.Context, t *target, warehouses int, seed int64, workers int) error {
-	wt, err := t.open(ctx, engine.OpenOptions{})
-	if err != nil {
-		return err
-	}
-	defer closeDB(wt)
-	bar := a.newProgress(fmt.Sprintf("loading %d warehouses", warehouses))
-	start := time.Now()
-	err = tpcc.Load(ctx, wt, tpcc.LoadConfig{Warehouses: warehouses, Seed: seed, Workers: workers, Progress: bar.update})
-	if err != nil {
-		return fmt.Errorf("load tpcc into %s: %w", t.label, err)
-	}
-	el := time.Since(start)
-	a.info("loaded %d warehouses into %s in %.1f s (%.1f warehouses/min)", warehouses, t.label, el.Seconds(),
-		float64(warehouses)/el.Minutes())
-	return nil
 }

@@ -29,9 +29,6 @@ quickstart; once complete it only rewrites the report.`,
 			if err != nil {
 				return err
 			}
-			if err := a.checkStudy(st); err != nil {
-				return err
-			}
 			if err := a.runStudy(ctx, st); err != nil {
 				return err
 			}

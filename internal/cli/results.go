@@ -28,7 +28,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 		Short: "List runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := results.Open(cmd.Context(), a.resultsDB)
+			store, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			if err != nil {
 				return usagef("run id %q is not a number (see `dblat results list`)", args[0])
 			}
-			store, err := results.Open(cmd.Context(), a.resultsDB)
+			store, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -109,7 +109,7 @@ func (a *app) resultsExportCommand() *cobra.Command {
 			if format != "json" && format != "csv" {
 				return usagef("--format %q: use json or csv", format)
 			}
-			store, err := results.Open(cmd.Context(), a.resultsDB)
+			store, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -11,13 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/sysinfo"
 
-	// Engines register themselves.
-	_ "github.com/dblat/dblat/internal/engine/firebird"
-	_ "github.com/dblat/dblat/internal/engine/mariadb"
-	_ "github.com/dblat/dblat/internal/engine/postgres"
+	// Every engine and workload dblat ships registers itself.
+	_ "github.com/dblat/dblat/internal/engine/all"
+	_ "github.com/dblat/dblat/internal/workload/all"
 )
 
 // app holds the global flags and the process state for one invocation.
@@ -27,6 +30,9 @@ type app struct {
 	resultsDB  string
 	cpuProfile string
 	profFile   *os.File
+	// runAs and binDirs are set by `server start`'s flags; other commands use the defaults.
+	runAs   string
+	binDirs map[string]string
 }
 
 // registry returns the managed servers of the state directory. Its root is absolute: servers
@@ -37,6 +43,31 @@ func (a *app) registry() managed.Registry {
 		root = a.stateDir
 	}
 	return managed.Registry{Root: root}
+}
+
+// openStore opens the results store named by --results (DBLAT_RESULTS).
+func (a *app) openStore(ctx context.Context) (*results.Store, error) {
+	return results.Open(ctx, a.resultsDB)
+}
+
+// core returns the execution core of this invocation with the results store open; call
+// the returned function to close the store.
+func (a *app) core(ctx context.Context) (*execution.Core, func(), error) {
+	store, err := a.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := a.registry()
+	c := &execution.Core{Store: store, Servers: reg, Observer: &observer{a: a},
+		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs}
+	return c, func() { store.Close() }, nil
+}
+
+// servers returns an execution core for managing servers only (no results store).
+func (a *app) servers() *execution.Core {
+	reg := a.registry()
+	return &execution.Core{Servers: reg, Observer: &observer{a: a},
+		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs}
 }
 
 func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.st.Stdout, format, args...) }
@@ -55,7 +86,15 @@ func Main(st *State, args []string) int {
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	a.stopProfile() // PersistentPostRun does not run when the command fails
-	if err != nil && !errors.Is(err, errCheckFailed) {
+	var list study.ErrorList
+	switch {
+	case err == nil, errors.Is(err, errCheckFailed):
+	case errors.As(err, &list):
+		// Every problem of a study file, one per line, each with its position.
+		for _, e := range list {
+			fmt.Fprintf(st.Stderr, "dblat: %s\n", oneLine(e))
+		}
+	default:
 		fmt.Fprintf(st.Stderr, "dblat: %s\n", oneLine(err))
 	}
 	return exitCode(err)
@@ -75,7 +114,8 @@ bytes each transaction costs; and it stores every run with the configuration the
 really ran with, in a results database.
 
 Start here:
-  dblat quickstart                                  managed PostgreSQL, 1 warehouse, 60 s run
+  dblat quickstart                                  the embedded study: managed PostgreSQL, TPC-C
+                                                    at 4 RTTs × 3 terminal counts, about 4 minutes
   dblat server start postgres --name pg1            a private server; prints its DSN
   dblat load tpcc --target pg1 --warehouses 10
   dblat run tpcc --target pg1 --terminals 20 --duration 5m --warmup 1m

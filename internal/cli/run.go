@@ -1,76 +1,114 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/engine/firebird"
-	"github.com/dblat/dblat/internal/managed"
-	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/runner"
-	"github.com/dblat/dblat/internal/sysinfo"
+	"github.com/dblat/dblat/internal/execution"
+	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/workload"
-	"github.com/dblat/dblat/internal/workload/tpcc"
 )
 
-// runOptions are the flags of `dblat run tpcc`.
-type runOptions struct {
+// runFlags are the flags every `dblat run` command has, whatever the workload.
+type runFlags struct {
 	target      string
 	terminals   int
 	connections int
 	duration    time.Duration
 	warmup      time.Duration
-	warehouses  int
 	seed        int64
-	mix         string
-	think       bool
 	printEvery  time.Duration
+	transport   string
 	link        linkOptions
-	// transport is "tcp" (default) or "unix" (managed PostgreSQL and MariaDB servers).
-	transport string
-	// mode is TPC-C's round-trip mode: client, batched or procedure.
-	mode string
-	// gstat adds Firebird's record/version statistics (gstat -r) to the statistics taken
-	// before and after the run; sweep sweeps the database before it (seed 001).
-	gstat, sweep bool
-	// interpolate makes go-sql-driver/mysql interpolate parameters client-side (1 round trip
-	// per statement) instead of server-side prepared statements.
-	interpolate bool
 }
 
-func (o *runOptions) add(cmd *cobra.Command) {
-	f := cmd.Flags()
+func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.StringVar(&o.target, "target", "", "managed server name or DSN (required)")
 	f.IntVar(&o.terminals, "terminals", 10, "concurrent terminals (emulated users)")
 	f.IntVar(&o.connections, "connections", 0, "connection pool size (default: one per terminal); with fewer, terminals queue and the wait is reported apart")
 	f.DurationVar(&o.duration, "duration", time.Minute, "measurement window")
 	f.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window, excluded from all figures")
-	f.IntVar(&o.warehouses, "warehouses", 0, "warehouses to use (default: all loaded)")
 	f.Int64Var(&o.seed, "seed", 1, "random seed of the terminals")
-	f.StringVar(&o.mix, "mix", "45,43,4,4,4", "weights of new_order,payment,order_status,delivery,stock_level")
-	f.BoolVar(&o.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
-	f.StringVar(&o.transport, "transport", "tcp", "tcp, or unix for a managed PostgreSQL or MariaDB server's Unix socket")
-	f.StringVar(&o.mode, "mode", "client", "TPC-C round-trip mode: client (one statement per round trip), batched (pipelines, multi-row reads, EXECUTE BLOCK) or procedure (one server-side call per transaction)")
-	f.BoolVar(&o.gstat, "gstat", false, "Firebird (managed): add gstat -r record and version statistics before and after the run")
-	f.BoolVar(&o.sweep, "sweep", false, "Firebird (managed): sweep the database before the run")
-	f.BoolVar(&o.interpolate, "interpolate-params", false, "MariaDB/MySQL: interpolate parameters in the client (1 round trip per statement) instead of server-side prepared statements (2 the first time)")
+	f.StringVar(&o.transport, "transport", execution.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
 	o.link.add(cmd)
 }
 
-// runMeta ties a run to a study cell and carries the options stored with it.
-type runMeta struct {
-	study, cell string
-	// options are stored in Params.Options (requested server settings as "set.NAME", ...).
-	options map[string]string
-	// quiet suppresses the summary table (studies print one line per run).
-	quiet bool
+// optionFlags registers one flag per option and collects the ones given.
+type optionFlags struct {
+	set    option.Set
+	values map[string]*string
+	bools  map[string]*bool
+}
+
+func newOptionFlags() *optionFlags {
+	return &optionFlags{values: map[string]*string{}, bools: map[string]*bool{}}
+}
+
+// add registers the options of s not registered yet (several engines or workloads may
+// declare an option of the same name: the first declaration gives the flag).
+func (of *optionFlags) add(f *pflag.FlagSet, s option.Set) {
+	for _, o := range s {
+		if _, dup := of.set.Lookup(o.Name); dup {
+			continue
+		}
+		of.set = append(of.set, o)
+		if o.Kind == option.Bool {
+			of.bools[o.Name] = f.Bool(o.Flag(), o.Default == "true", o.Usage)
+			continue
+		}
+		usage := o.Usage
+		if len(o.Values) > 0 && !strings.Contains(usage, o.Values[0]) {
+			usage += " (" + strings.Join(o.Values, ", ") + ")"
+		}
+		of.values[o.Name] = f.String(o.Flag(), o.Default, usage)
+	}
+}
+
+// given returns the options whose flags were given, by option name, as strings.
+func (of *optionFlags) given(f *pflag.FlagSet) map[string]string {
+	out := map[string]string{}
+	for _, o := range of.set {
+		if !f.Changed(o.Flag()) {
+			continue
+		}
+		if b, ok := of.bools[o.Name]; ok {
+			out[o.Name] = fmt.Sprint(*b)
+		} else {
+			out[o.Name] = *of.values[o.Name]
+		}
+	}
+	return out
+}
+
+// engineRunOptions are the run options and database options of every registered engine.
+func engineRunOptions() option.Set {
+	var s option.Set
+	for _, name := range engine.Names() {
+		e, _ := engine.Lookup(name)
+		if h, ok := e.(engine.RunHooks); ok {
+			s = append(s, h.RunOptions()...)
+		}
+		if d, ok := e.(engine.Databases); ok {
+			s = append(s, d.DatabaseOptions()...)
+		}
+	}
+	return s
+}
+
+// workloadFlags are the flags a workload's definition gives a run command: its scale, mix,
+// think times and options.
+type workloadFlags struct {
+	scale int
+	mix   string
+	think bool
+	opts  *optionFlags
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -78,320 +116,181 @@ func (a *app) runCommand() *cobra.Command {
 		Use:   "run WORKLOAD",
 		Short: "Run a workload against a target and store the run",
 	}
-	var o runOptions
-	tc := &cobra.Command{
-		Use:   "tpcc --target TARGET [--terminals N] [--duration D] [--warmup D] [--rtt D]",
-		Short: "Run TPC-C and store the run in the results database",
-		Long: `Runs TPC-C with N terminals for a warm-up and a measurement window, prints progress,
-then the summary, and stores the run (status, parameters, the server's settings read back,
+	for _, def := range workload.InGroup("") {
+		cmd.AddCommand(a.runWorkloadCommand(def))
+	}
+	cmd.AddCommand(a.runGroupCommand("simple", "Run a pgbench-style workload"))
+	return cmd
+}
+
+const runLong = `Runs %s with N terminals for a warm-up and a measurement window, prints progress, then
+the summary, and stores the run (status, parameters, the server's settings read back,
 statistics before and after, per-transaction histograms, round trips and bytes per
 transaction, and per-second samples).
 
 With --rtt (or --up/--down/--jitter/--bandwidth) the terminals reach the server through
 dblat's latency link, which adds that delay precisely; a short calibration before the run
 stores the RTT actually added next to the one requested.
+%s
+Ctrl-C once finishes the transactions in flight and saves the run as aborted with what was
+measured; twice stops at once.`
 
-NOPM is committed New-Order transactions per minute; TPM is all completed transactions per
-minute (New-Order's designed 1 % rollbacks included). Ctrl-C once finishes the transactions
-in flight and saves the run as aborted with what was measured; twice stops at once.`,
-		Example: `  dblat run tpcc --target pg1 --terminals 20 --duration 5m --warmup 1m
-  dblat run tpcc --target pg1 --terminals 20 --rtt 2ms`,
+// runWorkloadCommand is `dblat run NAME` for a workload run by its own name (tpcc).
+func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
+	var (
+		rf runFlags
+		wf = workloadFlags{opts: newOptionFlags()}
+	)
+	metric := "\nTPS is completed transactions per second.\n"
+	if def.Metric.TxType != "" {
+		metric = fmt.Sprintf("\n%s is committed %s transactions per minute; TPM is all completed transactions per\nminute (designed rollbacks included).\n", def.Metric.Name, def.Metric.TxType)
+	}
+	cmd := &cobra.Command{
+		Use:   def.Name + " --target TARGET [--terminals N] [--duration D] [--warmup D] [--rtt D]",
+		Short: def.Summary,
+		Long:  fmt.Sprintf(runLong, def.Name, metric),
+		Example: fmt.Sprintf(`  dblat run %[1]s --target pg1 --terminals 20 --duration 5m --warmup 1m
+  dblat run %[1]s --target pg1 --terminals 20 --rtt 2ms`, def.Name),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.link.resolve(cmd); err != nil {
-				return err
-			}
-			ctx, drain, stop := a.interrupts(cmd.Context(), "finishing in-flight transactions and saving the run")
-			defer stop()
-			_, err := a.runTPCC(ctx, drain, o, runMeta{})
-			return err
+			return a.runWorkload(cmd, def, &rf, &wf, nil)
 		},
 	}
-	o.add(tc)
-	cmd.AddCommand(tc, a.runSimpleCommand())
+	f := cmd.Flags()
+	rf.add(f, cmd)
+	wf.addFlags(f, def, def.Options)
+	wf.opts.add(f, engineRunOptions())
 	return cmd
 }
 
-// built is a workload ready to run on an open target, with what the run stores about it.
-type built struct {
-	w       workload.Workload
-	name    string // Params.Workload
-	scale   int
-	options map[string]string // stored in Params.Options
+// runGroupCommand is `dblat run GROUP NAME` for the workloads of a group (simple): the flags
+// are the union of theirs, and a flag the named workload does not use is refused.
+func (a *app) runGroupCommand(group, short string) *cobra.Command {
+	defs := workload.InGroup(group)
+	var names, lines []string
+	var opts option.Set
+	hasScale := false
+	for _, d := range defs {
+		names = append(names, d.Name)
+		lines = append(lines, fmt.Sprintf("  %-12s %s", d.Name, d.Summary))
+		opts = append(opts, d.Options...)
+		hasScale = hasScale || d.Scale.Name != ""
+	}
+	var (
+		rf runFlags
+		wf = workloadFlags{opts: newOptionFlags()}
+	)
+	cmd := &cobra.Command{
+		Use:   group + " WORKLOAD --target TARGET [--rtt D]",
+		Short: short + ": " + strings.Join(names, ", "),
+		Long: fmt.Sprintf(runLong, "a "+group+" workload", "\nTPS is completed transactions per second.\n") +
+			"\n\nWorkloads:\n" + strings.Join(lines, "\n"),
+		Example: fmt.Sprintf(`  dblat run %[1]s select-only --target pg1 --terminals 10 --rtt 20ms
+  dblat run %[1]s blob --target fb1 --blobs-per-tx 10 --rtt 1ms`, group),
+		Args: exactArgs(1, "a WORKLOAD ("+strings.Join(names, ", ")+")"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, err := workload.Lookup(args[0])
+			if err != nil || def.Group != group {
+				return usagef("unknown %s workload %q (known: %s)", group, args[0], strings.Join(names, ", "))
+			}
+			return a.runWorkload(cmd, def, &rf, &wf, opts)
+		},
+	}
+	f := cmd.Flags()
+	rf.add(f, cmd)
+	if hasScale {
+		f.IntVar(&wf.scale, "scale", 0, "the part of the loaded data the terminals use, in the workload's scale (default: all loaded)")
+	}
+	wf.opts.add(f, opts)
+	wf.opts.add(f, engineRunOptions())
+	return cmd
 }
 
-// builder checks that a workload's data is in wt and builds the workload.
-type builder func(ctx context.Context, t *target, wt workload.Target) (*built, error)
-
-// runTPCC measures one TPC-C run and stores it; it returns the stored run. Closing drain
-// ends the run early (it is saved as aborted); canceling ctx stops at once.
-func (a *app) runTPCC(ctx context.Context, drain <-chan struct{}, o runOptions, meta runMeta) (*results.Run, error) {
-	mix, err := tpcc.ParseMix(o.mix)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--mix: %w", err)}
+// addFlags adds the flags of def's scale, mix and think times, and of opts.
+func (wf *workloadFlags) addFlags(f *pflag.FlagSet, def *workload.Definition, opts option.Set) {
+	if def.Scale.Name != "" {
+		f.IntVar(&wf.scale, def.Scale.Name, 0, fmt.Sprintf("%s to use (default: all loaded)", def.Scale.Name))
 	}
-	return a.runWorkload(ctx, drain, o, meta, func(ctx context.Context, t *target, wt workload.Target) (*built, error) {
-		loaded, err := tpcc.LoadedWarehouses(ctx, wt.DB)
-		if err != nil {
-			if errors.Is(err, workload.ErrNotLoaded) {
-				return nil, fmt.Errorf("%s has no TPC-C data: %w (run `dblat load tpcc --target %s --warehouses N` first)", t.label, err, o.target)
-			}
-			return nil, err
+	if len(def.TxTypes) > 1 {
+		weights := make([]string, len(def.TxTypes))
+		for i, t := range def.TxTypes {
+			weights[i] = fmt.Sprint(def.DefaultMix[t])
 		}
-		if o.warehouses > loaded {
-			return nil, usagef("--warehouses %d: only %d loaded in %s (load more with `dblat load tpcc --warehouses %d`)",
-				o.warehouses, loaded, t.label, o.warehouses)
-		}
-		n := o.warehouses
-		if n == 0 {
-			n = loaded
-		}
-		w, err := tpcc.New(wt, tpcc.Config{Warehouses: n, Seed: o.seed, Mix: mix, Think: o.think, Mode: o.mode})
-		if err != nil {
-			return nil, usageError{err}
-		}
-		return &built{w: w, name: "tpcc", scale: n, options: map[string]string{"mode": w.Mode()}}, nil
-	})
+		f.StringVar(&wf.mix, "mix", strings.Join(weights, ","), "weights of "+strings.Join(def.TxTypes, ","))
+	}
+	if def.Think {
+		f.BoolVar(&wf.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
+	}
+	wf.opts.add(f, opts)
 }
 
-// runWorkload measures one run of the workload build makes and stores it.
-func (a *app) runWorkload(ctx context.Context, drain <-chan struct{}, o runOptions, meta runMeta, build builder) (*results.Run, error) {
-	if o.terminals < 1 {
-		return nil, usagef("--terminals must be at least 1, got %d", o.terminals)
-	}
-	if o.duration <= 0 {
-		return nil, usagef("--duration must be positive, got %v", o.duration)
-	}
-	if o.warmup < 0 {
-		return nil, usagef("--warmup must not be negative, got %v", o.warmup)
-	}
-	t, err := a.resolveTarget(o.target)
-	if err != nil {
-		return nil, err
-	}
-	options := maps.Clone(meta.options)
-	if options == nil {
-		options = map[string]string{}
-	}
-	if err := t.applyTransport(o.transport, o.link.enabled()); err != nil {
-		return nil, err
-	}
-	options["transport"] = o.transport
-	if o.interpolate {
-		if err := t.setDSNParam("interpolateParams", "true"); err != nil {
-			return nil, err
-		}
-		options["interpolate_params"] = "true"
-	}
-	store, err := results.Open(ctx, a.resultsDB)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-
-	links, err := newLinkSet(&o.link)
-	if err != nil {
-		return nil, err
-	}
-	defer links.close()
-	wt, err := t.open(ctx, engine.OpenOptions{Dial: links.dial})
-	if err != nil {
-		return nil, err
-	}
-	defer closeDB(wt)
-	b, err := build(ctx, t, wt)
-	if err != nil {
-		return nil, err
-	}
-	w := b.w
-	maps.Copy(options, b.options)
-	if (o.gstat || o.sweep) && (t.managed == nil || t.managed.Engine != "firebird") {
-		return nil, usagef("--gstat and --sweep are for managed Firebird servers")
-	}
-	if o.sweep {
-		took, err := firebird.Sweep(ctx, t.managed)
-		if err != nil {
-			return nil, fmt.Errorf("sweep before the run: %w", err)
-		}
-		options["swept_before"] = "true"
-		a.info("swept %s in %.2f s", t.label, took.Seconds())
-	}
-	info, err := t.engine.Inspect(ctx, wt.DB)
-	if err != nil {
-		return nil, fmt.Errorf("read server settings: %w", err)
-	}
-	before, err := t.engine.Stats(ctx, wt.DB)
-	if err != nil {
-		return nil, fmt.Errorf("read server statistics: %w", err)
-	}
-	if o.gstat {
-		g, err := firebird.RecordStats(ctx, t.managed)
-		if err != nil {
-			return nil, fmt.Errorf("gstat -r before the run: %w", err)
-		}
-		maps.Copy(before, g)
-	}
-	cal, err := links.calibrate(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("calibrate the latency link: %w", err)
-	}
-	conns := o.connections
-	if conns <= 0 || conns > o.terminals {
-		conns = o.terminals
-	}
-	run := &results.Run{
-		Study: meta.study, CellKey: meta.cell, Status: results.StatusRunning, Started: time.Now(),
-		Params: results.Params{
-			Workload: b.name, Scale: b.scale, Terminals: o.terminals, Connections: conns,
-			Duration: o.duration, Warmup: o.warmup, Seed: o.seed, Mix: mixMap(w), Think: o.think,
-			RTT: linkRTT(links), Options: options,
-		},
-		Link: links.describe(cal),
-		Server: results.Server{Engine: t.engine.Name(), Target: t.label, Managed: t.managed != nil,
-			Version: info.Version, Settings: info.Settings, DatabaseBytes: info.DatabaseBytes},
-		Client:      sysinfo.Client(),
-		StatsBefore: before,
-	}
-	if _, err := store.Begin(ctx, run); err != nil {
-		return nil, err
-	}
-	a.info("run %d: %s on %s, scale %d, %d terminals, %d connections, %s, warm-up %v, window %v",
-		run.ID, b.name, t.label, b.scale, o.terminals, conns, describeLink(run.Link), o.warmup, o.duration)
-
-	// A managed server that dies mid-run fails the run (instead of a window of errors).
-	runDrain, serverDied := watchServer(drain, t.managed)
-	prog := newRunProgress(a, o.printEvery)
-	res, runErr := runner.Run(ctx, wt, w, runner.Config{
-		Terminals: o.terminals, Connections: conns, Warmup: o.warmup, Duration: o.duration,
-		Drain: runDrain,
-		Samples: func(s []results.Sample) {
-			prog.sample(s)
-			if err := store.AddSamples(context.WithoutCancel(ctx), run.ID, s); err != nil {
-				a.info("warning: cannot store samples: %v", err)
-			}
-		},
-	})
-	saveCtx := context.WithoutCancel(ctx)
-	run.Ended = time.Now()
-	died := serverDied()
-	switch {
-	case runErr != nil && ctx.Err() != nil:
-		run.Status, run.Reason = results.StatusAborted, "stopped by a second interrupt"
-	case died != "":
-		run.Status, run.Reason = results.StatusFailed, died
-	case runErr != nil:
-		run.Status, run.Reason = results.StatusFailed, oneLine(runErr)
-	case res.Interrupted:
-		run.Status, run.Reason = results.StatusAborted, fmt.Sprintf("interrupted after %.1f s of the %v window", res.Summary.Elapsed.Seconds(), o.duration)
-	default:
-		run.Status = results.StatusFinished
-	}
-	if res != nil {
-		run.Summary, run.Tx = res.Summary, res.Tx
-		run.Client.CPUSeconds = res.CPUSeconds
-		run.Link = links.describe(cal)
-		if died == "" {
-			// Backends publish their counters when they go idle or exit; the pool is closed by now.
-			time.Sleep(300 * time.Millisecond)
-			if after, err := t.engine.Stats(saveCtx, wt.DB); err == nil {
-				run.StatsAfter = after
-				if o.gstat {
-					if g, err := firebird.RecordStats(saveCtx, t.managed); err == nil {
-						maps.Copy(after, g)
-					} else {
-						a.info("warning: gstat -r after the run: %v", err)
-					}
-				}
-			} else {
-				a.info("warning: cannot read server statistics after the run: %v", err)
-			}
-			if info, err := t.engine.Inspect(saveCtx, wt.DB); err == nil {
-				run.Server.DatabaseBytes = info.DatabaseBytes
-			}
-		}
-	}
-	if err := store.Finish(saveCtx, run); err != nil {
-		return nil, fmt.Errorf("save run %d: %w", run.ID, err)
+// runWorkload builds the run's Spec from the flags and runs it. groupOpts, for a group
+// command, are the options of the whole group: those def does not declare are refused.
+func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runFlags, wf *workloadFlags, groupOpts option.Set) error {
+	if err := rf.link.resolve(cmd); err != nil {
+		return err
 	}
 	switch {
-	case runErr != nil && ctx.Err() != nil:
-		return run, errInterrupted
-	case died != "":
-		return run, fmt.Errorf("run %d failed: %s", run.ID, died)
-	case runErr != nil:
-		return run, fmt.Errorf("run %d failed: %w", run.ID, runErr)
+	case rf.terminals < 1:
+		return usagef("--terminals must be at least 1, got %d", rf.terminals)
+	case rf.connections < 0:
+		return usagef("--connections must not be negative, got %d", rf.connections)
+	case rf.duration <= 0:
+		return usagef("--duration must be positive, got %v", rf.duration)
+	case rf.warmup < 0:
+		return usagef("--warmup must not be negative, got %v", rf.warmup)
+	case wf.scale < 0:
+		return usagef("--%s must not be negative, got %d", def.Scale.Name, wf.scale)
 	}
-	if !meta.quiet {
+	f := cmd.Flags()
+	given := wf.opts.given(f)
+	for _, o := range groupOpts {
+		if _, ok := given[o.Name]; ok && !slices.ContainsFunc(def.Options, func(x option.Option) bool { return x.Name == o.Name }) {
+			return usagef("--%s is not an option of %s (its options: %s)", o.Flag(), def.Name, flagList(def.Options))
+		}
+	}
+	if f.Lookup("scale") != nil && f.Changed("scale") && def.Scale.Name == "" {
+		return usagef("--scale: %s has no scale (it loads no sized data)", def.Name)
+	}
+	link, err := rf.link.link()
+	if err != nil {
+		return err
+	}
+	spec := execution.Spec{Target: rf.target, Workload: def.Name, Scale: wf.scale, Terminals: rf.terminals,
+		Connections: rf.connections, Duration: rf.duration, Warmup: rf.warmup, Seed: rf.seed, Think: wf.think,
+		Options: given, Transport: rf.transport, Link: link}
+	if f.Lookup("mix") != nil && f.Changed("mix") {
+		if spec.Mix, err = workload.ParseMix(wf.mix, def.TxTypes); err != nil {
+			return usagef("--mix: %v", err)
+		}
+		spec.Record = map[string]string{"mix": strings.ReplaceAll(wf.mix, " ", "")}
+	}
+	if spec.Target == "" {
+		return usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db or mysql://user:pw@host:3306/db")
+	}
+	ctx, drain, stop := a.interrupts(cmd.Context(), "finishing in-flight transactions and saving the run")
+	defer stop()
+	core, closeStore, err := a.core(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	core.Observer.(*observer).printEvery = rf.printEvery
+	run, err := core.Run(ctx, drain, spec)
+	if run != nil && (err == nil || err == errInterrupted) {
 		printSummary(a.st.Stdout, run)
 		a.info("stored as run %d in %s", run.ID, a.resultsDB)
 	}
-	if res.Interrupted {
-		return run, errInterrupted
-	}
-	return run, nil
+	return err
 }
 
-// watchServer returns a drain channel that closes when drain closes or when the managed
-// server's process exits, and a function that says (after the run) why the server ended,
-// or "" if it did not.
-func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}, func() string) {
-	if inst == nil {
-		return drain, func() string { return "" }
+func flagList(s option.Set) string {
+	if len(s) == 0 {
+		return "none"
 	}
-	out := make(chan struct{})
-	done := make(chan struct{})
-	var reason string
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-drain:
-				close(out)
-				return
-			case <-tick.C:
-				if !managed.Alive(inst.PID) {
-					reason = fmt.Sprintf("server %s (PID %d) exited during the run", inst.Name, inst.PID)
-					close(out)
-					return
-				}
-			}
-		}
-	}()
-	return out, func() string {
-		select {
-		case <-done:
-			return reason
-		default:
-			return ""
-		}
+	out := make([]string, len(s))
+	for i, o := range s {
+		out[i] = "--" + o.Flag()
 	}
-}
-
-// linkRTT is the RTT the run asked the link to add (0 without a link).
-func linkRTT(ls *linkSet) time.Duration {
-	if ls.cfg == nil {
-		return 0
-	}
-	return ls.cfg.AddedRTT()
-}
-
-func describeLink(l *results.Link) string {
-	if l == nil {
-		return "direct"
-	}
-	s := fmt.Sprintf("rtt %s", results.FormatDuration(l.RTT))
-	if l.Samples > 0 {
-		s += fmt.Sprintf(" (measured +%s)", results.FormatDuration(l.AchievedP50.Round(time.Microsecond)))
-	}
-	return s
-}
-
-func mixMap(w workload.Workload) map[string]float64 {
-	m := map[string]float64{}
-	for _, t := range w.TxTypes() {
-		m[t.Name] = t.Weight
-	}
-	return m
+	return strings.Join(out, ", ")
 }

@@ -1,64 +1,51 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dblat/dblat/internal/engine/firebird"
-	"github.com/dblat/dblat/internal/engine/mariadb"
-	"github.com/dblat/dblat/internal/engine/postgres"
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/managed"
 )
 
 // launcherFlags are the flags that choose how a managed server is run.
 type launcherFlags struct {
+	binDir string
+	// Per-engine spellings of --bin-dir, kept for scripts written before it.
 	pgBin, mariadbBin, fbBin string
 	runAs                    string
-	downloadDir              string // set from the state directory
-	warn                     func(string)
 }
 
 func (f *launcherFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.pgBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, then /usr/lib/postgresql/*/bin)")
-	cmd.Flags().StringVar(&f.mariadbBin, "mariadb-bin", "", "directory of mariadbd (default: PATH, then /usr/sbin)")
-	cmd.Flags().StringVar(&f.fbBin, "fb-bin", "", "bin directory of a Firebird 3.0 installation (default: Debian's firebird3.0-server)")
-	cmd.Flags().StringVar(&f.runAs, "run-as", "", "unprivileged user to run servers as when dblat runs as root (default: dblat, postgres or nobody)")
+	fl := cmd.Flags()
+	fl.StringVar(&f.binDir, "bin-dir", "", "directory of the server's binaries (default: the engine's own search: the OS packages' locations; PostgreSQL downloads binaries when none are installed)")
+	fl.StringVar(&f.pgBin, "pg-bin", "", "PostgreSQL's --bin-dir")
+	fl.StringVar(&f.mariadbBin, "mariadb-bin", "", "MariaDB's --bin-dir")
+	fl.StringVar(&f.fbBin, "fb-bin", "", "Firebird's --bin-dir")
+	for _, n := range []string{"pg-bin", "mariadb-bin", "fb-bin"} {
+		_ = fl.MarkHidden(n)
+	}
+	fl.StringVar(&f.runAs, "run-as", "", "unprivileged user to run servers as when dblat runs as root (default: dblat, postgres or nobody)")
 }
 
-// managedEngines are the engines dblat can run as managed servers.
-var managedEngines = []string{"firebird", "mariadb", "postgres"}
-
-// canonicalEngine maps the names users write to engine names.
-func canonicalEngine(name string) string {
-	switch name {
-	case "postgresql", "pg":
-		return "postgres"
-	case "mysql":
-		return "mariadb"
-	case "fb":
-		return "firebird"
+// apply makes the app start servers of engineName as the flags say.
+func (f *launcherFlags) apply(a *app, e engine.Engine) {
+	a.runAs = f.runAs
+	dir := f.binDir
+	for flag, v := range map[string]string{"pg-bin": f.pgBin, "mariadb-bin": f.mariadbBin, "fb-bin": f.fbBin} {
+		if v != "" && dir == "" {
+			if other, err := engine.Lookup(strings.TrimSuffix(flag, "-bin")); err == nil && other.Name() == e.Name() {
+				dir = v
+			}
+		}
 	}
-	return name
-}
-
-func (f *launcherFlags) launcher(engineName string) (managed.Launcher, error) {
-	switch canonicalEngine(engineName) {
-	case "postgres":
-		return postgres.Launcher{BinDir: f.pgBin, RunAs: f.runAs, DownloadDir: f.downloadDir}, nil
-	case "mariadb":
-		return mariadb.Launcher{BinDir: f.mariadbBin, RunAs: f.runAs, Warn: f.warn}, nil
-	case "firebird":
-		return firebird.Launcher{BinDir: f.fbBin, RunAs: f.runAs}, nil
+	if dir != "" {
+		a.binDirs = map[string]string{e.Name(): dir}
 	}
-	return nil, usagef("dblat cannot manage %q servers (managed engines: %s); connect to your own with --target DSN",
-		engineName, strings.Join(managedEngines, ", "))
 }
 
 func (a *app) serverCommand() *cobra.Command {
@@ -74,11 +61,10 @@ func (a *app) serverCommand() *cobra.Command {
 
 func (a *app) serverStartCommand() *cobra.Command {
 	var (
-		name     string
-		sets     []string
-		port     int
-		pageSize int
-		lf       launcherFlags
+		name string
+		sets []string
+		port int
+		lf   launcherFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "start ENGINE --name NAME [--set key=value ...]",
@@ -88,12 +74,12 @@ in the state directory, on a loopback port, and prints its DSN. Settings are che
 the start (an unknown key is refused with a suggestion) and read back after it.
 
 Firebird: --set ServerMode=Super|SuperClassic|Classic chooses the architecture, any other
-firebird.conf key of 3.0 may be set, and --page-size sets the benchmark database's page size.`,
+firebird.conf key of 3.0 may be set, and --set PageSize=N the benchmark database's page size.`,
 		Example: `  dblat server start postgres --name pg1
   dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off
   dblat server start mariadb --name m1 --set innodb_buffer_pool_size=1G
-  dblat server start firebird --name fb-cs --set ServerMode=Classic --page-size 8192`,
-		Args: exactArgs(1, "an ENGINE (postgres, mariadb or firebird)"),
+  dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192`,
+		Args: exactArgs(1, "an ENGINE ("+strings.Join(engine.Managed(), ", ")+")"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := managed.CheckName(name); err != nil {
 				return usageError{err}
@@ -102,16 +88,12 @@ firebird.conf key of 3.0 may be set, and --page-size sets the benchmark database
 			if err != nil {
 				return err
 			}
-			if pageSize != 0 {
-				if canonicalEngine(args[0]) != "firebird" {
-					return usagef("--page-size is for firebird servers; for %s use --set", args[0])
-				}
-				if settings == nil {
-					settings = map[string]string{}
-				}
-				settings[firebird.SettingPageSize] = fmt.Sprint(pageSize)
+			e, err := engine.Lookup(args[0])
+			if err != nil {
+				return usageError{err}
 			}
-			inst, err := a.startServer(cmd.Context(), args[0], name, port, settings, &lf)
+			lf.apply(a, e)
+			inst, err := a.servers().StartServer(cmd.Context(), e.Name(), name, port, settings)
 			if err != nil {
 				return err
 			}
@@ -122,59 +104,9 @@ firebird.conf key of 3.0 may be set, and --page-size sets the benchmark database
 	cmd.Flags().StringVar(&name, "name", "", "name of the server (required)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "server setting key=value (repeatable); replaces the settings of an earlier start")
 	cmd.Flags().IntVar(&port, "port", 0, "loopback port (default: a free one, kept across restarts)")
-	cmd.Flags().IntVar(&pageSize, "page-size", 0, "Firebird: page size of the benchmark database (4096, 8192 or 16384)")
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
-}
-
-// startServer creates or restarts the named instance and saves its record.
-func (a *app) startServer(ctx context.Context, engineName, name string, port int, settings map[string]string, lf *launcherFlags) (*managed.Instance, error) {
-	engineName = canonicalEngine(engineName)
-	lf.warn = func(msg string) { a.info("warning: %s", msg) }
-	lf.downloadDir = filepath.Join(a.registry().Root, "binaries", "postgres")
-	l, err := lf.launcher(engineName)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.mkdirState(); err != nil {
-		return nil, err
-	}
-	reg := a.registry()
-	inst, err := reg.Load(name)
-	switch {
-	case errors.Is(err, managed.ErrNoInstance):
-		inst = &managed.Instance{Name: name, Engine: engineName, Dir: reg.Dir(name)}
-		if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		return nil, err
-	case inst.Engine != engineName:
-		return nil, usagef("server %q is a %s server, not %s", name, inst.Engine, engineName)
-	case inst.PID != 0:
-		if settings != nil || (port != 0 && port != inst.Port) {
-			return nil, usagef("server %q is running (PID %d): stop it first to change its settings", name, inst.PID)
-		}
-		a.info("server %s is already running (PID %d)", name, inst.PID)
-		return inst, nil
-	}
-	if settings != nil {
-		inst.Settings = settings
-	}
-	if port != 0 {
-		inst.Port = port
-	}
-	a.info("starting %s server %s in %s ...", engineName, name, inst.Dir)
-	if err := l.Start(ctx, inst); err != nil {
-		return nil, fmt.Errorf("server %s: %w", name, err)
-	}
-	if err := reg.Save(inst); err != nil {
-		_ = l.Stop(ctx, inst)
-		return nil, err
-	}
-	a.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
-	return inst, nil
 }
 
 // parseSets turns repeated key=value flags into a map; nil when none were given.
@@ -215,7 +147,7 @@ func (a *app) serverStopCommand() *cobra.Command {
 			}
 			var errs []error
 			for _, name := range args {
-				if err := a.stopServer(cmd.Context(), name); err != nil {
+				if err := a.servers().StopServer(cmd.Context(), name); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -224,29 +156,6 @@ func (a *app) serverStopCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every managed server")
 	return cmd
-}
-
-func (a *app) stopServer(ctx context.Context, name string) error {
-	reg := a.registry()
-	inst, err := reg.Load(name)
-	if err != nil {
-		return err
-	}
-	if inst.PID == 0 {
-		a.info("server %s is not running", name)
-		return nil
-	}
-	var lf launcherFlags
-	l, err := lf.launcher(inst.Engine)
-	if err != nil {
-		return err
-	}
-	pid := inst.PID
-	if err := l.Stop(ctx, inst); err != nil {
-		return fmt.Errorf("stop server %s: %w", name, err)
-	}
-	a.info("server %s stopped (PID %d)", name, pid)
-	return reg.Save(inst)
 }
 
 func (a *app) serverListCommand() *cobra.Command {

@@ -11,21 +11,24 @@ import (
 	"github.com/dblat/dblat/internal/results"
 )
 
-// runProgress prints a line every `every` of run time from the per-second samples.
+// runProgress prints a line every `every` of run time from the per-second samples: the
+// throughput over the lines' interval, the headline figure (NOPM for TPC-C, TPS otherwise),
+// the worst one-second p99 of the interval and the errors.
 type runProgress struct {
 	a          *app
 	every      time.Duration
+	head       string // the headline's transaction type; "" for TPS
 	nextAt     time.Duration
 	started    bool
 	commits    int64
-	newOrders  int64
+	headCount  int64
 	errors     int64
-	p99        int64
+	worstP99   int64
 	windowFrom time.Duration
 }
 
-func newRunProgress(a *app, every time.Duration) *runProgress {
-	return &runProgress{a: a, every: every}
+func newRunProgress(a *app, every time.Duration, r *results.Run) *runProgress {
+	return &runProgress{a: a, every: every, head: headlineType(r)}
 }
 
 func (p *runProgress) sample(ss []results.Sample) {
@@ -39,26 +42,29 @@ func (p *runProgress) sample(ss []results.Sample) {
 		p.nextAt = off - time.Second + p.every
 	}
 	for _, s := range ss {
-		switch s.Type {
-		case "":
+		switch {
+		case s.Type == "":
 			p.commits += s.Committed
 			p.errors += s.Errors
-			p.p99 = max(p.p99, s.P99Us)
-		case "new_order":
-			p.newOrders += s.Committed
+			p.worstP99 = max(p.worstP99, s.P99Us)
+		case s.Type == p.head:
+			p.headCount += s.Committed
 		}
 	}
 	if off < p.nextAt {
 		return
 	}
-	span := (off - p.windowFrom).Minutes()
+	span := off - p.windowFrom
 	phase := "window"
 	if off <= 0 {
 		phase = "warm-up"
 	}
-	p.a.info("%8s %-7s  tpm %9.0f  nopm %9.0f  p99 %8.2f ms  errors %d",
-		fmtOffset(off), phase, float64(p.commits)/span, float64(p.newOrders)/span, float64(p.p99)/1000, p.errors)
-	p.commits, p.newOrders, p.errors, p.p99 = 0, 0, 0, 0
+	head := fmt.Sprintf("tps %9.1f", float64(p.commits)/span.Seconds())
+	if p.head != "" {
+		head = fmt.Sprintf("tpm %9.0f  nopm %9.0f", float64(p.commits)/span.Minutes(), float64(p.headCount)/span.Minutes())
+	}
+	p.a.info("%8s %-7s  %s  worst 1-s p99 %8.2f ms  errors %d", fmtOffset(off), phase, head, float64(p.worstP99)/1000, p.errors)
+	p.commits, p.headCount, p.errors, p.worstP99 = 0, 0, 0, 0
 	p.windowFrom = off
 	p.nextAt = off + p.every
 }
@@ -74,14 +80,13 @@ func printSummary(w io.Writer, r *results.Run) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
 	}
-	scale := "warehouses"
-	if r.Params.Workload != "tpcc" {
-		scale = "scale"
+	fmt.Fprintf(w, "  %s, %d terminals, %d connections, window %.1f s after %v warm-up\n",
+		scaleText(r), r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
+	head := fmt.Sprintf("TPS %.1f   TPM %.0f", s.TPS, s.TPM)
+	if results.MetricOf([]results.Run{*r}) == results.MetricNOPM {
+		head = fmt.Sprintf("NOPM %.0f   TPM %.0f   TPS %.1f", s.NOPM, s.TPM, s.TPS)
 	}
-	fmt.Fprintf(w, "  %d %s, %d terminals, %d connections, window %.1f s after %v warm-up\n",
-		r.Params.Scale, scale, r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
-	fmt.Fprintf(w, "  NOPM %.0f   TPM %.0f   TPS %.1f   committed %d   rolled back %d   errors %s\n",
-		s.NOPM, s.TPM, s.TPS, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
+	fmt.Fprintf(w, "  %s   committed %d   rolled back %d   errors %s\n", head, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
 	for _, class := range sortedKeys(s.ErrorExamples) {
 		for _, m := range s.ErrorExamples[class] {
 			fmt.Fprintf(w, "  e.g. %s: %s\n", class, m)
@@ -94,8 +99,15 @@ func printSummary(w io.Writer, r *results.Run) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\twait ms\tround trips\tbytes up\tbytes down\t")
 	for _, t := range r.Tx {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
-			sum(t.Errors), ms(t.P50Us), ms(t.P90Us), ms(t.P99Us), ms(t.MaxUs), t.WaitMeanUs/1000,
+		if t.Committed+t.Rollbacks+sum(t.Errors) == 0 {
+			continue // a type this run never ran (blob_write in a read run)
+		}
+		lat := func(us int64) string { return orDash(ms(us), "%.2f") }
+		if t.Committed+t.Rollbacks == 0 {
+			lat = func(int64) string { return "–" }
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
+			sum(t.Errors), lat(t.P50Us), lat(t.P90Us), lat(t.P99Us), lat(t.MaxUs), t.WaitMeanUs/1000,
 			orDash(t.RoundTrips, "%.1f"), orDash(t.BytesUp, "%.0f"), orDash(t.BytesDown, "%.0f"))
 	}
 	tw.Flush()

@@ -36,6 +36,15 @@ type LaunchConfig struct {
 	Warn func(string)
 }
 
+// SettingsChecker is an optional Manager capability: checking a managed server's settings
+// before any server starts (names against the server's own list, values where the engine
+// can tell), so that a study's plan reports a misspelt setting instead of its first run.
+type SettingsChecker interface {
+	// CheckSettings returns an error naming the first setting the server would refuse, with
+	// a suggestion where one is close; or an error saying the server binaries are missing.
+	CheckSettings(cfg LaunchConfig, settings map[string]string) error
+}
+
 // Sockets is an optional Engine capability: a managed server of the engine also listens on a
 // Unix socket, which runs may use instead of TCP (the "transport" run option).
 type Sockets interface {
@@ -147,7 +156,7 @@ type Comparison struct {
 
 // Advice is one engine-specific finding about a run's configuration.
 type Advice struct {
-	// Rule names the finding ("classic-buffers"); findings of one rule are grouped.
+	// Rule names the finding ("fb-classic-buffers"); findings of one rule are grouped.
 	Rule string
 	// Warning is set for a warning; otherwise the advice is informational.
 	Warning bool

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/analysis"
+	// The engines register what their settings mean, which the credibility checks read.
+	_ "github.com/dblat/dblat/internal/engine/all"
 )
 
 // TestAnalysisGroupsLikeReport: package analysis groups runs into the same cells, in the

@@ -6,18 +6,29 @@ const (
 	MetricTPS  = "TPS"  // transactions completed per second
 )
 
-// MetricOf returns the throughput metric of runs: MetricNOPM when every run is TPC-C, else
-// MetricTPS.
+// MetricOf returns the throughput metric by which runs compare: the headline figure each
+// run recorded (Summary.Metric, declared by its workload) when they all agree, else
+// MetricTPS, which every run has. Runs stored before the metric was recorded count as
+// MetricNOPM when they are TPC-C, the only workload whose headline was NOPM then.
 func MetricOf(runs []Run) string {
 	if len(runs) == 0 {
 		return MetricTPS
 	}
+	metric := ""
 	for i := range runs {
-		if runs[i].Params.Workload != "tpcc" {
+		m := runs[i].Summary.Metric
+		if m == "" {
+			m = MetricTPS
+			if runs[i].Params.Workload == "tpcc" {
+				m = MetricNOPM
+			}
+		}
+		if metric != "" && m != metric {
 			return MetricTPS
 		}
+		metric = m
 	}
-	return MetricNOPM
+	return metric
 }
 
 // MetricValue returns r's figure of metric: Summary.NOPM for MetricNOPM, else Summary.TPS.

@@ -119,6 +119,9 @@ type Client struct {
 
 // Summary holds the run-wide figures over the measurement window (warm-up excluded).
 type Summary struct {
+	// Metric names the workload's headline figure: MetricNOPM or MetricTPS. Runs stored
+	// before it was recorded have "" (see MetricOf).
+	Metric string `json:"metric,omitempty"`
 	// Elapsed is the measured window actually achieved.
 	Elapsed   time.Duration `json:"elapsed"`
 	Committed int64         `json:"committed"`

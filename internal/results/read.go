@@ -24,7 +24,7 @@ const runSelect = `SELECT id, study, cell_key, status, reason, started, ended,
 	mix, options, link,
 	engine, target, managed, server_version, settings, database_bytes,
 	client, stats_before, stats_after,
-	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples
+	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric
 FROM runs`
 
 // newestFirst is the order of List.
@@ -65,7 +65,7 @@ func scanRun(sc scanner) (Run, error) {
 		&r.Server.Engine, &r.Server.Target, &managed, &r.Server.Version, &settings,
 		&r.Server.DatabaseBytes,
 		&client, &before, &after,
-		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples)
+		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric)
 	if err != nil {
 		return Run{}, err
 	}

@@ -117,5 +117,8 @@ CREATE TABLE studies (
 `, // 3: examples of the errors a run counted, so that "other 40" can be explained.
 	`
 ALTER TABLE runs ADD COLUMN error_examples TEXT; -- JSON object class -> messages, or NULL
+`, // 4: the workload's headline figure each run reports (NOPM, TPS).
+	`
+ALTER TABLE runs ADD COLUMN metric TEXT NOT NULL DEFAULT '';
 `,
 }

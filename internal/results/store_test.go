@@ -85,7 +85,7 @@ func fullRun(t testing.TB, study, cell string, started time.Time) Run {
 		},
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5},
 		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9},
-		Summary: Summary{
+		Summary: Summary{Metric: MetricNOPM,
 			Elapsed: 5*time.Minute + 3*time.Millisecond, Committed: 90000, Rollbacks: 400,
 			Errors: map[string]int64{"retryable": 12}, TPS: 300.1, TPM: 18006, NOPM: 8100.25,
 			ErrorExamples: map[string][]string{"retryable": {"deadlock detected (SQLSTATE 40P01)"}},

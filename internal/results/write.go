@@ -140,6 +140,7 @@ func runColumns(r *Run) ([]column, error) {
 		{"tps", finite(r.Summary.TPS)},
 		{"tpm", finite(r.Summary.TPM)},
 		{"nopm", finite(r.Summary.NOPM)},
+		{"metric", r.Summary.Metric},
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

@@ -53,7 +53,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: terminals, Warmup: 2 * time.Second, Duration: window})
+		res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: terminals, Warmup: 2 * time.Second, Duration: window, NOPMType: "new_order"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -40,6 +40,9 @@ type Config struct {
 	Samples func([]results.Sample)
 	// Connected, when set, is called once every pooled connection is open, before warm-up.
 	Connected func()
+	// NOPMType names the transaction type whose commits per minute are Summary.NOPM
+	// (TPC-C's "new_order", workload.Metric.TxType); "" leaves NOPM 0.
+	NOPMType string
 }
 
 // Result holds the figures of the measurement window.
@@ -176,7 +179,7 @@ loop:
 	if elapsed < 0 {
 		elapsed = 0
 	}
-	res := summarize(rec.window(len(types)), types, elapsed)
+	res := summarize(rec.window(len(types)), types, cfg.NOPMType, elapsed)
 	res.CPUSeconds = cpuEnd - cpuAtWindow
 	res.Summary.ErrorExamples = examples.snapshot()
 	res.Interrupted = interrupted

@@ -9,11 +9,9 @@ import (
 	"github.com/dblat/dblat/internal/results"
 )
 
-// NewOrderType is the transaction type whose commits per minute make NOPM (TPC-C's
-// New-Order). Workloads without such a type report NOPM 0.
-const NewOrderType = "new_order"
-
-func summarize(win []typeStats, types []string, elapsed time.Duration) *Result {
+// summarize turns the window's statistics into the run's figures; nopmType is the type whose
+// commits per minute are Summary.NOPM ("" leaves it 0).
+func summarize(win []typeStats, types []string, nopmType string, elapsed time.Duration) *Result {
 	res := &Result{Summary: results.Summary{Elapsed: elapsed, Errors: map[string]int64{}}}
 	minutes := elapsed.Minutes()
 	for t, ts := range win {
@@ -53,7 +51,7 @@ func summarize(win []typeStats, types []string, elapsed time.Duration) *Result {
 		}
 		res.Summary.Committed += ts.committed
 		res.Summary.Rollbacks += ts.rollbacks
-		if types[t] == NewOrderType && minutes > 0 {
+		if nopmType != "" && types[t] == nopmType && minutes > 0 {
 			res.Summary.NOPM = float64(ts.committed) / minutes
 		}
 		res.Tx = append(res.Tx, tx)

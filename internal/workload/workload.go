@@ -54,6 +54,13 @@ type Workload interface {
 	NewTerminal(id int) Terminal
 }
 
+// Describer is an optional Workload capability: facts about how the workload runs on its
+// engine, stored with the run's options ("mode" = "client", "explicit_tx" = "true"). It is
+// called after Prepare.
+type Describer interface {
+	Describe() map[string]string
+}
+
 // Terminal is one emulated user. A terminal is used by one goroutine at a time.
 type Terminal interface {
 	// Next chooses the next transaction type (an index into the workload's TxTypes) and the

@@ -157,9 +157,18 @@ func advise(settings map[string]string, connections int) []engine.Advice {
 		detail += fmt.Sprintf(" × %d B = %s per connection × %d = %s", ps, engine.FormatBytes(per), connections, engine.FormatBytes(per*float64(connections)))
 	}
 	return []engine.Advice{{
-		Rule: "classic-buffers", Warning: true,
+		Rule: "fb-classic-buffers", Warning: true,
 		Message: "Firebird Classic/SuperClassic with more than 2048 page buffers: every connection keeps its own cache, so memory grows with the pool and synchronising the caches slows the server (seed 002: \"after 2048 buffers per connection, the cost of synchronization … quickly grows\")",
 		Detail:  detail,
 		Fix:     "use at most 2048 page buffers in Classic/SuperClassic (256 is their default), or SuperServer for a large shared cache",
 	}}
+}
+
+var _ engine.SettingsChecker = Engine{}
+
+// CheckSettings implements engine.SettingsChecker against Firebird 3.0's firebird.conf keys
+// and dblat's own (PageSize, ForcedWrites).
+func (Engine) CheckSettings(_ engine.LaunchConfig, settings map[string]string) error {
+	_, err := checkSettings(settings)
+	return err
 }

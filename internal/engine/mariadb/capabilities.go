@@ -90,3 +90,14 @@ func (Engine) Comparison() engine.Comparison {
 		},
 	}
 }
+
+var _ engine.SettingsChecker = Engine{}
+
+// CheckSettings implements engine.SettingsChecker against mariadbd's own option table.
+func (Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
+	bin, err := FindBinaries(cfg.BinDir)
+	if err != nil {
+		return err
+	}
+	return checkSettings(bin.Server, settings)
+}

@@ -73,3 +73,19 @@ func (Engine) Comparison() engine.Comparison {
 		},
 	}
 }
+
+var _ engine.SettingsChecker = Engine{}
+
+// CheckSettings implements engine.SettingsChecker against the installed server's
+// `postgres --describe-config`. Without installed binaries (a start would download them)
+// there is nothing to check against yet, and it returns nil.
+func (Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
+	bin, err := FindBinaries(cfg.BinDir)
+	if err != nil {
+		if cfg.BinDir != "" {
+			return err
+		}
+		return nil
+	}
+	return checkSettings(bin, settings)
+}

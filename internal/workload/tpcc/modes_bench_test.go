@@ -101,7 +101,7 @@ func runThroughLink(b *testing.B, e engine.Engine, dsn, upstream, m string, rtt,
 		b.Fatal(err)
 	}
 	defer w.Close()
-	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: 2 * time.Second, Duration: window})
+	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: 2 * time.Second, Duration: window, NOPMType: "new_order"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dblat/dblat/internal/latency"
+)
+
+// linkOptions are the flags that put a latency link between the terminals and the server.
+type linkOptions struct {
+	rtt, up, down, jitter time.Duration
+	distribution          string
+	bandwidth             string
+	direct                bool
+	delayConnect          bool
+	// rttSet is true when --rtt (or another link flag) was given: even --rtt 0 goes through
+	// the link then, so that its overhead is part of what is measured.
+	rttSet bool
+}
+
+func (o *linkOptions) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.DurationVar(&o.rtt, "rtt", 0, "round-trip time to add between terminals and server (split half each way); --rtt 0 still goes through the link")
+	f.DurationVar(&o.up, "up", 0, "one-way delay client→server (overrides the --rtt split)")
+	f.DurationVar(&o.down, "down", 0, "one-way delay server→client (overrides the --rtt split)")
+	f.DurationVar(&o.jitter, "jitter", 0, "spread of each one-way delay (see --distribution)")
+	f.StringVar(&o.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
+	f.StringVar(&o.bandwidth, "bandwidth", "", `link capacity each way, e.g. 100mbit or 1gbit (default unlimited)`)
+	f.BoolVar(&o.direct, "direct", false, "connect straight to the server, with no link (the default when no link flag is given)")
+	f.BoolVar(&o.delayConnect, "delay-connect", true, "connection set-up costs one RTT, as on a real network")
+}
+
+// resolve records which flags were given; call it in RunE.
+func (o *linkOptions) resolve(cmd *cobra.Command) error {
+	for _, name := range []string{"rtt", "up", "down", "jitter", "bandwidth"} {
+		if cmd.Flags().Changed(name) {
+			o.rttSet = true
+		}
+	}
+	if o.direct && o.rttSet {
+		return usagef("--direct bypasses the link: drop it, or drop --rtt/--up/--down/--jitter/--bandwidth")
+	}
+	_, err := o.config()
+	return err
+}
+
+func (o *linkOptions) enabled() bool { return o.rttSet && !o.direct }
+
+// config turns the flags into a link configuration.
+func (o *linkOptions) config() (latency.Config, error) {
+	for name, d := range map[string]time.Duration{"--rtt": o.rtt, "--up": o.up, "--down": o.down, "--jitter": o.jitter} {
+		if d < 0 {
+			return latency.Config{}, usagef("%s must not be negative, got %v", name, d)
+		}
+	}
+	dist, err := latency.ParseDistribution(o.distribution)
+	if err != nil {
+		return latency.Config{}, usageError{fmt.Errorf("--distribution: %w", err)}
+	}
+	cfg := latency.Config{RTT: o.rtt, Up: o.up, Down: o.down, Jitter: o.jitter, Distribution: dist, DelayConnect: o.delayConnect}
+	if o.bandwidth != "" {
+		bw, err := latency.ParseBandwidth(o.bandwidth)
+		if err != nil {
+			return latency.Config{}, usageError{fmt.Errorf("--bandwidth: %w", err)}
+		}
+		cfg.BandwidthUp, cfg.BandwidthDown = bw, bw
+	}
+	if err := cfg.Validate(); err != nil {
+		return latency.Config{}, usageError{err}
+	}
+	return cfg, nil
+}
+
+// link returns the link a run goes through, or nil for a direct connection.
+func (o *linkOptions) link() (*latency.Config, error) {
+	if !o.enabled() {
+		return nil, nil
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dblat/dblat/internal/execution"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// observer prints what the execution core does: steps and warnings, load progress bars, a
+// progress line every --print-every of a run, and a line per finished study run.
+type observer struct {
+	a *app
+	// printEvery is how often a run prints its progress line (0: never).
+	printEvery time.Duration
+	prog       *runProgress
+}
+
+var _ execution.Observer = (*observer)(nil)
+
+func (o *observer) Info(msg string) { o.a.info("%s", msg) }
+
+func (o *observer) LoadProgress(label string) func(done, total int64) {
+	return o.a.newProgress(label).update
+}
+
+func (o *observer) RunStarted(r *results.Run) {
+	o.a.info("run %d: %s on %s, %s, %d terminals, %d connections, %s, warm-up %v, window %v",
+		r.ID, r.Params.Workload, r.Server.Target, scaleText(r), r.Params.Terminals, r.Params.Connections,
+		describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
+	o.prog = newRunProgress(o.a, o.printEvery, r)
+}
+
+func (o *observer) Samples(_ *results.Run, s []results.Sample) {
+	if o.prog != nil {
+		o.prog.sample(s)
+	}
+}
+
+func (o *observer) RunEnded(r *results.Run) {
+	if r.Study != "" {
+		if r.Status == results.StatusFinished {
+			o.a.info("  run %d: %s", r.ID, oneRunLine(r))
+		} else {
+			o.a.info("  run %d %s: %s", r.ID, r.Status, r.Reason)
+		}
+	}
+}
+
+func (o *observer) StudyStep(s execution.StudyStep) {
+	o.a.info("[%d/%d] %s (repeat %d/%d)  elapsed %s, ETA %s", s.Index, s.Total, s.Cell, s.Repeat, s.Repeats,
+		s.Elapsed.Round(time.Second), s.Remaining.Round(time.Second))
+}
+
+// scaleText says how much data a run used: "4 warehouses", "scale 1".
+func scaleText(r *results.Run) string {
+	if def, err := workload.Lookup(r.Params.Workload); err == nil && def.Scale.Name != "" && def.Scale.Name != "scale" {
+		return fmt.Sprintf("%d %s", r.Params.Scale, def.Scale.Name)
+	}
+	return fmt.Sprintf("scale %d", r.Params.Scale)
+}
+
+// headlineType is the transaction type whose commits make a run's headline figure, or ""
+// when every completed transaction counts.
+func headlineType(r *results.Run) string {
+	if def, err := workload.Lookup(r.Params.Workload); err == nil {
+		return def.Metric.TxType
+	}
+	return ""
+}
+
+func describeLink(l *results.Link) string {
+	if l == nil {
+		return "direct"
+	}
+	s := fmt.Sprintf("rtt %s", results.FormatDuration(l.RTT))
+	if l.Samples > 0 {
+		s += fmt.Sprintf(" (measured +%s)", results.FormatDuration(l.AchievedP50.Round(time.Microsecond)))
+	}
+	return s
+}
+
+// oneRunLine is a finished run's headline in one line.
+func oneRunLine(r *results.Run) string {
+	metric := results.MetricOf([]results.Run{*r})
+	s := fmt.Sprintf("%s %.0f  TPM %.0f", metric, results.MetricValue(r, metric), r.Summary.TPM)
+	if metric == results.MetricTPS {
+		s = fmt.Sprintf("TPS %.1f", r.Summary.TPS)
+	}
+	head := headlineType(r)
+	for _, t := range r.Tx {
+		if t.Type == head || head == "" && len(r.Tx) == 1 {
+			s += fmt.Sprintf("  %s p90 %.2f ms, %.1f round trips", t.Type, ms(t.P90Us), t.RoundTrips)
+		}
+	}
+	if n := sum(r.Summary.Errors); n > 0 {
+		s += fmt.Sprintf("  errors %s", fmtErrors(r.Summary.Errors))
+	}
+	return s
+}

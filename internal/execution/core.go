@@ -1,0 +1,200 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// Store is what a Core needs of the results store.
+type Store interface {
+	Begin(ctx context.Context, r *results.Run) (int64, error)
+	AddSamples(ctx context.Context, runID int64, samples []results.Sample) error
+	Finish(ctx context.Context, r *results.Run) error
+	SaveStudy(ctx context.Context, st results.Study) error
+	CellCounts(ctx context.Context, study string) (map[string]map[results.Status]int, error)
+}
+
+// Core runs runs and studies. Its fields are set once; a Core is used by one goroutine at a
+// time.
+type Core struct {
+	// Store receives every run; the caller opens and closes it.
+	Store Store
+	// Servers are the managed servers of the state directory.
+	Servers managed.Registry
+	// Launch says how managed servers are started; BinDirs overrides Launch.BinDir per
+	// engine name.
+	Launch  engine.LaunchConfig
+	BinDirs map[string]string
+	// Observer is told what happens; nil means NopObserver.
+	Observer Observer
+}
+
+func (c *Core) obs() Observer {
+	if c.Observer == nil {
+		return NopObserver{}
+	}
+	return c.Observer
+}
+
+func (c *Core) info(format string, args ...any) { c.obs().Info(fmt.Sprintf(format, args...)) }
+
+// Target is a resolved database to benchmark: a managed server or a DSN.
+type Target struct {
+	Engine engine.Engine
+	// DSN connects to the benchmark database. It may hold a password: never store or print it.
+	DSN string
+	// Label names the target in output and results: the server's name or the redacted DSN.
+	Label string
+	// Server is the managed server; nil for a server dblat does not manage.
+	Server *managed.Instance
+}
+
+// Resolve interprets a target: a managed server's name or a DSN.
+func (c *Core) Resolve(spec string) (*Target, error) {
+	if spec == "" {
+		return nil, Inputf("no target: give a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db or mysql://user:pw@host:3306/db")
+	}
+	if engine.IsDSN(spec) {
+		e, err := engine.ForDSN(spec)
+		if err != nil {
+			return nil, asInput(fmt.Errorf("target: %w", err))
+		}
+		return &Target{Engine: e, DSN: spec, Label: e.Redact(spec)}, nil
+	}
+	inst, err := c.Servers.Load(spec)
+	if err != nil {
+		return nil, err
+	}
+	if inst.PID == 0 {
+		return nil, Inputf("server %s is not running: start it with `dblat server start %s --name %s`", spec, inst.Engine, spec)
+	}
+	e, err := engine.Lookup(inst.Engine)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Engine: e, DSN: inst.DSN, Label: spec, Server: inst}, nil
+}
+
+// Open connects to the target's database dsn ("" means t.DSN).
+func (t *Target) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (workload.Target, error) {
+	if dsn == "" {
+		dsn = t.DSN
+	}
+	db, err := t.Engine.Open(ctx, dsn, opts)
+	if err != nil {
+		return workload.Target{}, fmt.Errorf("target %s: %w", t.Label, err)
+	}
+	return workload.Target{Engine: t.Engine, DB: db}, nil
+}
+
+func closeDB(t workload.Target) {
+	if t.DB != nil {
+		_ = t.DB.Close()
+	}
+}
+
+// StartServer creates (if new) or restarts the managed server name of engine engineName on
+// port (0: a free one, kept across restarts) with settings (nil: those of the last start),
+// and saves its record. A server that already runs is left as it is, unless settings or the
+// port differ, which is an error.
+func (c *Core) StartServer(ctx context.Context, engineName, name string, port int, settings map[string]string) (*managed.Instance, error) {
+	e, err := engine.Lookup(engineName)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	mgr, ok := e.(engine.Manager)
+	if !ok {
+		return nil, Inputf("dblat cannot manage %s servers (managed engines: %s); connect to your own with --target DSN",
+			e.Name(), strings.Join(engine.Managed(), ", "))
+	}
+	if err := managed.CheckName(name); err != nil {
+		return nil, asInput(err)
+	}
+	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
+		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
+	}
+	inst, err := c.Servers.Load(name)
+	switch {
+	case errors.Is(err, managed.ErrNoInstance):
+		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name)}
+		if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	case inst.Engine != e.Name():
+		return nil, Inputf("server %q is a %s server, not %s", name, inst.Engine, e.Name())
+	case inst.PID != 0:
+		if settings != nil || (port != 0 && port != inst.Port) {
+			return nil, Inputf("server %q is running (PID %d): stop it first to change its settings", name, inst.PID)
+		}
+		c.info("server %s is already running (PID %d)", name, inst.PID)
+		return inst, nil
+	}
+	if settings != nil {
+		inst.Settings = settings
+	}
+	if port != 0 {
+		inst.Port = port
+	}
+	l := c.launcher(mgr, e.Name())
+	c.info("starting %s server %s in %s ...", e.Name(), name, inst.Dir)
+	if err := l.Start(ctx, inst); err != nil {
+		return nil, fmt.Errorf("server %s: %w", name, err)
+	}
+	if err := c.Servers.Save(inst); err != nil {
+		_ = l.Stop(ctx, inst)
+		return nil, err
+	}
+	c.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
+	return inst, nil
+}
+
+func (c *Core) launcher(mgr engine.Manager, engineName string) managed.Launcher {
+	cfg := c.Launch
+	if d := c.BinDirs[engineName]; d != "" {
+		cfg.BinDir = d
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = c.Servers.Root
+	}
+	if cfg.Warn == nil {
+		cfg.Warn = func(msg string) { c.info("warning: %s", msg) }
+	}
+	return mgr.Launcher(cfg)
+}
+
+// StopServer stops the managed server name if it runs (its data is kept).
+func (c *Core) StopServer(ctx context.Context, name string) error {
+	inst, err := c.Servers.Load(name)
+	if err != nil {
+		return err
+	}
+	if inst.PID == 0 {
+		c.info("server %s is not running", name)
+		return nil
+	}
+	e, err := engine.Lookup(inst.Engine)
+	if err != nil {
+		return err
+	}
+	mgr, ok := e.(engine.Manager)
+	if !ok {
+		return fmt.Errorf("server %s: engine %s no longer manages servers", name, inst.Engine)
+	}
+	pid := inst.PID
+	if err := c.launcher(mgr, e.Name()).Stop(ctx, inst); err != nil {
+		_ = c.Servers.Save(inst)
+		return fmt.Errorf("stop server %s: %w", name, err)
+	}
+	c.info("server %s stopped (PID %d)", name, pid)
+	return c.Servers.Save(inst)
+}

@@ -1,0 +1,120 @@
+package execution
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/runner"
+)
+
+// linkSet is the dialer of a run: it meters every connection the runner opens and, when a
+// link is configured, sends TCP connections through a latency link started on first use
+// for each upstream address. Safe for concurrent use.
+type linkSet struct {
+	cfg   *latency.Config // nil: no link
+	mu    sync.Mutex
+	links map[string]*latency.Link
+}
+
+func newLinkSet(cfg *latency.Config) *linkSet {
+	return &linkSet{cfg: cfg, links: map[string]*latency.Link{}}
+}
+
+// dial implements engine.OpenOptions.Dial. Through a link, the connection is made in
+// process (Link.Dial): the terminals do not pay the two loopback hops an external client of
+// the link pays.
+func (ls *linkSet) dial(ctx context.Context, network, addr string) (c net.Conn, err error) {
+	if ls.cfg != nil && strings.HasPrefix(network, "tcp") {
+		l, lerr := ls.link(addr)
+		if lerr != nil {
+			return nil, lerr
+		}
+		c, err = l.Dial(ctx)
+	} else {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return runner.Metered(ctx, c), nil
+}
+
+func (ls *linkSet) link(upstream string) (*latency.Link, error) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l, ok := ls.links[upstream]; ok {
+		return l, nil
+	}
+	// The link outlives the dial's context: it serves every connection of the run.
+	l, err := latency.Listen(context.Background(), "127.0.0.1:0", upstream, *ls.cfg)
+	if err != nil {
+		return nil, err
+	}
+	ls.links[upstream] = l
+	return l, nil
+}
+
+// rtt is the RTT the run asked the link to add (0 without a link).
+func (ls *linkSet) rtt() time.Duration {
+	if ls.cfg == nil {
+		return 0
+	}
+	return ls.cfg.AddedRTT()
+}
+
+// describe returns the stored description of the link, with its totals, or nil.
+func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
+	if ls.cfg == nil {
+		return nil
+	}
+	c := ls.cfg
+	up, down := c.Up, c.Down
+	if up == 0 && down == 0 {
+		up, down = c.RTT/2, c.RTT-c.RTT/2
+	}
+	l := &results.Link{Kind: "inline", RTT: c.AddedRTT(), Up: up, Down: down, Jitter: c.Jitter, BandwidthUp: c.BandwidthUp,
+		BandwidthDown: c.BandwidthDown, DelayConnect: c.DelayConnect}
+	if c.Jitter > 0 {
+		l.Distribution = c.Distribution.String()
+	}
+	if cal != nil {
+		l.AchievedP50, l.AchievedP99, l.Samples = cal.Added.P50, cal.Added.P99, cal.Added.N
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, lk := range ls.links {
+		t := lk.Totals()
+		l.RoundTrips += t.RoundTrips
+		l.BytesUp += t.BytesUp
+		l.BytesDown += t.BytesDown
+	}
+	return l
+}
+
+// calibrate measures the RTT the configured link adds, briefly: at most ~2 s or 200 samples.
+func (ls *linkSet) calibrate(ctx context.Context) (*latency.Calibration, error) {
+	if ls.cfg == nil {
+		return nil, nil
+	}
+	samples := 200
+	if rtt := ls.cfg.AddedRTT(); rtt > 0 {
+		samples = max(20, min(200, int(2*time.Second/rtt)))
+	}
+	return latency.Calibrate(ctx, *ls.cfg, latency.CalibrateOptions{Samples: samples, MaxDuration: 5 * time.Second, Inline: true})
+}
+
+// close stops every link.
+func (ls *linkSet) close() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for k, l := range ls.links {
+		_ = l.Close()
+		delete(ls.links, k)
+	}
+}

@@ -1,0 +1,134 @@
+package execution
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// LoadSpec says what to load.
+type LoadSpec struct {
+	// Workload names a registered workload; its data set is loaded.
+	Workload string
+	// Scale is the size of the data (Definition.Scale); 0 means the workload's default.
+	Scale int
+	// Seed seeds the data: the same seed loads the same data.
+	Seed int64
+	// Workers is the number of parallel loader connections; 0 means the loader's default.
+	Workers int
+	// Options are the workload's load options and the engine's database options (which
+	// database of a managed server to load), as given.
+	Options map[string]string
+}
+
+// checkLoad checks ls against its workload and engine e and splits its options into the
+// loader's and the database's.
+func checkLoad(ls *LoadSpec, e engine.Engine, managed bool) (*workload.Definition, option.Values, option.Values, error) {
+	def, err := workload.Lookup(ls.Workload)
+	if err != nil {
+		return nil, nil, nil, asInput(err)
+	}
+	if ls.Scale < 0 {
+		return nil, nil, nil, Inputf("%s must not be negative, got %d", scaleName(def), ls.Scale)
+	}
+	var dbSet option.Set
+	if d, ok := e.(engine.Databases); ok {
+		dbSet = d.DatabaseOptions()
+	}
+	loadVals, dbVals := map[string]string{}, map[string]string{}
+	for k, v := range ls.Options {
+		if _, ok := dbSet.Lookup(k); ok {
+			if !managed {
+				return nil, nil, nil, Inputf("option %s fixes how a database is created: it needs a managed server", k)
+			}
+			dbVals[k] = v
+		} else {
+			loadVals[k] = v
+		}
+	}
+	lv, err := def.LoadOptions.Check(loadVals)
+	if err != nil {
+		return nil, nil, nil, asInput(fmt.Errorf("load %s: %w", def.Name, err))
+	}
+	dv, err := dbSet.Check(dbVals)
+	if err != nil {
+		return nil, nil, nil, asInput(err)
+	}
+	return def, lv, dv, nil
+}
+
+// Load creates the workload's schema in the target and loads its data, replacing an
+// earlier load of the same data set.
+func (c *Core) Load(ctx context.Context, target string, ls LoadSpec) error {
+	t, err := c.Resolve(target)
+	if err != nil {
+		return err
+	}
+	def, lv, dv, err := checkLoad(&ls, t.Engine, t.Server != nil)
+	if err != nil {
+		return err
+	}
+	dsn := t.DSN
+	if len(dv) > 0 {
+		if dsn, err = t.Engine.(engine.Databases).Database(ctx, t.Server, dv); err != nil {
+			return fmt.Errorf("database with %s: %w", fmtValues(dv), err)
+		}
+	}
+	return c.load(ctx, t, dsn, def, ls, lv)
+}
+
+func (c *Core) load(ctx context.Context, t *Target, dsn string, def *workload.Definition, ls LoadSpec, lv option.Values) error {
+	wt, err := t.Open(ctx, dsn, engine.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer closeDB(wt)
+	scale := ls.Scale
+	if scale == 0 {
+		scale = def.Scale.Default
+	}
+	label := "loading " + def.DataSet()
+	if def.Scale.Name != "" {
+		label = fmt.Sprintf("loading %d %s of %s", scale, def.Scale.Name, def.DataSet())
+	}
+	start := time.Now()
+	err = def.Load(ctx, wt, workload.LoadConfig{Scale: scale, Seed: ls.Seed, Workers: ls.Workers, Options: lv,
+		Progress: c.obs().LoadProgress(label)})
+	if err != nil {
+		return fmt.Errorf("load %s into %s: %w", def.Name, t.Label, err)
+	}
+	el := time.Since(start)
+	msg := fmt.Sprintf("loaded %s into %s in %.1f s", def.DataSet(), t.Label, el.Seconds())
+	if def.Scale.Name != "" && el > 0 {
+		msg = fmt.Sprintf("loaded %d %s of %s into %s in %.1f s (%.1f %s/min)", scale, def.Scale.Name, def.DataSet(), t.Label,
+			el.Seconds(), float64(scale)/el.Minutes(), def.Scale.Name)
+	}
+	c.info("%s", msg)
+	return nil
+}
+
+// Check runs the workload's consistency checks on the target's data.
+func (c *Core) Check(ctx context.Context, target, workloadName string) ([]workload.CheckResult, string, error) {
+	t, err := c.Resolve(target)
+	if err != nil {
+		return nil, "", err
+	}
+	def, err := workload.Lookup(workloadName)
+	if err != nil {
+		return nil, "", asInput(err)
+	}
+	if def.Check == nil {
+		return nil, "", Inputf("workload %s has no consistency checks", def.Name)
+	}
+	wt, err := t.Open(ctx, "", engine.OpenOptions{})
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeDB(wt)
+	res, err := def.Check(ctx, wt)
+	return res, t.Label, err
+}

@@ -1,0 +1,58 @@
+package execution
+
+import (
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// Observer is told what a Core does, as it happens, so that the command line can print it
+// (and a metrics endpoint can publish it). Its methods are called from the goroutine that
+// called the Core, except Samples, which the runner's ticker calls; they must return quickly.
+type Observer interface {
+	// Info reports a step or a warning ("starting postgres server pg1 ...").
+	Info(msg string)
+	// LoadProgress returns the function a load reports its rows to (done of total).
+	LoadProgress(label string) func(done, total int64)
+	// RunStarted is called when a run has been stored as running, before its warm-up.
+	RunStarted(run *results.Run)
+	// Samples receives each interval's samples of the running run.
+	Samples(run *results.Run, s []results.Sample)
+	// RunEnded is called once a run is stored with its final status.
+	RunEnded(run *results.Run)
+	// StudyStep is called before each run of a study.
+	StudyStep(s StudyStep)
+}
+
+// StudyStep describes the run a study is about to start.
+type StudyStep struct {
+	Study string
+	// Index is the run's position in this invocation's plan (1-based), of Total.
+	Index, Total int
+	// Cell labels the cell by its factors' levels; Repeat is which repeat of Repeats.
+	Cell            string
+	Repeat, Repeats int
+	// Elapsed is the time since the study started; Remaining the estimate for the rest.
+	Elapsed, Remaining time.Duration
+}
+
+// NopObserver ignores everything; embed it to implement only some methods.
+type NopObserver struct{}
+
+// Info implements Observer.
+func (NopObserver) Info(string) {}
+
+// LoadProgress implements Observer.
+func (NopObserver) LoadProgress(string) func(done, total int64) { return nil }
+
+// RunStarted implements Observer.
+func (NopObserver) RunStarted(*results.Run) {}
+
+// Samples implements Observer.
+func (NopObserver) Samples(*results.Run, []results.Sample) {}
+
+// RunEnded implements Observer.
+func (NopObserver) RunEnded(*results.Run) {}
+
+// StudyStep implements Observer.
+func (NopObserver) StudyStep(StudyStep) {}

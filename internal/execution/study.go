@@ -1,0 +1,530 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// DefaultOverhead is what a run costs besides its warm-up and window (restore, connect,
+// calibrate, read settings and statistics, store), and a server restart, as measured on a
+// 2-core machine with PostgreSQL and one warehouse. Study runs replace it by the mean
+// overhead measured so far.
+var DefaultOverhead = study.Overhead{Run: 3 * time.Second, Restart: 3 * time.Second}
+
+// StudyPlan is a study checked against the registries and the results store: its cells,
+// the finished runs each has, and the runs still needed in the order to run them.
+type StudyPlan struct {
+	Study *study.Study
+	Cells []study.Cell
+	// Done counts the finished runs per cell key.
+	Done map[string]int
+	Runs []study.Planned
+	// Estimate is how long Runs take with DefaultOverhead; Restarts how many server starts
+	// they need.
+	Estimate time.Duration
+	Restarts int
+}
+
+// CellCounts is what Plan reads of the results store.
+type CellCounts interface {
+	CellCounts(ctx context.Context, study string) (map[string]map[results.Status]int, error)
+}
+
+// Plan checks everything about st that can be known before a server starts — the
+// workload, every cell's options against the workload's and the engine's declarations, the
+// engine's capabilities (managed servers, restore between runs, modes, transports), the
+// managed server's settings — and returns the runs still needed. Problems are returned as
+// a study.ErrorList, each positioned in the study file, wrapped in an *InputError.
+func (c *Core) Plan(ctx context.Context, st *study.Study) (*StudyPlan, error) {
+	cells := st.Cells()
+	if err := c.checkStudy(st, cells); err != nil {
+		return nil, err
+	}
+	counts, err := c.Store.CellCounts(ctx, st.Name)
+	if err != nil {
+		return nil, err
+	}
+	done := map[string]int{}
+	for k, n := range counts {
+		done[k] = n[results.StatusFinished]
+	}
+	runs := st.Plan(done)
+	return &StudyPlan{Study: st, Cells: cells, Done: done, Runs: runs,
+		Estimate: st.Estimate(runs, DefaultOverhead), Restarts: study.Restarts(runs)}, nil
+}
+
+// cellEngine returns the engine a cell runs on and whether its server is managed.
+func (c *Core) cellEngine(p study.Params) (engine.Engine, bool, error) {
+	if p.Target == "" {
+		e, err := engine.Lookup(p.Engine)
+		if err != nil {
+			return nil, true, err
+		}
+		if _, ok := e.(engine.Manager); !ok {
+			return nil, true, fmt.Errorf("dblat cannot manage %s servers (managed engines: %s); use target: with a DSN",
+				e.Name(), strings.Join(engine.Managed(), ", "))
+		}
+		return e, true, nil
+	}
+	if engine.IsDSN(p.Target) {
+		e, err := engine.ForDSN(p.Target)
+		return e, false, err
+	}
+	inst, err := c.Servers.Load(p.Target)
+	if err != nil {
+		return nil, true, err
+	}
+	e, err := engine.Lookup(inst.Engine)
+	return e, true, err
+}
+
+// errorPath positions a problem with option or setting key in st: at the factor that
+// varies it, else at the base value.
+func errorPath(st *study.Study, key, base string) string {
+	for _, f := range st.Factors {
+		if f.Key == key {
+			return "factors." + key
+		}
+	}
+	return base
+}
+
+// checkStudy checks every cell of st; see Plan.
+func (c *Core) checkStudy(st *study.Study, cells []study.Cell) error {
+	// One problem is reported once, at its place in the file, with the first cell it
+	// affects, however many cells share it.
+	var errs study.ErrorList
+	seen := map[string]bool{}
+	add := func(err error) {
+		var se *study.Error
+		if !errors.As(err, &se) {
+			se = &study.Error{File: st.File, Msg: err.Error()}
+		}
+		if !seen[se.Error()] && len(errs) < 20 {
+			seen[se.Error()] = true
+			errs = append(errs, se)
+		}
+	}
+	inCell := func(path string, cell study.Cell, err error) error {
+		msg := unwrapInput(err).Error()
+		if len(cells) > 1 {
+			if e, ok := st.Errorf(path, "%s", msg).(*study.Error); ok && !seen[e.Error()] {
+				seen[e.Error()] = true
+				return st.Errorf(path, "%s (first in cell %s)", msg, st.Label(cell))
+			}
+		}
+		return st.Errorf(path, "%s", msg)
+	}
+	checkedSettings := map[string]bool{}
+	for _, cell := range cells {
+		p := cell.Params
+		e, managed, err := c.cellEngine(p)
+		if err != nil {
+			path := "server.engine"
+			if p.Target != "" {
+				path = errorPath(st, results.FactorTarget, "target")
+			} else if st.Server.Engine == "" {
+				path = errorPath(st, results.FactorEngine, "server")
+			}
+			add(st.Errorf(path, "%v", err))
+			continue
+		}
+		spec, err := SpecOf(st, cell, p.Target)
+		if err != nil {
+			add(err)
+			continue
+		}
+		pl, err := check(&spec, e, managed)
+		if err != nil {
+			add(inCell(specErrorPath(st, err), cell, err))
+			continue
+		}
+		if st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly {
+			r, ok := e.(engine.Restorer)
+			switch {
+			case !ok:
+				add(st.Errorf("between_runs", "%s cannot restore a pristine copy of its database; use between_runs: keep", e.Name()))
+			case !r.CanRestore(managed):
+				add(st.Errorf("between_runs", "%s restores a pristine copy only on servers dblat manages; use server: instead of target:, or between_runs: keep", e.Name()))
+			}
+		}
+		if managed && p.Target == "" {
+			key := p.Engine + "\x00" + fmt.Sprint(p.Settings)
+			if sc, ok := e.(engine.SettingsChecker); ok && !checkedSettings[key] {
+				checkedSettings[key] = true
+				cfg := c.Launch
+				if d := c.BinDirs[e.Name()]; d != "" {
+					cfg.BinDir = d
+				}
+				if err := sc.CheckSettings(cfg, p.Settings); err != nil {
+					add(st.Errorf(settingErrorPath(st, err), "%v", err))
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return &InputError{Err: errs}
+	}
+	return nil
+}
+
+func unwrapInput(err error) error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie.Err
+	}
+	return err
+}
+
+// specErrorPath guesses where in the study file the problem err reports comes from: the
+// option or setting it names, else the workload.
+func specErrorPath(st *study.Study, err error) string {
+	msg := err.Error()
+	for _, f := range st.Factors {
+		if name, ok := strings.CutPrefix(f.Key, results.OptionPrefix); ok && strings.Contains(msg, name) {
+			return "factors." + f.Key
+		}
+	}
+	for name := range st.Base.Options {
+		if strings.Contains(msg, `"`+name+`"`) || strings.Contains(msg, "option "+name) {
+			return "base.options." + name
+		}
+	}
+	for _, key := range []string{"mode", "mix", "think", "terminals", "connections", "duration", "warmup", "warehouses"} {
+		if strings.Contains(msg, key) {
+			return errorPath(st, key, "base."+key)
+		}
+	}
+	return "base.workload"
+}
+
+func settingErrorPath(st *study.Study, err error) string {
+	msg := err.Error()
+	for _, f := range st.Factors {
+		if name, ok := f.Setting(); ok && strings.Contains(msg, name) {
+			return "factors." + f.Key
+		}
+	}
+	for name := range st.Server.Settings {
+		if strings.Contains(msg, name) {
+			return "server.settings." + name
+		}
+	}
+	return "server.settings"
+}
+
+// SpecOf is the run a study cell asks for, on target (a managed server's name or a DSN).
+// Every TCP cell goes through the latency link, even at RTT 0, so that the cells of a study
+// compare like for like; a Unix-socket cell cannot (the link is TCP).
+func SpecOf(st *study.Study, cell study.Cell, target string) (Spec, error) {
+	p := cell.Params
+	def, err := workload.Lookup(p.Workload)
+	if err != nil {
+		return Spec{}, st.Errorf("base.workload", "%v", err)
+	}
+	mix, err := workload.ParseMix(p.Mix, def.TxTypes)
+	if err != nil {
+		return Spec{}, st.Errorf(errorPath(st, "opt.mix", "base.mix"), "%v", err)
+	}
+	s := Spec{Target: target, Workload: p.Workload, Scale: p.Warehouses, Terminals: p.Terminals, Connections: p.Connections,
+		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, Mix: mix, Think: p.Think, Study: st.Name, Cell: cell.Key,
+		Options: map[string]string{}, Record: map[string]string{}, Transport: TransportTCP}
+	for k, v := range p.Options {
+		if k == "transport" {
+			s.Transport = v
+			continue
+		}
+		s.Options[k] = v
+	}
+	if p.Mode != "" {
+		s.Options["mode"] = p.Mode
+	}
+	for k, v := range p.Settings {
+		s.Record[results.SettingPrefix+k] = v
+	}
+	if p.Mix != "" {
+		s.Record["mix"] = p.Mix
+	}
+	if s.Transport != TransportUnix {
+		s.Link = &latency.Config{RTT: p.RTT, DelayConnect: true}
+	}
+	return s, nil
+}
+
+// StudyOptions adjust a study run.
+type StudyOptions struct {
+	// Drain, when closed, finishes the current run, saves it and stops the study.
+	Drain <-chan struct{}
+}
+
+// studyRun is the state of one RunStudy.
+type studyRun struct {
+	c  *Core
+	st *study.Study
+	// loaded remembers, per database (DSN) and data set, the scale known to be loaded there
+	// (with a pristine copy when the study restores between runs).
+	loaded map[string]int
+	// servers are the managed servers the study started or used, stopped at its end.
+	servers []string
+}
+
+// RunStudy runs what st still needs, in the study's order; each run is stored as it ends.
+// A run that fails is stored as failed and the study goes on, until st.MaxFailures runs
+// have failed. When drain closes, the current run is finished and saved and RunStudy
+// returns ErrInterrupted. Managed servers the study used are stopped at the end.
+func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.Study) error {
+	sp, err := c.Plan(ctx, st)
+	if err != nil {
+		return err
+	}
+	factors := make([]string, len(st.Factors))
+	for i, f := range st.Factors {
+		factors[i] = f.Key
+	}
+	if err := c.Store.SaveStudy(ctx, results.Study{Name: st.Name, File: st.File, Source: string(st.Source), Factors: factors}); err != nil {
+		return err
+	}
+	plan := sp.Runs
+	if len(plan) == 0 {
+		c.info("study %s is complete: every cell has %d finished runs", st.Name, st.Repeat)
+		return nil
+	}
+	c.info("study %s: %d runs to go, estimated %s", st.Name, len(plan), sp.Estimate.Round(time.Second))
+	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}
+	defer func() {
+		for _, name := range sr.servers {
+			if err := c.StopServer(context.WithoutCancel(ctx), name); err != nil && !errors.Is(err, managed.ErrNoInstance) {
+				c.info("warning: %v", err)
+			}
+		}
+	}()
+	begin := time.Now()
+	failures := 0
+	var overheadSum time.Duration
+	for i, pr := range plan {
+		cell := pr.Cell
+		over := DefaultOverhead
+		if i > 0 {
+			over.Run = overheadSum / time.Duration(i)
+		}
+		c.obs().StudyStep(StudyStep{Study: st.Name, Index: i + 1, Total: len(plan), Cell: st.Label(cell), Repeat: pr.Repeat,
+			Repeats: st.Repeat, Elapsed: time.Since(begin), Remaining: st.Estimate(plan[i:], over)})
+		runStart := time.Now()
+		run, err := sr.runCell(ctx, drain, cell)
+		overheadSum += time.Since(runStart) - cell.Params.Warmup - cell.Params.Duration
+		switch {
+		case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
+			c.info("study %s interrupted after %d of %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
+				st.Name, i, len(plan), st.Name)
+			return ErrInterrupted
+		case err != nil:
+			failures++
+			if run == nil {
+				sr.recordFailure(ctx, cell, err)
+			}
+			c.info("  run failed (%d of %d failures allowed): %s", failures, st.MaxFailures, oneLine(err))
+			if failures >= st.MaxFailures {
+				return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
+					st.Name, failures, st.MaxFailures, st.Name)
+			}
+		}
+		if i < len(plan)-1 && st.Cooldown > 0 && !sleepOrDrain(ctx, drain, st.Cooldown) {
+			c.info("study %s interrupted after %d of %d runs. Resume with `dblat study resume %s`", st.Name, i+1, len(plan), st.Name)
+			return ErrInterrupted
+		}
+	}
+	c.info("study %s complete in %s", st.Name, time.Since(begin).Round(time.Second))
+	return nil
+}
+
+// runCell prepares the cell's server and data and runs it.
+func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell study.Cell) (*results.Run, error) {
+	t, err := sr.prepareServer(ctx, cell)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := SpecOf(sr.st, cell, t.Label)
+	if err != nil {
+		return nil, err
+	}
+	if err := sr.prepareData(ctx, t, &spec); err != nil {
+		return nil, err
+	}
+	return sr.c.runOn(ctx, drain, &spec, t)
+}
+
+// serverName is the managed server a cell runs on: the study's, suffixed by the engine when
+// the study compares engines.
+func (sr *studyRun) serverName(engineName string) string {
+	name := sr.st.Server.Name
+	if name == "" {
+		name = sr.st.Name
+	}
+	if len(sr.st.Engines()) > 1 {
+		name += "-" + engineName
+	}
+	return name
+}
+
+// prepareServer makes the cell's server run with the cell's settings and resolves it.
+func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target, error) {
+	c := sr.c
+	p := cell.Params
+	spec := p.Target
+	if spec == "" {
+		name := sr.serverName(p.Engine)
+		if !slices.Contains(sr.servers, name) {
+			sr.servers = append(sr.servers, name)
+		}
+		inst, err := c.Servers.Load(name)
+		running := err == nil && inst.PID != 0
+		if running && !sameSettings(inst.Settings, p.Settings) {
+			if err := c.StopServer(ctx, name); err != nil {
+				return nil, err
+			}
+			running = false
+		}
+		if !running {
+			settings := p.Settings
+			if settings == nil {
+				settings = map[string]string{}
+			}
+			if _, err := c.StartServer(ctx, p.Engine, name, 0, settings); err != nil {
+				return nil, err
+			}
+		}
+		spec = name
+	}
+	return c.Resolve(spec)
+}
+
+// prepareData makes sure the cell's data is loaded in the database the cell runs on, and
+// restores its pristine copy when the study restores between runs.
+func (sr *studyRun) prepareData(ctx context.Context, t *Target, spec *Spec) error {
+	c := sr.c
+	pl, err := check(spec, t.Engine, t.Server != nil)
+	if err != nil {
+		return err
+	}
+	dsn := t.DSN
+	if len(pl.db) > 0 {
+		if dsn, err = t.Engine.(engine.Databases).Database(ctx, t.Server, pl.db); err != nil {
+			return fmt.Errorf("database with %s: %w", fmtValues(pl.db), err)
+		}
+	}
+	restorer, _ := t.Engine.(engine.Restorer)
+	restore := sr.st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly && restorer != nil
+	want := spec.Scale
+	if want == 0 {
+		want = pl.def.Scale.Default
+	}
+	key := dsn + "\x00" + pl.def.DataSet()
+	if sr.loaded[key] == want {
+		if restore {
+			return restorer.RestorePristine(ctx, dsn)
+		}
+		return nil
+	}
+	loadedScale := func() (int, error) {
+		wt, err := t.Open(ctx, dsn, engine.OpenOptions{})
+		if err != nil {
+			return 0, err
+		}
+		defer closeDB(wt)
+		return pl.def.Loaded(ctx, wt)
+	}
+	if restore {
+		// A pristine copy of the right size is the fastest start: restore it.
+		if ok, err := restorer.HasPristine(ctx, dsn); err == nil && ok {
+			if err := restorer.RestorePristine(ctx, dsn); err != nil {
+				return err
+			}
+			if n, err := loadedScale(); err == nil && n == want {
+				sr.loaded[key] = want
+				return nil
+			}
+		}
+	} else if n, err := loadedScale(); err == nil && n == want {
+		sr.loaded[key] = want
+		return nil
+	}
+	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1}, nil); err != nil {
+		return err
+	}
+	if restore {
+		c.info("saving a pristine copy of %s for the runs to start from", t.Label)
+		if err := restorer.SavePristine(ctx, dsn); err != nil {
+			return err
+		}
+	}
+	sr.loaded[key] = want
+	return nil
+}
+
+func sameSettings(a, b map[string]string) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return maps.Equal(a, b)
+}
+
+// recordFailure stores a failed run for a cell whose run could not even start.
+func (sr *studyRun) recordFailure(ctx context.Context, cell study.Cell, cause error) {
+	p := cell.Params
+	opts := map[string]string{}
+	for k, v := range p.Settings {
+		opts[results.SettingPrefix+k] = v
+	}
+	maps.Copy(opts, p.Options)
+	if p.Mode != "" {
+		opts["mode"] = p.Mode
+	}
+	if p.Mix != "" {
+		opts["mix"] = p.Mix
+	}
+	r := &results.Run{Study: sr.st.Name, CellKey: cell.Key, Params: results.Params{Workload: p.Workload, Scale: p.Warehouses,
+		Terminals: p.Terminals, Connections: p.Connections, Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, RTT: p.RTT,
+		Think: p.Think, Options: opts},
+		Server: results.Server{Engine: p.Engine, Target: p.Target}}
+	ctx = context.WithoutCancel(ctx)
+	if _, err := sr.c.Store.Begin(ctx, r); err != nil {
+		return
+	}
+	r.Status, r.Reason, r.Ended = results.StatusFailed, oneLine(cause), time.Now()
+	_ = sr.c.Store.Finish(ctx, r)
+	sr.c.obs().RunEnded(r)
+}
+
+func closed(drain <-chan struct{}) bool {
+	select {
+	case <-drain:
+		return true
+	default:
+		return false
+	}
+}
+
+func sleepOrDrain(ctx context.Context, drain <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-drain:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,266 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/suggest"
+)
+
+// Definition declares a workload to the execution core and the command line: what it is
+// called, how its data size is counted, its transaction types, default mix and headline
+// figure, the options it takes, and how to load it, find it loaded and build it. Workload
+// packages register their definitions (Register) in an init function; package
+// workload/all imports them all.
+type Definition struct {
+	// Name is the workload's name on the command line, in study files and in stored runs
+	// ("tpcc", "select-only").
+	Name string
+	// Group, when set, is the command-line group the workload is run under: `dblat run
+	// GROUP NAME` ("simple"); "" means `dblat run NAME`.
+	Group string
+	// Summary is a one-line description for help texts.
+	Summary string
+	// Scale says how the data size is counted.
+	Scale Scale
+	// TxTypes are the transaction types' names in a fixed order.
+	TxTypes []string
+	// DefaultMix weighs TxTypes when a run gives no mix.
+	DefaultMix Mix
+	// Metric is the headline throughput figure.
+	Metric Metric
+	// Options are the workload's run options ("mode", "protocol"); LoadOptions those of
+	// its loader ("blob_size").
+	Options, LoadOptions option.Set
+	// Think is set when the workload has keying and think times that a run may turn on.
+	Think bool
+	// ReadOnly is set when runs leave the data as they found it, so that restoring a
+	// pristine copy between runs is not needed.
+	ReadOnly bool
+	// Data names the data set the loader creates. Workloads that share one (tpcb and
+	// select-only both use pgbench's tables) have the same Data; "" means Name.
+	Data string
+
+	// Load creates the schema and loads the data (dropping an earlier load of the same data
+	// set).
+	Load func(ctx context.Context, t Target, cfg LoadConfig) error
+	// Loaded returns the scale of the data loaded in t, or an error wrapping ErrNotLoaded.
+	Loaded func(ctx context.Context, t Target) (int, error)
+	// New checks cfg against t's engine and returns the workload. It does not touch the
+	// database; Workload.Prepare does.
+	New func(t Target, cfg Config) (Workload, error)
+	// Check, when set, checks the loaded data's consistency (TPC-C's 3.3.2 conditions).
+	Check func(ctx context.Context, t Target) ([]CheckResult, error)
+}
+
+// DataSet returns the name of the data set the workload runs on.
+func (d *Definition) DataSet() string {
+	if d.Data != "" {
+		return d.Data
+	}
+	return d.Name
+}
+
+// Scale says how a workload counts the size of its data.
+type Scale struct {
+	// Name is the unit as users say it ("warehouses"; "scale" for pgbench's 100,000
+	// accounts).
+	Name string
+	// Usage describes one unit for help texts ("about 100 MB").
+	Usage string
+	// Default is the scale a load uses when none is given.
+	Default int
+}
+
+// Metric is a workload's headline throughput figure.
+type Metric struct {
+	// Name is "NOPM" (TPC-C's New-Order transactions per minute) or "TPS" (transactions
+	// per second).
+	Name string
+	// TxType, when set, is the transaction type whose commits make the figure (TPC-C's
+	// "new_order"); "" counts every completed transaction.
+	TxType string
+}
+
+// Config is what a run asks of a workload.
+type Config struct {
+	// Scale is the part of the loaded data the terminals use (TPC-C's active warehouses);
+	// 0 means all of it.
+	Scale int
+	// Seed seeds every terminal's random inputs.
+	Seed int64
+	// Mix weighs the transaction types; nil means the definition's DefaultMix.
+	Mix Mix
+	// Think turns on keying and think times (Definition.Think).
+	Think bool
+	// Options are the values of the definition's Options, checked.
+	Options option.Values
+}
+
+// LoadConfig is what a load asks of a workload.
+type LoadConfig struct {
+	// Scale is the size of the data to load (Definition.Scale); 0 means its default.
+	Scale int
+	// Seed seeds the data: the same seed loads the same data.
+	Seed int64
+	// Workers is the number of parallel loader connections; 0 means the loader's default.
+	Workers int
+	// Options are the values of the definition's LoadOptions, checked.
+	Options option.Values
+	// Progress, when set, receives the rows stored so far and the rows to store.
+	Progress func(done, total int64)
+}
+
+// CheckResult is the outcome of one consistency condition of the loaded data.
+type CheckResult struct {
+	// Clause is the specification clause the condition comes from ("3.3.2.1").
+	Clause string
+	Name   string
+	OK     bool
+	// Detail explains a failure.
+	Detail string
+}
+
+// Mix is the weight of each transaction type, by name. Weights need not sum to 100.
+type Mix map[string]float64
+
+// String renders m in TxTypes order as ParseMix reads it: "new_order=45,payment=43".
+func (m Mix) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat(m[k], 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseMix reads transaction weights for types either positionally ("45,43,4,4,4", one
+// weight per type in order) or by name ("new_order=45,payment=43", omitted types weigh
+// 0). Weights are non-negative numbers, at least one positive. An empty string gives nil
+// (the workload's default).
+func ParseMix(s string, types []string) (Mix, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	named := strings.Contains(s, "=")
+	if !named && len(parts) != len(types) {
+		return nil, fmt.Errorf("mix %q: want %d weights (%s) or name=weight pairs, got %d values",
+			s, len(types), strings.Join(types, ","), len(parts))
+	}
+	m := Mix{}
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		name, val := "", p
+		if named {
+			n, v, ok := strings.Cut(p, "=")
+			if !ok {
+				return nil, fmt.Errorf("mix %q: %q is not name=weight (do not mix both forms)", s, p)
+			}
+			name, val = strings.TrimSpace(n), strings.TrimSpace(v)
+			if !slices.Contains(types, name) {
+				msg := fmt.Sprintf("mix %q: unknown transaction %q", s, name)
+				if c := suggest.Closest(name, types, 3); c != "" {
+					msg += fmt.Sprintf(" (did you mean %s?)", c)
+				}
+				return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(types, ", "))
+			}
+			if _, dup := m[name]; dup {
+				return nil, fmt.Errorf("mix %q: %s given twice", s, name)
+			}
+		} else {
+			name = types[i]
+		}
+		x, err := strconv.ParseFloat(val, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("mix %q: weight %q of %s is not a number", s, val, name)
+		}
+		if x < 0 {
+			return nil, fmt.Errorf("mix %q: weight of %s is negative (%g)", s, name, x)
+		}
+		m[name] = x
+	}
+	var total float64
+	for _, x := range m {
+		total += x
+	}
+	if total <= 0 {
+		return nil, fmt.Errorf("mix %q: all weights are zero", s)
+	}
+	return m, nil
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]*Definition{}
+)
+
+// Register makes a workload available to Lookup. It panics on a duplicate name or a
+// definition without its hooks, programming errors found at init time.
+func Register(d *Definition) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[d.Name]; dup {
+		panic("workload: duplicate registration of " + d.Name)
+	}
+	if d.Load == nil || d.Loaded == nil || d.New == nil || len(d.TxTypes) == 0 || d.Metric.Name == "" {
+		panic("workload: incomplete definition of " + d.Name)
+	}
+	registry[d.Name] = d
+}
+
+// Lookup returns the workload registered under name.
+func Lookup(name string) (*Definition, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if d, ok := registry[name]; ok {
+		return d, nil
+	}
+	known := namesLocked()
+	msg := fmt.Sprintf("unknown workload %q", name)
+	if c := suggest.Closest(name, known, 3); c != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", c)
+	}
+	return nil, fmt.Errorf("%s (known: %s)", msg, strings.Join(known, ", "))
+}
+
+// Names lists the registered workloads, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return namesLocked()
+}
+
+// InGroup lists the registered workloads of a command-line group ("" for those run by
+// their own name), sorted.
+func InGroup(group string) []*Definition {
+	var out []*Definition
+	for _, n := range Names() {
+		d, _ := Lookup(n)
+		if d.Group == group {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func namesLocked() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
