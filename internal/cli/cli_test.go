@@ -193,7 +193,8 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	}
 
 	e.fails(cli.ExitFailure, []string{fmt.Sprint(srv.Port), "in use", "--port"}, "server", "start", "postgres", "--name", "clash", "--port", fmt.Sprint(srv.Port))
-	e.fails(cli.ExitFailure, []string{"--pg-bin", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--pg-bin", "/nonexistent")
+	e.fails(cli.ExitFailure, []string{"--bin-dir", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--bin-dir", "/nonexistent")
+	e.fails(cli.ExitFailure, []string{"--bin-dir", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--pg-bin", "/nonexistent")
 	e.fails(cli.ExitFailure, []string{"unknown PostgreSQL setting", "shared_buffers"}, "server", "start", "postgres", "--name", "typo", "--set", "shared_bufers=1GB")
 	e.fails(cli.ExitUsage, []string{"--set", "key=value"}, "server", "start", "postgres", "--name", "x", "--set", "novalue")
 	e.fails(cli.ExitUsage, []string{"server name"}, "server", "start", "postgres", "--name", "../evil")
@@ -202,6 +203,14 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"--terminals"}, "run", "tpcc", "--target", dsn, "--terminals", "0")
 	e.fails(cli.ExitUsage, []string{"--mix"}, "run", "tpcc", "--target", dsn, "--mix", "1,2")
 	e.fails(cli.ExitUsage, []string{"unknown flag"}, "run", "tpcc", "--terminal", "3")
+	// Flags a workload does not use are refused, not ignored.
+	e.fails(cli.ExitUsage, []string{"unknown flag: --mode"}, "run", "simple", "select-only", "--target", dsn, "--mode", "batched")
+	e.fails(cli.ExitUsage, []string{"unknown flag: --warehouses"}, "run", "simple", "select-only", "--target", dsn, "--warehouses", "2")
+	e.fails(cli.ExitUsage, []string{"--blobs-per-tx is not an option of select-only"}, "run", "simple", "select-only", "--target", dsn, "--blobs-per-tx", "2")
+	e.fails(cli.ExitUsage, []string{"unknown option \"interpolate_params\" for workload tpcc on postgres"}, "run", "tpcc", "--target", dsn, "--interpolate-params")
+	// A typo in a subcommand is an error, not the parent's help and exit 0.
+	e.fails(cli.ExitUsage, []string{`unknown command "diff" for "dblat results"`}, "results", "diff", "1", "2")
+	e.fails(cli.ExitUsage, []string{"did you mean list?"}, "study", "lst")
 	e.fails(cli.ExitUsage, []string{"not a number"}, "results", "show", "abc")
 	e.fails(cli.ExitUsage, []string{"not found"}, "results", "show", "999")
 	e.fails(cli.ExitUsage, []string{"--format", "json or csv"}, "results", "export", "--format", "xml")

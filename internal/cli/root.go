@@ -134,7 +134,33 @@ Start here:
 	root.PersistentPostRun = func(*cobra.Command, []string) { a.stopProfile() }
 	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),
 		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.calibrateCommand(), a.quickstartCommand(), a.versionCommand())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others (dblat results,
+// dblat study, ...) fail with "unknown command" and a suggestion when given one it does
+// not have, instead of printing its help and exiting 0: a typo in a script must not pass.
+// Without arguments it still prints its help.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+		}
+		return usagef("%s; see `%s --help`", msg, c.CommandPath())
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }
 
 func envOr(st *State, key, def string) string {

@@ -86,6 +86,8 @@ type Dialect struct {
 	// Placeholder returns the bind marker for the n-th (1-based) parameter: "$1" or "?".
 	Placeholder func(n int) string
 	// ForUpdate is the suffix that locks selected rows (" FOR UPDATE"), or "" if unsupported.
+	// No workload of dblat reads with a lock today (TPC-C locks a row by writing it first,
+	// see LockingIsolation); it is kept, and tested on every engine, for one that does.
 	ForUpdate string
 	// SupportsReturning reports whether UPDATE ... RETURNING is available.
 	SupportsReturning bool

@@ -15,7 +15,7 @@ import (
 // an in-process conn costs a goroutine hand-over per chunk, and nothing at all when the link
 // adds no delay (the conn is then the upstream socket, counted).
 //
-// Traffic, Stats and Close cover these conns like accepted ones. The upstream is dialled on
+// Totals, Stats and Close cover these conns like accepted ones. The upstream is dialled on
 // the caller's goroutine, bounded by ctx; a failure returns an error naming the upstream.
 // The conn does not support half-close: closing it closes both directions.
 func (l *Link) Dial(ctx context.Context) (net.Conn, error) {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -188,4 +189,34 @@ func waitGone(pid int, d time.Duration) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// RunsCommand reports whether process pid's command line (/proc/PID/cmdline, its arguments
+// separated by NUL bytes) contains marker — the data directory a server was started with,
+// say — so that a PID that another program took over after the server died or the machine
+// rebooted is recognised. Without /proc it cannot tell and says yes; for a process that is
+// gone it says no.
+func RunsCommand(pid int, marker string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		if _, serr := os.Stat("/proc/self/cmdline"); serr != nil {
+			return Alive(pid)
+		}
+		return false
+	}
+	return bytes.Contains(b, []byte(marker))
+}
+
+// StopServer stops the server whose main process is pid and whose command line contains
+// marker (RunsCommand): sig, then SIGKILL after grace, as StopPID. A process that is gone
+// is already stopped. A live PID whose command line lacks marker belongs to another program
+// now (dblat often runs as root): it is never signalled, and the error says so.
+func StopServer(pid int, marker string, sig syscall.Signal, grace time.Duration) error {
+	if !Alive(pid) {
+		return nil
+	}
+	if !RunsCommand(pid, marker) {
+		return fmt.Errorf("PID %d no longer runs the server (its command line lacks %q): not signalled", pid, strings.Trim(marker, "\x00"))
+	}
+	return StopPID(pid, sig, grace)
 }

@@ -94,3 +94,40 @@ func TestClaimPort(t *testing.T) {
 		t.Errorf("claiming a taken port: %v", err)
 	}
 }
+
+// TestStopServerVerifiesThePID: a PID whose command line is not the server's — another
+// program took it over after the server died — is never signalled; the server's is stopped.
+func TestStopServerVerifiesThePID(t *testing.T) {
+	marker := "\x00" + t.TempDir() + "\x00"
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	err := StopServer(other.Process.Pid, marker, syscall.SIGTERM, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "not signalled") {
+		t.Errorf("stopping a foreign PID: %v", err)
+	}
+	if !Alive(other.Process.Pid) {
+		t.Fatal("the foreign process was signalled")
+	}
+
+	dir := strings.Trim(marker, "\x00")
+	server := exec.Command("sh", "-c", "sleep 30; :", "server", dir) // "; :" keeps sh from exec-ing sleep
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go server.Wait()
+	if !RunsCommand(server.Process.Pid, "\x00"+dir) {
+		t.Fatalf("RunsCommand does not find %q in the server's command line", dir)
+	}
+	if err := StopServer(server.Process.Pid, "\x00"+dir, syscall.SIGTERM, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(server.Process.Pid) {
+		t.Error("the server survived StopServer")
+	}
+	if err := StopServer(server.Process.Pid, "\x00"+dir, syscall.SIGTERM, time.Second); err != nil {
+		t.Errorf("stopping a stopped server: %v", err)
+	}
+}

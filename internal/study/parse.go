@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/dblat/dblat/internal/results"
 )
@@ -122,7 +122,7 @@ func (p *parser) yamlErr(err error) {
 // decode returns the file's single document's top node, or nil after reporting why not.
 func (p *parser) decode(data []byte) (root *yaml.Node) {
 	defer func() {
-		// yaml.v3 has panicked on malformed input before (CVE-2022-28948); a study file must
+		// yaml/v3 (as gopkg.in/yaml.v3) has panicked on malformed input before (CVE-2022-28948); a study file must
 		// never take the process down.
 		if r := recover(); r != nil {
 			p.add(0, 0, "cannot parse YAML: %v", r)

@@ -19,12 +19,22 @@ import (
 var version = ""
 
 // Version returns dblat's version: the one set at build time, else the VCS revision Go
-// embedded, else "dev".
+// embedded (a build from a checkout), else the module version (`go install …@v1.2.3`),
+// else "dev".
 func Version() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	return versionOf(bi)
+}
+
+// versionOf reads the version from a binary's build information.
+func versionOf(bi *debug.BuildInfo) string {
+	{
 		var rev, dirty string
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -42,6 +52,10 @@ func Version() string {
 		if rev != "" {
 			return rev + dirty
 		}
+	}
+	// "(devel)" is what a build inside the module's own tree says without VCS data.
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
 	return "dev"
 }

@@ -1,7 +1,10 @@
 // Package workload is the seam for what a benchmark runs. A workload knows its schema, how to
-// load it, and how one terminal chooses and executes its next transaction. It does not time,
-// count or store anything: package runner does that around Terminal.Run, and package results
-// stores what the runner measured.
+// load it, and how one terminal chooses and executes its next transaction. Each workload
+// package registers a Definition (registry.go): its name, scale, transaction types, default
+// mix, headline metric and options, and its load, loaded, new and check hooks; the execution
+// core and the command line work from those declarations alone, and workload/all imports
+// every workload package. It does not time, count or store anything: package runner does
+// that around Terminal.Run, and package results stores what the runner measured.
 package workload
 
 import (

@@ -44,7 +44,7 @@ import (
 // A Launcher holds only configuration; Start and Stop may be called from several
 // goroutines for different instances.
 type Launcher struct {
-	// BinDir is the directory of mariadbd (the --mariadb-bin flag); "" searches PATH and
+	// BinDir is the directory of mariadbd (server start --bin-dir); "" searches PATH and
 	// /usr/sbin. mariadb-install-db is looked for there, in ../scripts and ../bin.
 	BinDir string
 	// RunAs names the unprivileged user to run as when dblat runs as root ("" = auto).
@@ -58,7 +58,7 @@ type Launcher struct {
 }
 
 // InstallHint tells a user how to get MariaDB server binaries.
-const InstallHint = "install them with `apt-get install mariadb-server` (Debian/Ubuntu; its system service need not run) or `make setup`, or point --mariadb-bin at the directory holding mariadbd"
+const InstallHint = "install them with `apt-get install mariadb-server` (Debian/Ubuntu; its system service need not run) or `make setup`, or point --bin-dir at the directory holding mariadbd"
 
 // Binaries are the programs a Launcher runs.
 type Binaries struct {
@@ -87,7 +87,7 @@ func FindBinaries(dir string) (Binaries, error) {
 		b.Server = find(servers, []string{dir})
 		b.InstallDB = find(installers, []string{dir, filepath.Join(dir, "..", "scripts"), filepath.Join(dir, "..", "bin")})
 		if b.Server == "" || b.InstallDB == "" {
-			return b, fmt.Errorf("--mariadb-bin %s: no mariadbd and mariadb-install-db there", dir)
+			return b, fmt.Errorf("--bin-dir %s: no mariadbd and mariadb-install-db there", dir)
 		}
 		return b, nil
 	}
@@ -121,7 +121,7 @@ const maxSocketPath = 107
 // against mariadbd's option list, values by a dry run of mariadbd --help) and read back
 // afterwards (settings.json, Warn).
 func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
-	if inst.PID != 0 && managed.Alive(inst.PID) && isServerProcess(inst.PID) {
+	if inst.PID != 0 && managed.Alive(inst.PID) && managed.RunsCommand(inst.PID, datadirMarker(inst)) {
 		return fmt.Errorf("managed server %q is already running (pid %d)", inst.Name, inst.PID)
 	}
 	bins, err := FindBinaries(l.BinDir)
@@ -351,27 +351,14 @@ func (Launcher) Stop(_ context.Context, inst *managed.Instance) error {
 	}
 	pid := inst.PID
 	inst.PID = 0
-	if !isServerProcess(pid) {
-		return nil
-	}
-	return managed.StopPID(pid, syscall.SIGTERM, shutdownGrace)
+	// Only the mariadbd of this instance's datadir is signalled, never a process that took
+	// its PID over.
+	return managed.StopServer(pid, datadirMarker(inst), syscall.SIGTERM, shutdownGrace)
 }
 
-// isServerProcess reports whether pid runs mariadbd or mysqld, so that a PID reused by
-// another program after a crash is never signalled. Without /proc it cannot tell and says
-// yes.
-func isServerProcess(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist) || !dirExists("/proc/self")
-	}
-	comm := strings.TrimSpace(string(b))
-	return comm == "mariadbd" || comm == "mysqld"
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
+// datadirMarker is what the command line of inst's mariadbd contains: its datadir option.
+func datadirMarker(inst *managed.Instance) string {
+	return "--datadir=" + filepath.Join(inst.Dir, "data") + "\x00"
 }
 
 // settingsFile is the name of the read-back record in the instance directory.

@@ -180,7 +180,7 @@ func TestManagedServerPortInUse(t *testing.T) {
 
 func TestFindBinariesNamesTheFix(t *testing.T) {
 	_, err := mariadb.FindBinaries("/nonexistent")
-	if err == nil || !strings.Contains(err.Error(), "--mariadb-bin") {
+	if err == nil || !strings.Contains(err.Error(), "--bin-dir") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -25,7 +25,7 @@ var ownedOptions = map[string]string{
 	"socket": "the instance directory", "pid-file": "the instance directory",
 	"log-error": "the instance directory", "user": "--run-as", "skip-networking": "loopback TCP",
 	"no-defaults": "always", "defaults-file": "--no-defaults", "defaults-extra-file": "--no-defaults",
-	"defaults-group-suffix": "--no-defaults", "basedir": "--mariadb-bin",
+	"defaults-group-suffix": "--no-defaults", "basedir": "--bin-dir",
 }
 
 // settingArgs turns settings into mariadbd arguments, sorted by key.

@@ -26,7 +26,7 @@ import (
 // postgres binary on a loopback port with trust authentication for loopback only. The
 // benchmark database is called "dblat" and owned by the superuser "dblat".
 type Launcher struct {
-	// BinDir overrides the search for server binaries (the --pg-bin flag).
+	// BinDir overrides the search for server binaries (server start --bin-dir).
 	BinDir string
 	// DownloadDir, when set, is where official binaries are downloaded to (and reused from)
 	// when no installed ones are found.
@@ -38,7 +38,7 @@ type Launcher struct {
 }
 
 // InstallHint tells a user how to get PostgreSQL server binaries.
-const InstallHint = "install them with `apt-get install postgresql` (Debian/Ubuntu) or `make setup`, or point --pg-bin at a directory holding initdb and postgres"
+const InstallHint = "install them with `apt-get install postgresql` (Debian/Ubuntu) or `make setup`, or point --bin-dir at a directory holding initdb and postgres"
 
 // FindBinaries returns the directory holding initdb and postgres: dir if given, else the
 // one `pg_config --bindir` names, else the newest /usr/lib/postgresql/*/bin.
@@ -55,7 +55,7 @@ func FindBinaries(dir string) (string, error) {
 		if has(dir) {
 			return dir, nil
 		}
-		return "", fmt.Errorf("--pg-bin %s: no initdb and postgres there", dir)
+		return "", fmt.Errorf("--bin-dir %s: no initdb and postgres there", dir)
 	}
 	var tried []string
 	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
@@ -226,14 +226,15 @@ func checkSettings(bin string, settings map[string]string) error {
 }
 
 // Stop implements managed.Launcher: a fast shutdown (SIGINT: abort transactions, checkpoint,
-// exit), escalating to SIGKILL after 60 s.
+// exit), escalating to SIGKILL after 60 s. A PID that no longer runs this instance's
+// postmaster (its command line lacks "-D <its data directory>") is never signalled.
 func (Launcher) Stop(_ context.Context, inst *managed.Instance) error {
 	if inst.PID == 0 {
 		return nil
 	}
-	err := managed.StopPID(inst.PID, syscall.SIGINT, 60*time.Second)
+	pid := inst.PID
 	inst.PID = 0
-	return err
+	return managed.StopServer(pid, "-D\x00"+filepath.Join(inst.Dir, "data")+"\x00", syscall.SIGINT, 60*time.Second)
 }
 
 func (l Launcher) command(acct *managed.Account, name string, args ...string) *exec.Cmd {

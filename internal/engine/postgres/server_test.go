@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -116,7 +117,7 @@ func TestManagedServerReportsBadValueFromLog(t *testing.T) {
 
 func TestFindBinariesNamesTheFix(t *testing.T) {
 	_, err := postgres.FindBinaries("/nonexistent")
-	if err == nil || !strings.Contains(err.Error(), "--pg-bin") {
+	if err == nil || !strings.Contains(err.Error(), "--bin-dir") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -131,4 +132,25 @@ func TestFreePortIsFree(t *testing.T) {
 		t.Fatalf("free port %d not free: %v", p, err)
 	}
 	l.Close()
+}
+
+// TestStopLeavesAReusedPIDAlone: after a crash or a reboot the saved PID may belong to
+// another program; Stop must not signal it (dblat often runs as root).
+func TestStopLeavesAReusedPIDAlone(t *testing.T) {
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	inst := &managed.Instance{Name: "gone", Dir: t.TempDir(), PID: other.Process.Pid}
+	err := postgres.Launcher{}.Stop(context.Background(), inst)
+	if err == nil || !strings.Contains(err.Error(), "not signalled") {
+		t.Errorf("Stop of a reused PID: %v", err)
+	}
+	if !managed.Alive(other.Process.Pid) {
+		t.Error("Stop signalled a process that is not the server")
+	}
+	if inst.PID != 0 {
+		t.Errorf("the instance still claims PID %d", inst.PID)
+	}
 }

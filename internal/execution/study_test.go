@@ -1,0 +1,106 @@
+package execution
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/report"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/study"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// newCore returns a Core with its own state directory and results store.
+func newCore(t *testing.T) (*Core, *results.Store) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dblat-exec-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Managed servers run as an unprivileged user that must reach the state directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store, err := results.Open(context.Background(), filepath.Join(dir, "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Core{Store: store, Servers: managed.Registry{Root: filepath.Join(dir, "state")}}
+	t.Cleanup(func() {
+		store.Close()
+		list, _ := c.Servers.List()
+		for _, inst := range list {
+			_ = c.StopServer(context.Background(), inst.Name)
+		}
+		os.RemoveAll(dir)
+	})
+	return c, store
+}
+
+// reduced parses an example study with its windows, warm-ups, repeats and cool-downs cut
+// to test size.
+func reduced(t *testing.T, file string, replace ...string) *study.Study {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer(replace...).Replace(string(b))
+	st, err := study.Parse(file+" (reduced)", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestSeed003RunsAsAStudy: seed 003's pgbench -S study, a simple workload, runs as a study
+// and its report speaks TPS.
+func TestSeed003RunsAsAStudy(t *testing.T) {
+	pgtest.Server(t) // skips or fails, as the suite asks, without PostgreSQL
+	c, store := newCore(t)
+	st := reduced(t, "seed003-pgbench.yaml", "repeat: 5", "repeat: 1", "duration: 20s", "duration: 1s",
+		"warmup: 5s", "warmup: 200ms", "cooldown: 2s", "cooldown: 0s", "[0, 20ms, 100ms]", "[0, 20ms]")
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: st.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs stored, want 2", len(runs))
+	}
+	for _, r := range runs {
+		if r.Status != results.StatusFinished || r.Params.Workload != "select-only" || r.Summary.Metric != results.MetricTPS ||
+			r.Summary.TPS <= 0 || r.Summary.NOPM != 0 || r.Link == nil {
+			t.Errorf("run %d: %s %q, workload %s, metric %q, TPS %.0f, NOPM %.0f, link %v", r.ID, r.Status, r.Reason,
+				r.Params.Workload, r.Summary.Metric, r.Summary.TPS, r.Summary.NOPM, r.Link)
+		}
+	}
+	rep, err := report.Build(report.Input{Study: st.Name, Factors: []string{"rtt"}, Runs: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Metric != results.MetricTPS {
+		t.Errorf("report metric %q, want TPS", rep.Metric)
+	}
+	var text strings.Builder
+	if err := report.Write(&text, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "TPS") || strings.Contains(text.String(), "NOPM") {
+		t.Errorf("the text report does not speak TPS only:\n%s", text.String())
+	}
+	// The study stopped the server it started.
+	inst, err := c.Servers.Load(st.Name)
+	if err != nil || inst.PID != 0 {
+		t.Errorf("server %s after the study: %+v, %v", st.Name, inst, err)
+	}
+}
