@@ -22,8 +22,9 @@ func (a *app) proxyCommand() *cobra.Command {
 		Long: `Listens (on loopback by default) and forwards every connection to --upstream, adding the
 requested delay per direction with a pipelined delay line (delays never add up; order is
 kept), optional jitter and a per-direction bandwidth limit. Prints its counters every
---print-every and its totals on Ctrl-C: connections, round trips, bytes each way, and its
-own timing error measured on the real traffic.
+--print-every, on SIGUSR1 and as totals on Ctrl-C: connections, round trips, bytes each way,
+and its own timing error measured on the real traffic (how late it released data, per
+direction: p50, p90, p99, p99.9 and max).
 
 --backend netem would use the kernel's netem qdisc on a veth pair in a private network
 namespace; it is refused, in one line, on kernels without sch_netem.`,
@@ -64,9 +65,10 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 			defer tick.Stop()
 			report := func(prefix string) {
 				st := link.Stats()
-				a.info("%s%d connections (%d open, %d failed), %d round trips, %s up, %s down, timing error %s",
-					prefix, st.Accepted, st.Active, st.Failed, st.Totals.RoundTrips, bytesSI(st.Totals.BytesUp),
-					bytesSI(st.Totals.BytesDown), st.Lateness)
+				a.info("%s%d connections (%d open, %d failed), %d round trips, %s up, %s down", prefix, st.Accepted,
+					st.Active, st.Failed, st.Totals.RoundTrips, bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
+				a.info("%slateness (how late the link released data): up %s; down %s", prefix,
+					latenessText(st.LatenessUp), latenessText(st.LatenessDown))
 			}
 			for {
 				select {
@@ -74,6 +76,8 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 					if every > 0 {
 						report("")
 					}
+				case <-a.st.Report:
+					report("")
 				case <-drain:
 					report("total: ")
 					return nil
@@ -201,3 +205,12 @@ func us(d time.Duration) string { return fmt.Sprintf("%+.1fµs", float64(d)/1e3)
 
 // bytesSI formats a byte count.
 func bytesSI(n int64) string { return si(n) + "B" }
+
+// latenessText writes a lateness distribution as its percentiles in microseconds.
+func latenessText(s latency.Summary) string {
+	if s.N == 0 {
+		return "no delayed data"
+	}
+	us := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e3) }
+	return fmt.Sprintf("p50 %s p90 %s p99 %s p99.9 %s max %s µs (%d chunks)", us(s.P50), us(s.P90), us(s.P99), us(s.P999), us(s.Max), s.N)
+}

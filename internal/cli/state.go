@@ -21,6 +21,9 @@ type State struct {
 	// Signals delivers interrupts (SIGINT, SIGTERM). The first drains the current run and saves
 	// it; the second cancels at once.
 	Signals <-chan os.Signal
+	// Report delivers requests for a status report (SIGUSR1): `dblat proxy` prints its
+	// counters.
+	Report <-chan os.Signal
 	// IsTerminal reports whether Stderr is an interactive terminal (progress bars redraw).
 	IsTerminal bool
 }
@@ -29,12 +32,15 @@ type State struct {
 func NewState() *State {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
 	fi, _ := os.Stderr.Stat()
 	return &State{
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
 		Getenv:     os.Getenv,
 		Signals:    sig,
+		Report:     usr1,
 		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
 	}
 }

@@ -256,6 +256,7 @@ func benchmarkAccuracy(b *testing.B, path string, conns int, rtt time.Duration) 
 		b.ReportMetric(med(p50), "p50-err-us")
 		b.ReportMetric(med(p99), "p99-err-us")
 		b.ReportMetric(float64(last.Direct.P50)/1e3, "direct-p50-us")
-		b.ReportMetric(float64(last.Lateness.P50)/1e3, "late-p50-us")
+		b.ReportMetric(float64(last.LatenessUp.P50)/1e3, "late-up-p50-us")
+		b.ReportMetric(float64(last.LatenessDown.P50)/1e3, "late-down-p50-us")
 	})
 }

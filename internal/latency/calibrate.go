@@ -82,8 +82,10 @@ type Calibration struct {
 	Added Summary `json:"added"`
 	// Error is Added minus Requested: the link's accuracy. Its P50 is the figure to quote.
 	Error Summary `json:"error"`
-	// Lateness is the link's in-band timing error during the run (Stats.Lateness).
-	Lateness Summary `json:"lateness"`
+	// LatenessUp and LatenessDown are the link's in-band timing error during the
+	// calibration, per direction (Stats.LatenessUp, LatenessDown).
+	LatenessUp   Summary `json:"lateness_up"`
+	LatenessDown Summary `json:"lateness_down"`
 }
 
 // String summarises the calibration in one line.
@@ -110,7 +112,8 @@ func (c *Calibration) String() string {
 //
 // It measures the link, not the path to a particular server: the upstream is always the
 // built-in echo server. To watch the link in front of a real upstream, read
-// Link.Stats().Lateness during the run, which records how late every delayed chunk left.
+// Link.Stats().LatenessUp and LatenessDown during the run, which record how late every
+// delayed chunk left.
 func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibration, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -136,7 +139,7 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 		dialLink = l.Dial
 	}
 	linked, err := pingPong(ctx, clk, dialLink, opts, period)
-	lateness := l.Stats().Lateness
+	st := l.Stats()
 	l.Close()
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate through link: %w", err)
@@ -145,7 +148,7 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
-	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), Lateness: lateness}
+	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), LatenessUp: st.LatenessUp, LatenessDown: st.LatenessDown}
 	c.Direct = summarize(direct)
 	added := make([]time.Duration, len(linked))
 	errs := make([]time.Duration, len(linked))

@@ -2,6 +2,7 @@ package latency
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -27,8 +28,12 @@ type clock interface {
 // later wait return errTimerClosed.
 type timer interface {
 	// wait blocks until the clock reads at least t. precise asks for the best accuracy the
-	// clock can give (it may spend CPU on it); without it waking a little late is fine.
+	// clock can give (it may spend CPU on it); without it waking a little late is fine. A
+	// wait past the timer's deadline returns os.ErrDeadlineExceeded.
 	wait(t int64, precise bool) error
+	// setDeadline bounds waits by the wall-clock instant d (zero: no bound), including one
+	// in progress, as a net.Conn's read deadline bounds its Read. Any goroutine may call it.
+	setDeadline(d time.Time) error
 	close()
 }
 
@@ -47,7 +52,8 @@ func (c *goClock) now() int64 { return int64(time.Since(c.epoch)) }
 func (c *goClock) fromWall(int64) (int64, bool) { return 0, false }
 
 func (c *goClock) newTimer() (timer, error) {
-	return &goTimer{c: c, t: time.NewTimer(time.Hour), done: make(chan struct{})}, nil
+	t := &goTimer{c: c, t: time.NewTimer(time.Hour), done: make(chan struct{}), dlChanged: make(chan struct{}, 1)}
+	return t, nil
 }
 
 type goTimer struct {
@@ -55,6 +61,21 @@ type goTimer struct {
 	t    *time.Timer
 	done chan struct{}
 	once sync.Once
+
+	mu        sync.Mutex
+	deadline  time.Time
+	dlChanged chan struct{}
+}
+
+func (t *goTimer) setDeadline(d time.Time) error {
+	t.mu.Lock()
+	t.deadline = d
+	t.mu.Unlock()
+	select {
+	case t.dlChanged <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 func (t *goTimer) wait(until int64, _ bool) error {
@@ -63,9 +84,21 @@ func (t *goTimer) wait(until int64, _ bool) error {
 		if d <= 0 {
 			return nil
 		}
+		t.mu.Lock()
+		dl := t.deadline
+		t.mu.Unlock()
+		if !dl.IsZero() {
+			left := time.Until(dl)
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			d = min(d, int64(left))
+		}
 		t.t.Reset(time.Duration(d))
 		select {
 		case <-t.t.C:
+		case <-t.dlChanged:
+			t.t.Stop()
 		case <-t.done:
 			t.t.Stop()
 			return errTimerClosed

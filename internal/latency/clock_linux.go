@@ -3,6 +3,7 @@
 package latency
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -156,8 +157,19 @@ func (t *timerfd) sleep(until int64) error {
 		if err == syscall.EINTR {
 			continue
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return os.ErrDeadlineExceeded
+		}
 		return errTimerClosed
 	}
+}
+
+// setDeadline is the timerfd's read deadline: the netpoller ends a wait at it.
+func (t *timerfd) setDeadline(d time.Time) error {
+	if err := t.f.SetReadDeadline(d); err != nil {
+		return errTimerClosed
+	}
+	return nil
 }
 
 func (t *timerfd) wait(until int64, precise bool) error {

@@ -35,7 +35,10 @@ type env struct {
 	delayConnect bool
 	queueLimit   int64
 	seed         int64
-	lateness     *histogram // how late delayed chunks were written; nil records nothing
+	// lateness records, per direction, how late delayed chunks left compared with their
+	// release time: written to the server (up) or to the client, or returned by an
+	// in-process conn's Read (down).
+	lateness [2]*histogram
 	// rel writes message-completing chunks at their release time; nil: each delay line's
 	// writer waits on its own timer.
 	rel releaser
@@ -44,7 +47,7 @@ type env struct {
 // newEnv derives the shared state of a link from a validated cfg.
 func newEnv(cfg Config, clk clock) *env {
 	e := &env{clk: clk, delayConnect: cfg.DelayConnect, queueLimit: cfg.queueLimit(), seed: cfg.Seed,
-		lateness: &histogram{}}
+		lateness: [2]*histogram{{}, {}}}
 	u, d := cfg.oneWay()
 	e.rtt = int64(u + d)
 	for i, x := range [2]struct {
@@ -78,7 +81,7 @@ type conn struct {
 	finished atomic.Int32
 	// running counts the connection's goroutines; the last one out calls onExit.
 	running atomic.Int32
-	onExit  func(*conn)
+	onExit  func(member)
 }
 
 // chunk kinds
@@ -104,12 +107,9 @@ type direction struct {
 	src, dst net.Conn
 	cfg      *dirConfig
 	rd       *reader
-	gate     int64 // earliest stamp (DelayConnect); 0 = none
-	resumed  int64 // earliest stamp after the reader waited for queue space or bandwidth
-	chain    *jitterChain
-	lastRel  int64 // release time of the previous chunk
-	limit    int   // read size
-	wtimer   timer // writer's
+	sched
+	limit  int   // read size
+	wtimer timer // writer's
 	// job is the writer's one job for the link's releaser; nil without a releaser or
 	// when dst is not a socket.
 	job      *releaseJob
@@ -127,10 +127,11 @@ type direction struct {
 
 // newConn prepares a connection accepted at accepted (clock time) whose upstream is
 // already dialled.
-func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit func(*conn)) *conn {
+func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit func(member)) *conn {
 	c := &conn{e: e, id: id, client: client, server: server, done: make(chan struct{}), onExit: onExit}
 	for d := range 2 {
 		x := &direction{c: c, d: d, cfg: &e.dirs[d], limit: maxChunk}
+		x.sched.cfg = x.cfg
 		if d == up {
 			x.src, x.dst = client, server
 		} else {
@@ -153,7 +154,7 @@ func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit
 		}
 		if sc, ok := x.dst.(syscall.Conn); ok && e.rel != nil && x.cfg.line() {
 			if rc, err := sc.SyscallConn(); err == nil {
-				x.job = newReleaseJob(rc)
+				x.job = newReleaseJob(rc, e.lateness[d])
 			}
 		}
 		c.dirs[d] = x
@@ -211,6 +212,9 @@ func (c *conn) run(f func()) func() {
 		}
 	}
 }
+
+func (c *conn) counts() Counts { return c.meter.Snapshot() }
+func (c *conn) shutdown()      { c.teardown(false) }
 
 // finish records that one direction delivered its end of stream.
 func (c *conn) finish() {
@@ -347,18 +351,7 @@ func (x *direction) readLoop() {
 // push stamps a chunk (or end marker) that arrived at `at`, computes its release time and
 // queues it for the writer.
 func (x *direction) push(b *[]byte, n int, at int64, kind uint8) {
-	stamp := max(at, x.gate, x.resumed)
-	dep := stamp
-	if x.cfg.pacer != nil && n > 0 {
-		dep = x.cfg.pacer.reserve(stamp, n)
-	}
-	delay := x.cfg.delay
-	if x.chain != nil {
-		delay = x.chain.next(dep)
-	}
-	// TCP order: never before the previous chunk (see Distribution).
-	rel := max(dep+delay, x.lastRel)
-	x.lastRel = rel
+	rel := x.due(at, n)
 	x.mu.Lock()
 	x.q.push(chunk{buf: b, n: n, release: rel, kind: kind})
 	if b != nil {
@@ -514,9 +507,7 @@ func (x *direction) writeLoop() {
 			}
 		}
 		if c.kind == kData {
-			if h := x.c.e.lateness; h != nil {
-				h.record(clk.now() - c.release)
-			}
+			x.c.e.lateness[x.d].record(clk.now() - c.release)
 			if x.d == up {
 				x.c.meter.Up(c.n)
 			}
@@ -569,6 +560,35 @@ func (x *direction) release(c chunk) bool {
 		return false
 	}
 	return true
+}
+
+// sched computes the release times of one direction's chunks: arrival (no earlier than the
+// connection's gate or the end of a back-pressure wait), bandwidth, delay and jitter, in
+// TCP order. It is used by the one goroutine that stamps the direction's chunks.
+type sched struct {
+	cfg     *dirConfig
+	gate    int64 // earliest stamp (DelayConnect); 0 = none
+	resumed int64 // earliest stamp after the sender waited for queue space or bandwidth
+	chain   *jitterChain
+	lastRel int64 // release time of the previous chunk
+}
+
+// due returns the release time of a chunk of n bytes (0 for an end marker) that
+// arrived at `at`.
+func (x *sched) due(at int64, n int) int64 {
+	stamp := max(at, x.gate, x.resumed)
+	dep := stamp
+	if x.cfg.pacer != nil && n > 0 {
+		dep = x.cfg.pacer.reserve(stamp, n)
+	}
+	delay := x.cfg.delay
+	if x.chain != nil {
+		delay = x.chain.next(dep)
+	}
+	// TCP order: never before the previous chunk (see Distribution).
+	rel := max(dep+delay, x.lastRel)
+	x.lastRel = rel
+	return rel
 }
 
 // ring is a growable FIFO of chunks.

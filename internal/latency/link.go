@@ -32,7 +32,7 @@ type Link struct {
 
 	mu      sync.Mutex
 	closed  bool
-	conns   map[*conn]struct{}
+	conns   map[member]struct{}
 	retired Counts // traffic of connections that have ended
 
 	accepted, failed atomic.Int64
@@ -79,12 +79,12 @@ func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk cloc
 	}
 	e := newEnv(cfg, clk)
 	if e.dirs[up].line() || e.dirs[down].line() {
-		if e.rel, err = newReleaser(clk, e.lateness); err != nil {
+		if e.rel, err = newReleaser(clk); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("latency: releaser: %w", err)
 		}
 	}
-	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: e, conns: make(map[*conn]struct{})}
+	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: e, conns: make(map[member]struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -179,9 +179,17 @@ func (l *Link) handle(client net.Conn, id uint64, at int64) {
 	}
 }
 
+// member is a connection of a link: proxied (conn) or in process (passConn, inlineConn).
+type member interface {
+	// counts returns the connection's traffic so far.
+	counts() Counts
+	// shutdown closes the connection, both sides.
+	shutdown()
+}
+
 // register adds c to the link's open connections; it returns false when the link is
 // closed.
-func (l *Link) register(c *conn) bool {
+func (l *Link) register(c member) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -200,12 +208,12 @@ func (l *Link) spawn(f func()) {
 }
 
 // retire moves an ended connection's traffic into the link's totals.
-func (l *Link) retire(c *conn) {
+func (l *Link) retire(c member) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.conns[c]; ok {
 		delete(l.conns, c)
-		l.retired = l.retired.Add(c.meter.Snapshot())
+		l.retired = l.retired.Add(c.counts())
 	}
 }
 
@@ -215,7 +223,7 @@ func (l *Link) Totals() Counts {
 	defer l.mu.Unlock()
 	t := l.retired
 	for c := range l.conns {
-		t = t.Add(c.meter.Snapshot())
+		t = t.Add(c.counts())
 	}
 	return t
 }
@@ -230,18 +238,20 @@ type Stats struct {
 	Failed   int64 `json:"failed"`
 	// LastError is the latest accept or upstream-dial error, if any.
 	LastError string `json:"last_error,omitempty"`
-	// Lateness is how late delayed chunks were written compared with their release time:
-	// the link's own timing error, measured in-band on the real traffic, whatever the
-	// upstream. It excludes chunks of zero-delay directions (they are never held) and the
-	// kernel's two extra socket hops (a few µs each way; see Calibrate for those).
-	// Quantiles are bucket upper bounds (at most 12.5 % high).
-	Lateness Summary `json:"lateness"`
+	// LatenessUp and LatenessDown are how late delayed chunks left compared with their
+	// release time, per direction: the link's own timing error, measured in-band on the
+	// real traffic, whatever the upstream. Up is the write to the server; down the write to
+	// the client, or for an in-process conn (Link.Dial) the return of its Read. They exclude
+	// chunks of zero-delay directions (never held) and the kernel's socket hops (a few µs
+	// each; see Calibrate for those). Quantiles are bucket upper bounds (at most 12.5 % high).
+	LatenessUp   Summary `json:"lateness_up"`
+	LatenessDown Summary `json:"lateness_down"`
 }
 
 // Stats returns counters and the in-band timing error of the link.
 func (l *Link) Stats() Stats {
 	s := Stats{Totals: l.Totals(), Accepted: l.accepted.Load(), Failed: l.failed.Load(),
-		Lateness: l.env.lateness.summary()}
+		LatenessUp: l.env.lateness[up].summary(), LatenessDown: l.env.lateness[down].summary()}
 	l.mu.Lock()
 	s.Active = int64(len(l.conns))
 	l.mu.Unlock()
@@ -260,7 +270,7 @@ func (l *Link) Close() error {
 		return nil
 	}
 	l.closed = true
-	conns := make([]*conn, 0, len(l.conns))
+	conns := make([]member, 0, len(l.conns))
 	for c := range l.conns {
 		conns = append(conns, c)
 	}
@@ -268,7 +278,7 @@ func (l *Link) Close() error {
 	l.cancel()
 	err := l.ln.Close()
 	for _, c := range conns {
-		c.teardown(false)
+		c.shutdown()
 	}
 	l.wg.Wait()
 	if l.env.rel != nil {

@@ -24,6 +24,11 @@ type releaser interface {
 type releaseJob struct {
 	release int64
 	raw     syscall.RawConn
+	// lateness records how late the write was; nil records nothing.
+	lateness *histogram
+	// then, when set, is called by the releaser after the write instead of signalling
+	// done: an in-process conn continues its queue there.
+	then func()
 	buf     []byte
 	n       int   // bytes written (0 when the socket buffer was full: the owner writes them)
 	err     error // a write error other than EAGAIN

@@ -30,7 +30,6 @@ type preciseReleaser struct {
 	clk      *preciseClock
 	f        *os.File // the timerfd
 	rc       syscall.RawConn
-	lateness *histogram
 
 	mu     sync.Mutex
 	jobs   jobHeap
@@ -44,7 +43,7 @@ type preciseReleaser struct {
 }
 
 // newReleaser starts a releaser on clk, or returns nil when clk is not a preciseClock.
-func newReleaser(clk clock, lateness *histogram) (releaser, error) {
+func newReleaser(clk clock) (releaser, error) {
 	pc, ok := clk.(*preciseClock)
 	if !ok {
 		return nil, nil
@@ -53,7 +52,7 @@ func newReleaser(clk clock, lateness *histogram) (releaser, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &preciseReleaser{clk: pc, f: f, rc: rc, lateness: lateness, armed: math.MaxInt64, exited: make(chan struct{})}
+	r := &preciseReleaser{clk: pc, f: f, rc: rc, armed: math.MaxInt64, exited: make(chan struct{})}
 	r.earliest.Store(math.MaxInt64)
 	r.setFn = r.set
 	go r.loop()
@@ -210,21 +209,25 @@ func (r *preciseReleaser) loop() {
 	}
 }
 
-// write makes the job's one non-blocking write and signals its owner.
+// write makes the job's one non-blocking write and signals its owner (or calls its then).
 func (r *preciseReleaser) write(j *releaseJob) {
-	if r.lateness != nil {
-		r.lateness.record(r.clk.now() - j.release)
+	if j.lateness != nil {
+		j.lateness.record(r.clk.now() - j.release)
 	}
 	j.n, j.err = 0, nil
 	if err := j.raw.Write(j.writeFn); err != nil && j.err == nil {
 		j.err = err
 	}
+	if j.then != nil {
+		j.then()
+		return
+	}
 	j.done <- struct{}{}
 }
 
-// newReleaseJob returns a job that writes to rc.
-func newReleaseJob(rc syscall.RawConn) *releaseJob {
-	j := &releaseJob{raw: rc, index: -1, done: make(chan struct{}, 1)}
+// newReleaseJob returns a job that writes to rc and records its lateness in h.
+func newReleaseJob(rc syscall.RawConn, h *histogram) *releaseJob {
+	j := &releaseJob{raw: rc, lateness: h, index: -1, done: make(chan struct{}, 1)}
 	j.writeFn = j.writeOnce
 	return j
 }
