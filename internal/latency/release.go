@@ -28,7 +28,7 @@ type releaseJob struct {
 	lateness *histogram
 	// then, when set, is called by the releaser after the write instead of signalling
 	// done: an in-process conn continues its queue there.
-	then func()
+	then    func()
 	buf     []byte
 	n       int   // bytes written (0 when the socket buffer was full: the owner writes them)
 	err     error // a write error other than EAGAIN

@@ -27,9 +27,9 @@ import (
 // The writer goroutine waits meanwhile (it is woken late, which costs nothing) and writes
 // whatever the socket did not take.
 type preciseReleaser struct {
-	clk      *preciseClock
-	f        *os.File // the timerfd
-	rc       syscall.RawConn
+	clk *preciseClock
+	f   *os.File // the timerfd
+	rc  syscall.RawConn
 
 	mu     sync.Mutex
 	jobs   jobHeap
