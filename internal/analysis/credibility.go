@@ -98,6 +98,12 @@ const (
 	RuleRTT = "rtt-off"
 	// RuleWarmup: no warm-up, or a short one.
 	RuleWarmup = "warmup"
+	// RuleLinkLate: during the run, the latency link released data later than the RTT
+	// tolerance (its in-run lateness, up and down at p50, added up).
+	RuleLinkLate = "link-late"
+	// RuleLinkCPU: the latency link's own timing took a large share of a CPU during the
+	// window: CPU the database server on the same machine could have used.
+	RuleLinkCPU = "link-cpu"
 )
 
 // Finding is one credibility problem with its evidence.
@@ -226,6 +232,8 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	c.variation()
 	c.clientBound()
 	c.rtt()
+	c.linkLate()
+	c.linkCPU()
 	c.warmup()
 	sortFindings(c.out)
 	return c.out
@@ -346,6 +354,8 @@ func (c *checker) items() []item {
 			return engine.FormatBytes(float64(r.Client.MemoryBytes))
 		}),
 		cl("client host", Warning, func(r *results.Run) string { return r.Client.Hostname }),
+		cl("CPU latency hold (idle CPUs polling instead of halting: every process wakes faster, the server too)", Error,
+			func(r *results.Run) string { return strconv.FormatBool(r.Client.CPULatencyHold) }),
 		cl("dblat version", Warning, func(r *results.Run) string { return r.Client.DblatVersion }),
 		cl("Go version", Warning, func(r *results.Run) string { return r.Client.GoVersion }),
 		p("workload", Error, "different benchmarks", func(r *results.Run) string { return r.Params.Workload }),
@@ -1018,6 +1028,81 @@ func (c *checker) rtt() {
 			Fix: "rerun with calibration (the default of `dblat run` and `dblat study run`)"})
 	}
 }
+
+// linkLate flags runs whose link released data late during the run itself: the up and
+// down lateness at p50 added up exceed the RTT tolerance. The calibration before a run
+// measures an idle machine; this is what the run's own traffic met.
+func (c *checker) linkLate() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		l := r.Link
+		if l == nil || l.LatenessUp == nil && l.LatenessDown == nil {
+			continue
+		}
+		var late time.Duration
+		for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
+			if x != nil {
+				late += x.P50
+			}
+		}
+		tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(l.RTT)))
+		if late <= tol {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d: rtt %s released %s late at p50 (up %s, down %s; tolerance %s)", r.ID,
+			fmtDur(l.RTT), fmtDur(late), latePart(l.LatenessUp), latePart(l.LatenessDown), fmtDur(tol)))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleLinkLate, Severity: Error,
+		Message:  "during the run the latency link released data later than the RTT tolerance: the RTT the terminals met was larger than the one requested and calibrated",
+		Evidence: listed(lines, 8), Runs: ids,
+		Fix: "give the client CPU (fewer terminals, a separate client machine), hold the CPUs out of deep idle states (the default where permitted; see --no-cpu-latency-hold), and rerun"})
+}
+
+func latePart(l *results.Lateness) string {
+	if l == nil {
+		return "–"
+	}
+	return fmtDur(l.P50)
+}
+
+// linkCPU flags runs whose latency link used more than a quarter of a CPU for its timing
+// during the window.
+func (c *checker) linkCPU() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		el := r.Summary.Elapsed.Seconds()
+		if r.Link == nil || r.Link.CPUSeconds <= 0 || el <= 0 {
+			continue
+		}
+		share := r.Link.CPUSeconds / el
+		if share < linkCPUWarning {
+			continue
+		}
+		ids = append(ids, r.ID)
+		line := fmt.Sprintf("run %d: %.2f CPU-s in %.1f s = %.2f CPUs", r.ID, r.Link.CPUSeconds, el, share)
+		if done := r.Summary.Committed + r.Summary.Rollbacks; done > 0 {
+			line += fmt.Sprintf(", %.1f µs per transaction", r.Link.CPUSeconds/float64(done)*1e6)
+		}
+		lines = append(lines, line)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleLinkCPU, Severity: Warning,
+		Message:  fmt.Sprintf("the latency link's timing took more than %.2f of a CPU during the window: CPU a server on the same machine could have used, so the figures may understate it", linkCPUWarning),
+		Evidence: listed(lines, 8), Runs: ids,
+		Fix: "hold the CPUs out of deep idle states (the default where permitted), which lets the link wait without busy-waiting, or run the server on another machine"})
+}
+
+// linkCPUWarning is the link's timing CPU, in CPUs over the window, above which RuleLinkCPU
+// warns: a quarter of one of the two cores of the machines dblat was tuned on.
+const linkCPUWarning = 0.25
 
 // warmup flags runs with no warm-up, or one shorter than max(MinWarmup,
 // MinWarmupFraction × window).

@@ -107,6 +107,32 @@ func TestCheckPlanted(t *testing.T) {
 				byID(runs, 20).Client.CPUModel = "Xeon"
 				return runs
 			}},
+		{name: "CPU latency hold in some runs only", rule: RuleMixedClient, sev: Error, runs: []int64{3},
+			msg: []string{"CPU latency hold", "differs"},
+			plant: func(runs []results.Run) []results.Run {
+				byID(runs, 3).Client.CPULatencyHold = true
+				return runs
+			}},
+		{name: "link late during the run", rule: RuleLinkLate, sev: Error, runs: []int64{7},
+			msg: []string{"run 7: rtt", "released 180µs late at p50 (up 60µs, down 120µs"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 7)
+				r.Link.LatenessUp = &results.Lateness{N: 1000, P50: 60 * time.Microsecond, P99: 300 * time.Microsecond}
+				r.Link.LatenessDown = &results.Lateness{N: 1000, P50: 120 * time.Microsecond, P99: 500 * time.Microsecond}
+				for _, other := range runs {
+					if other.ID != 7 && other.Link != nil {
+						byID(runs, other.ID).Link.LatenessUp = &results.Lateness{N: 1000, P50: 5 * time.Microsecond}
+					}
+				}
+				return runs
+			}},
+		{name: "link timing takes a CPU", rule: RuleLinkCPU, sev: Warning, runs: []int64{8},
+			msg: []string{"run 8:", "CPUs", "per transaction"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 8)
+				r.Link.CPUSeconds = 0.9 * r.Summary.Elapsed.Seconds()
+				return runs
+			}},
 		{name: "dblat version", rule: RuleMixedClient, sev: Warning, runs: []int64{1},
 			msg: []string{"dblat version differs"},
 			plant: func(runs []results.Run) []results.Run {

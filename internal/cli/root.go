@@ -30,6 +30,8 @@ type app struct {
 	resultsDB  string
 	cpuProfile string
 	profFile   *os.File
+	// noCPUHold turns off holding the CPUs out of deep idle states (--no-cpu-latency-hold).
+	noCPUHold bool
 	// runAs and binDirs are set by `server start`'s flags; other commands use the defaults.
 	runAs   string
 	binDirs map[string]string
@@ -59,7 +61,7 @@ func (a *app) core(ctx context.Context) (*execution.Core, func(), error) {
 	}
 	reg := a.registry()
 	c := &execution.Core{Store: store, Servers: reg, Observer: &observer{a: a},
-		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs}
+		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs, HoldCPULatency: !a.noCPUHold}
 	return c, func() { store.Close() }, nil
 }
 
@@ -130,6 +132,8 @@ Start here:
 	root.PersistentFlags().StringVar(&a.resultsDB, "results", envOr(a.st, "DBLAT_RESULTS", "dblat.db"),
 		"results database file (env DBLAT_RESULTS)")
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile of dblat itself to this file (go tool pprof)")
+	root.PersistentFlags().BoolVar(&a.noCPUHold, "no-cpu-latency-hold", false,
+		"do not hold the CPUs out of deep idle states during runs, studies and calibrations (by default dblat writes 0 to /dev/cpu_dma_latency where permitted, so the latency link wakes on time; every run records which)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.startProfile() }
 	root.PersistentPostRun = func(*cobra.Command, []string) { a.stopProfile() }
 	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),

@@ -93,8 +93,20 @@ func printSummary(w io.Writer, r *results.Run) {
 		}
 	}
 	if done := s.Committed + s.Rollbacks; done > 0 && r.Client.CPUSeconds > 0 {
-		fmt.Fprintf(w, "  client CPU %.1f µs per transaction (%.2f s over the window)\n",
+		line := fmt.Sprintf("  client CPU %.1f µs per transaction (%.2f s over the window)",
 			r.Client.CPUSeconds/float64(done)*1e6, r.Client.CPUSeconds)
+		if l := r.Link; l != nil && l.CPUSeconds > 0 {
+			line += fmt.Sprintf(", of which the link's timing %.1f µs", l.CPUSeconds/float64(done)*1e6)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if l := r.Link; l != nil && (l.LatenessUp != nil || l.LatenessDown != nil) {
+		hold := "CPUs held out of deep idle states"
+		if !r.Client.CPULatencyHold {
+			hold = "CPUs not held out of deep idle states"
+		}
+		fmt.Fprintf(w, "  link: calibrated +%s (p50); released late by up %s, down %s; %s\n",
+			results.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\twait ms\tround trips\tbytes up\tbytes down\t")
@@ -157,4 +169,12 @@ func shortVersion(v string) string {
 		return f[0]
 	}
 	return v
+}
+
+// lateText writes a stored lateness as "p50 4 µs, p99 31 µs".
+func lateText(l *results.Lateness) string {
+	if l == nil || l.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("p50 %.0f µs, p99 %.0f µs", float64(l.P50)/1e3, float64(l.P99)/1e3)
 }

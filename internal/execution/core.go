@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/workload"
@@ -35,7 +36,44 @@ type Core struct {
 	BinDirs map[string]string
 	// Observer is told what happens; nil means NopObserver.
 	Observer Observer
+	// HoldCPULatency keeps the CPUs out of deep idle states during runs and studies
+	// (latency.HoldCPULatency), where the machine permits it; every run records whether it
+	// was held.
+	HoldCPULatency bool
+
+	hold      *latency.CPULatencyHold
+	holdCount int
+	holdWarn  bool
 }
+
+// holdCPU takes the CPU latency hold for a run or a study, if asked and permitted, and
+// returns the function that gives it back. Nested holds share one.
+func (c *Core) holdCPU() func() {
+	if !c.HoldCPULatency {
+		return func() {}
+	}
+	if c.holdCount == 0 {
+		h, err := latency.HoldCPULatency()
+		if err != nil {
+			if !c.holdWarn {
+				c.holdWarn = true
+				c.info("note: CPUs not held out of deep idle states (%v); runs record it, and the link's timing is less precise", err)
+			}
+			return func() {}
+		}
+		c.hold = h
+	}
+	c.holdCount++
+	return func() {
+		if c.holdCount--; c.holdCount == 0 {
+			c.hold.Release()
+			c.hold = nil
+		}
+	}
+}
+
+// cpuHeld reports whether the CPU latency hold is in force.
+func (c *Core) cpuHeld() bool { return c.hold != nil }
 
 func (c *Core) obs() Observer {
 	if c.Observer == nil {

@@ -19,6 +19,30 @@ type linkSet struct {
 	cfg   *latency.Config // nil: no link
 	mu    sync.Mutex
 	links map[string]*latency.Link
+	// marks are each link's state when the measurement window started, and window its
+	// statistics over the window once it ended.
+	marks  map[*latency.Link]latency.Mark
+	window map[*latency.Link]latency.Stats
+}
+
+// windowStart records the links' state when the measurement window starts.
+func (ls *linkSet) windowStart() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.marks = map[*latency.Link]latency.Mark{}
+	for _, l := range ls.links {
+		ls.marks[l] = l.Mark()
+	}
+}
+
+// windowEnd records the links' statistics over the window.
+func (ls *linkSet) windowEnd() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.window = map[*latency.Link]latency.Stats{}
+	for l, m := range ls.marks {
+		ls.window[l] = l.StatsSince(m)
+	}
 }
 
 func newLinkSet(cfg *latency.Config) *linkSet {
@@ -88,13 +112,34 @@ func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	// A run has one link per upstream address, nearly always one. With several, counts
+	// add up and each lateness percentile is the worst link's (an upper bound). Traffic
+	// counts cover the whole run; lateness and timing CPU the measurement window.
 	for _, lk := range ls.links {
 		t := lk.Totals()
 		l.RoundTrips += t.RoundTrips
 		l.BytesUp += t.BytesUp
 		l.BytesDown += t.BytesDown
 	}
+	for _, st := range ls.window {
+		l.CPUSeconds += st.TimingCPU.Seconds()
+		l.LatenessUp = worse(l.LatenessUp, st.LatenessUp)
+		l.LatenessDown = worse(l.LatenessDown, st.LatenessDown)
+	}
 	return l
+}
+
+// worse merges a link's lateness into a run's: counts add, each percentile is the larger.
+func worse(acc *results.Lateness, s latency.Summary) *results.Lateness {
+	if s.N == 0 {
+		return acc
+	}
+	l := &results.Lateness{N: int64(s.N), P50: s.P50, P90: s.P90, P99: s.P99, P999: s.P999, Max: s.Max}
+	if acc == nil {
+		return l
+	}
+	return &results.Lateness{N: acc.N + l.N, P50: max(acc.P50, l.P50), P90: max(acc.P90, l.P90), P99: max(acc.P99, l.P99),
+		P999: max(acc.P999, l.P999), Max: max(acc.Max, l.Max)}
 }
 
 // calibrate measures the RTT the configured link adds, briefly: at most ~2 s or 200 samples.

@@ -302,6 +302,7 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 		return nil
 	}
 	c.info("study %s: %d runs to go, estimated %s", st.Name, len(plan), sp.Estimate.Round(time.Second))
+	defer c.holdCPU()()
 	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}
 	defer func() {
 		for _, name := range sr.servers {

@@ -265,3 +265,52 @@ func spinUntil(now func() int64, t int64) {
 	for now() < t {
 	}
 }
+
+// timerPool lends timers to goroutines that wait only now and then (in-process conns'
+// reads), so that a link holds as many timers as waits are in progress rather than one per
+// connection. Safe for concurrent use.
+type timerPool struct {
+	clk    clock
+	mu     sync.Mutex
+	free   []timer
+	closed bool
+}
+
+// maxFreeTimers bounds the timers a pool keeps for reuse; more are closed when returned.
+const maxFreeTimers = 256
+
+// get returns a timer from the pool, or a new one.
+func (p *timerPool) get() (timer, error) {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		t := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return t, nil
+	}
+	p.mu.Unlock()
+	return p.clk.newTimer()
+}
+
+// put returns a timer got from the pool (its deadline cleared).
+func (p *timerPool) put(t timer) {
+	p.mu.Lock()
+	if p.closed || len(p.free) >= maxFreeTimers {
+		p.mu.Unlock()
+		t.close()
+		return
+	}
+	p.free = append(p.free, t)
+	p.mu.Unlock()
+}
+
+// close closes the pooled timers; timers returned later are closed then.
+func (p *timerPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, t := range p.free {
+		t.close()
+	}
+	p.free = nil
+}

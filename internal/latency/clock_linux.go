@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,6 +25,8 @@ type preciseClock struct {
 	monoBase int64 // CLOCK_MONOTONIC at epoch, ns
 	spin     *spinner
 	noSpin   bool
+	// spun is the time this clock's timers spent busy-waiting, ns.
+	spun atomic.Int64
 }
 
 func newPreciseClock(noSpin bool) (*preciseClock, error) {
@@ -195,7 +198,9 @@ func (t *timerfd) wait(until int64, precise bool) error {
 	}
 	if s.tryAcquire(now, until-now) {
 		spinUntil(t.c.now, until)
-		s.release(t.c.now() - now)
+		spun := t.c.now() - now
+		s.release(spun)
+		t.c.spun.Add(spun)
 		return nil
 	}
 	return t.sleep(until)
@@ -205,3 +210,6 @@ func (t *timerfd) close() { t.once.Do(func() { t.f.Close() }) }
 
 // newRealClock returns the clock the link uses: preciseClock on Linux.
 func newRealClock(noSpin bool) (clock, error) { return newPreciseClock(noSpin) }
+
+// timingCPU is the CPU its timers spent spinning, ns.
+func (c *preciseClock) timingCPU() int64 { return c.spun.Load() }

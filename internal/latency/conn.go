@@ -42,12 +42,14 @@ type env struct {
 	// rel writes message-completing chunks at their release time; nil: each delay line's
 	// writer waits on its own timer.
 	rel releaser
+	// timers lends precise timers to in-process conns' reads.
+	timers *timerPool
 }
 
 // newEnv derives the shared state of a link from a validated cfg.
 func newEnv(cfg Config, clk clock) *env {
 	e := &env{clk: clk, delayConnect: cfg.DelayConnect, queueLimit: cfg.queueLimit(), seed: cfg.Seed,
-		lateness: [2]*histogram{{}, {}}}
+		lateness: [2]*histogram{{}, {}}, timers: &timerPool{clk: clk}}
 	u, d := cfg.oneWay()
 	e.rtt = int64(u + d)
 	for i, x := range [2]struct {
@@ -63,6 +65,19 @@ func newEnv(cfg Config, clk clock) *env {
 		}
 	}
 	return e
+}
+
+// timingCPU is the CPU the link's clock and releaser spent on timing, ns (see Stats).
+func (e *env) timingCPU() int64 {
+	type meter interface{ timingCPU() int64 }
+	var n int64
+	if m, ok := e.clk.(meter); ok {
+		n += m.timingCPU()
+	}
+	if m, ok := e.rel.(meter); ok {
+		n += m.timingCPU()
+	}
+	return n
 }
 
 // conn is one proxied connection: client is the accepted socket, server the dialled one.

@@ -2,8 +2,10 @@ package latency
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -124,7 +126,15 @@ type inlineConn struct {
 	pendKind   uint8
 	pendErr    error
 	recordLate bool
-	rtimer     timer
+
+	// Read's waits: a Go timer for the coarse part of a long wait, then a precise timer
+	// borrowed from the link's pool (see waitDue). dlMu guards the deadline and the
+	// borrowed timer, which SetReadDeadline and Close reach into.
+	coarse    *time.Timer
+	dlMu      sync.Mutex
+	deadline  time.Time
+	borrowed  timer
+	dlChanged chan struct{}
 
 	closing atomic.Bool
 	done    chan struct{}
@@ -133,7 +143,8 @@ type inlineConn struct {
 
 func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, error) {
 	e := l.env
-	c := &inlineConn{l: l, e: e, id: id, server: server, upSpace: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &inlineConn{l: l, e: e, id: id, server: server, upSpace: make(chan struct{}, 1), done: make(chan struct{}),
+		dlChanged: make(chan struct{}, 1)}
 	c.upSched.cfg, c.downSch.cfg = &e.dirs[up], &e.dirs[down]
 	if e.delayConnect && e.rtt > 0 {
 		// See Config.DelayConnect, and conn: the connect would return one RTT after the SYN.
@@ -146,10 +157,6 @@ func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, 
 		}
 	}
 	c.rd = newReader(server, e.clk, e.dirs[down].line())
-	var err error
-	if c.rtimer, err = e.clk.newTimer(); err != nil {
-		return nil, err
-	}
 	if sc, ok := server.(syscall.Conn); ok && e.rel != nil {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.job = newReleaseJob(raw, e.lateness[up])
@@ -214,22 +221,99 @@ func (c *inlineConn) fill() error {
 	return nil
 }
 
+// Read's waits longer than coarseAbove sleep on a Go timer (no file, a few bytes in the
+// runtime's timer heap) until coarseMargin before the release, then wait the rest on a
+// precise timer borrowed from the link's pool. So a link holds as many timerfds as
+// connections are within coarseMargin of a release, not one per connection: at 200 ms and
+// 10,000 connections about 100. Go timers fire up to ~1 ms late (golang/go#53824): 2 ms
+// leave room for that and for a busy scheduler.
+const (
+	coarseAbove  = int64(5 * time.Millisecond)
+	coarseMargin = int64(2 * time.Millisecond)
+)
+
 // waitDue waits until the pending chunk's release time and records how late it leaves.
 func (c *inlineConn) waitDue() error {
 	clk := c.e.clk
-	if c.pendDue > clk.now() {
-		if err := c.rtimer.wait(c.pendDue, true); err != nil {
-			if c.closing.Load() {
+	for {
+		left := c.pendDue - clk.now()
+		if left <= 0 {
+			break
+		}
+		c.dlMu.Lock()
+		dl := c.deadline
+		c.dlMu.Unlock()
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			return os.ErrDeadlineExceeded
+		}
+		if left > coarseAbove {
+			d := time.Duration(left - coarseMargin)
+			if !dl.IsZero() {
+				d = min(d, time.Until(dl))
+			}
+			if c.coarse == nil {
+				c.coarse = time.NewTimer(d)
+			} else {
+				c.coarse.Reset(d)
+			}
+			select {
+			case <-c.coarse.C:
+			case <-c.dlChanged:
+				c.coarse.Stop()
+			case <-c.done:
+				c.coarse.Stop()
 				return net.ErrClosed
 			}
+			continue
+		}
+		if err := c.preciseWait(dl); err != nil {
 			return err
 		}
+		break
 	}
 	if c.recordLate {
 		c.recordLate = false
 		c.e.lateness[down].record(clk.now() - c.pendDue)
 	}
 	return nil
+}
+
+// preciseWait waits for the release on a timer borrowed from the link's pool, bounded by
+// the read deadline dl.
+func (c *inlineConn) preciseWait(dl time.Time) error {
+	t, err := c.e.timers.get()
+	if err != nil {
+		return err
+	}
+	c.dlMu.Lock()
+	if c.closing.Load() {
+		c.dlMu.Unlock()
+		c.e.timers.put(t)
+		return net.ErrClosed
+	}
+	if !dl.Equal(c.deadline) {
+		dl = c.deadline // changed since waitDue read it
+	}
+	err = t.setDeadline(dl)
+	c.borrowed = t
+	c.dlMu.Unlock()
+	if err == nil {
+		err = t.wait(c.pendDue, true)
+	}
+	c.dlMu.Lock()
+	c.borrowed = nil
+	c.dlMu.Unlock()
+	if !dl.IsZero() {
+		_ = t.setDeadline(time.Time{})
+	}
+	c.e.timers.put(t)
+	switch {
+	case c.closing.Load():
+		return net.ErrClosed
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		return os.ErrDeadlineExceeded
+	}
+	return err
 }
 
 // Write queues b for the upstream at its release time (now plus the up delay) and returns
@@ -460,7 +544,11 @@ func (c *inlineConn) Close() error {
 		c.closing.Store(true)
 		close(c.done)
 		err = c.server.Close()
-		c.rtimer.close()
+		c.dlMu.Lock()
+		if c.borrowed != nil {
+			_ = c.borrowed.setDeadline(time.Unix(1, 0)) // end the wait; the timer goes back to the pool
+		}
+		c.dlMu.Unlock()
 		c.upMu.Lock()
 		if c.upTimer != nil {
 			c.upTimer.close()
@@ -499,7 +587,18 @@ func (c *inlineConn) SetReadDeadline(t time.Time) error {
 	if err := c.server.SetReadDeadline(t); err != nil {
 		return err
 	}
-	return c.rtimer.setDeadline(t)
+	c.dlMu.Lock()
+	c.deadline = t
+	var err error
+	if c.borrowed != nil {
+		err = c.borrowed.setDeadline(t)
+	}
+	c.dlMu.Unlock()
+	select {
+	case c.dlChanged <- struct{}{}:
+	default:
+	}
+	return err
 }
 
 // SetWriteDeadline bounds Write's direct writes to the upstream (without a delay up).

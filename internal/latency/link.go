@@ -246,18 +246,48 @@ type Stats struct {
 	// each; see Calibrate for those). Quantiles are bucket upper bounds (at most 12.5 % high).
 	LatenessUp   Summary `json:"lateness_up"`
 	LatenessDown Summary `json:"lateness_down"`
+	// TimingCPU is the CPU the link spent on timing so far: its releaser's busy time
+	// (waking, spinning, writing) and the spin of every precise wait of its timers. The
+	// timer syscalls of waits without a spin are not in it.
+	TimingCPU time.Duration `json:"timing_cpu_ns"`
 }
 
 // Stats returns counters and the in-band timing error of the link.
 func (l *Link) Stats() Stats {
 	s := Stats{Totals: l.Totals(), Accepted: l.accepted.Load(), Failed: l.failed.Load(),
-		LatenessUp: l.env.lateness[up].summary(), LatenessDown: l.env.lateness[down].summary()}
+		LatenessUp: l.env.lateness[up].summary(), LatenessDown: l.env.lateness[down].summary(),
+		TimingCPU: time.Duration(l.env.timingCPU())}
 	l.mu.Lock()
 	s.Active = int64(len(l.conns))
 	l.mu.Unlock()
 	if p := l.lastErr.Load(); p != nil {
 		s.LastError = *p
 	}
+	return s
+}
+
+// Mark is a moment of a link's life from which StatsSince measures.
+type Mark struct {
+	totals   Counts
+	up, down histSnap
+	timing   int64
+}
+
+// Mark returns the link's state now.
+func (l *Link) Mark() Mark {
+	return Mark{totals: l.Totals(), up: l.env.lateness[up].snapshot(), down: l.env.lateness[down].snapshot(),
+		timing: l.env.timingCPU()}
+}
+
+// StatsSince returns the link's traffic, lateness and timing CPU since m (a run's
+// measurement window); Accepted, Active, Failed and LastError are the link's so far. The
+// lateness's Max is the upper bound of its highest bucket.
+func (l *Link) StatsSince(m Mark) Stats {
+	s := l.Stats()
+	s.Totals = s.Totals.Sub(m.totals)
+	s.LatenessUp = l.env.lateness[up].since(m.up)
+	s.LatenessDown = l.env.lateness[down].since(m.down)
+	s.TimingCPU = time.Duration(l.env.timingCPU() - m.timing)
 	return s
 }
 
@@ -284,5 +314,6 @@ func (l *Link) Close() error {
 	if l.env.rel != nil {
 		l.env.rel.close()
 	}
+	l.env.timers.close()
 	return err
 }

@@ -40,6 +40,9 @@ type preciseReleaser struct {
 	// earliest is jobs[0].release (math.MaxInt64 when empty), read without mu by the spin.
 	earliest atomic.Int64
 	exited   chan struct{}
+	// busy is the time the loop spent between waking up and sleeping again (spinning and
+	// writing), ns: its CPU time, since it never blocks in between.
+	busy atomic.Int64
 }
 
 // newReleaser starts a releaser on clk, or returns nil when clk is not a preciseClock.
@@ -149,6 +152,7 @@ func (r *preciseReleaser) loop() {
 	defer close(r.exited)
 	s, clk := r.clk.spin, r.clk
 	var due []*releaseJob
+	woke := clk.now()
 	for {
 		r.mu.Lock()
 		if r.closed {
@@ -164,9 +168,11 @@ func (r *preciseReleaser) loop() {
 				r.arm(r.jobs[0].release - lead)
 			}
 			r.mu.Unlock()
+			r.busy.Add(clk.now() - woke)
 			if r.sleep() != nil {
 				return
 			}
+			woke = clk.now()
 			r.mu.Lock()
 			if armed := r.armed; armed != math.MaxInt64 && lead > 0 {
 				if late := clk.now() - armed; late >= 0 {
@@ -182,9 +188,11 @@ func (r *preciseReleaser) loop() {
 			if lead == 0 || !s.tryAcquire(now, t-now) {
 				r.arm(t)
 				r.mu.Unlock()
+				r.busy.Add(clk.now() - woke)
 				if r.sleep() != nil {
 					return
 				}
+				woke = clk.now()
 				continue
 			}
 			r.mu.Unlock()
@@ -248,3 +256,6 @@ func (j *releaseJob) writeOnce(fd uintptr) bool {
 		return true
 	}
 }
+
+// timingCPU is the releaser's busy time, ns.
+func (r *preciseReleaser) timingCPU() int64 { return r.busy.Load() }

@@ -96,19 +96,53 @@ func (h *histogram) record(v int64) {
 	}
 }
 
+// histSnap is a histogram's counts at one moment, to measure what it recorded since.
+type histSnap struct {
+	counts [histBuckets]uint64
+	sum    int64
+}
+
+func (h *histogram) snapshot() histSnap {
+	var s histSnap
+	for i := range s.counts {
+		s.counts[i] = h.counts[i].Load()
+	}
+	s.sum = h.sum.Load()
+	return s
+}
+
+// since summarises what h recorded after s was taken. Max is then the upper bound of the
+// highest bucket that grew (the exact maximum is not kept per interval).
+func (h *histogram) since(s histSnap) Summary {
+	cur := h.snapshot()
+	var top int64 = -1
+	for i := range cur.counts {
+		cur.counts[i] -= s.counts[i]
+		if cur.counts[i] > 0 {
+			top = histUpper(i)
+		}
+	}
+	return summaryOf(&cur.counts, cur.sum-s.sum, top)
+}
+
 // summary returns approximate order statistics: each quantile is reported as the upper
 // bound of its bucket (so at most 12.5 % high), Max and Mean exactly.
 func (h *histogram) summary() Summary {
-	var c [histBuckets]uint64
+	s := h.snapshot()
+	return summaryOf(&s.counts, s.sum, h.max.Load())
+}
+
+// summaryOf summarises bucket counts c whose values add up to sum and whose largest is
+// maxV (a bound where it is not known exactly).
+func summaryOf(c *[histBuckets]uint64, sum, maxNS int64) Summary {
 	var n uint64
 	for i := range c {
-		c[i] = h.counts[i].Load()
 		n += c[i]
 	}
 	if n == 0 {
 		return Summary{}
 	}
-	maxV := time.Duration(h.max.Load())
+	maxV := time.Duration(maxNS)
 	q := func(p float64) time.Duration {
 		want := uint64(p*float64(n) + 0.999999)
 		var acc uint64
@@ -129,6 +163,6 @@ func (h *histogram) summary() Summary {
 			break
 		}
 	}
-	return Summary{N: int(n), Min: minV, Mean: time.Duration(h.sum.Load() / int64(n)),
+	return Summary{N: int(n), Min: minV, Mean: time.Duration(sum / int64(n)),
 		P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: maxV}
 }

@@ -89,6 +89,26 @@ type Link struct {
 	RoundTrips int64 `json:"round_trips"`
 	BytesUp    int64 `json:"bytes_up"`
 	BytesDown  int64 `json:"bytes_down"`
+	// LatenessUp and LatenessDown measure the link during the run's measurement window, on
+	// the real traffic: how late it released each delayed chunk after its due time, toward
+	// the server and back to the terminals. Nil for runs stored before they were recorded.
+	LatenessUp   *Lateness `json:"lateness_up,omitempty"`
+	LatenessDown *Lateness `json:"lateness_down,omitempty"`
+	// CPUSeconds is the CPU the link's own timing work took during the measurement window
+	// (its releaser's busy time and every precise wait's spin), part of
+	// Client.CPUSeconds; 0 when not measured.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+}
+
+// Lateness is a distribution of how late the latency link released data, in nanoseconds;
+// quantiles are accurate to 12.5 % (upper bounds of log-linear buckets).
+type Lateness struct {
+	N    int64         `json:"n"`
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"`
+	Max  time.Duration `json:"max_ns"`
 }
 
 // Server describes the database server the run measured, as read back from it.
@@ -115,6 +135,10 @@ type Client struct {
 	PID          int    `json:"pid"`
 	// CPUSeconds is the user+system CPU dblat itself used during the measurement window.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// CPULatencyHold is set when dblat held the CPUs out of deep idle states during the run
+	// (/dev/cpu_dma_latency at 0): every process on the machine, the database server
+	// included, then wakes faster, so runs with and without it do not compare.
+	CPULatencyHold bool `json:"cpu_latency_hold,omitempty"`
 }
 
 // Summary holds the run-wide figures over the measurement window (warm-up excluded).

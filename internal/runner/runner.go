@@ -40,6 +40,10 @@ type Config struct {
 	Samples func([]results.Sample)
 	// Connected, when set, is called once every pooled connection is open, before warm-up.
 	Connected func()
+	// WindowStart and WindowEnd, when set, are called when the measurement window starts
+	// (after the warm-up) and when it ends, from Run's goroutine, so that a caller can take
+	// its own measurements over the window (the latency link's lateness and CPU).
+	WindowStart, WindowEnd func()
 	// NOPMType names the transaction type whose commits per minute are Summary.NOPM
 	// (TPC-C's "new_order", workload.Metric.TxType); "" leaves NOPM 0.
 	NOPMType string
@@ -155,6 +159,9 @@ loop:
 			emit(now)
 		case <-warm.C:
 			cpuAtWindow = cpuSeconds()
+			if cfg.WindowStart != nil {
+				cfg.WindowStart()
+			}
 		case <-timer.C:
 			break loop
 		case <-cfg.Drain:
@@ -171,6 +178,12 @@ loop:
 	cpuEnd := cpuSeconds()
 	if math.IsNaN(cpuAtWindow) {
 		cpuAtWindow = cpuStart
+		if cfg.WindowStart != nil {
+			cfg.WindowStart() // drained during the warm-up: an empty window
+		}
+	}
+	if cfg.WindowEnd != nil {
+		cfg.WindowEnd()
 	}
 	wg.Wait()
 	emit(time.Now())
