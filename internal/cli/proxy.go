@@ -1,9 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,6 +173,17 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 					a.info("note: CPUs not held out of deep idle states (%v)", err)
 				}
 			}
+			// Thousands of connections do not fit in this process's open-file limit with
+			// the echo server's ends: the echo server then runs in a process of its own.
+			echoAddr := ""
+			if need := 2*uint64(slices.Max(conns)) + 1000; need > openFileLimit() {
+				addr, stopEcho, err := startEchoProcess()
+				if err != nil {
+					return fmt.Errorf("start the echo server process: %w", err)
+				}
+				defer stopEcho()
+				echoAddr = addr
+			}
 			enc := json.NewEncoder(a.st.Stdout)
 			if format == "text" {
 				a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
@@ -174,7 +193,7 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 					cfg := base
 					cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
 					cfg.NoSpin = held // as runs do: idle CPUs poll while held
-					opts := latency.CalibrateOptions{Conns: c, Samples: samples, Inline: inline}
+					opts := latency.CalibrateOptions{Conns: c, Samples: samples, Inline: inline, EchoAddr: echoAddr}
 					if opts.Samples == 0 {
 						// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
 						opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
@@ -275,4 +294,78 @@ func calibrationJSON(c *latency.Calibration, held, ok bool) calibrationLevel {
 		DirectP50: int64(c.Direct.P50), ErrP50: int64(c.Error.P50), ErrP90: int64(c.Error.P90), ErrP99: int64(c.Error.P99),
 		ErrP999: int64(c.Error.P999), LateUpP50: int64(c.LatenessUp.P50), LateUpP99: int64(c.LatenessUp.P99),
 		LateDownP50: int64(c.LatenessDown.P50), LateDownP99: int64(c.LatenessDown.P99), CPULatencyHold: held, OnTarget: ok}
+}
+
+// openFileLimit is this process's open-file limit (soft, which Go raises to the hard one).
+func openFileLimit() uint64 {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 1024
+	}
+	return lim.Cur
+}
+
+// startEchoProcess runs `dblat echo-server` as a child process and returns the address it
+// listens on and the function that stops it (by its PID, which this process started).
+func startEchoProcess() (string, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe, "echo-server")
+	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1") // the test binary runs the CLI then
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		stdin.Close() // the server exits at the end of its input
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("no address from the echo server: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+// echoServerCommand is the hidden upstream of `dblat calibrate` for thousands of
+// connections: it echoes on a loopback port, prints the address, and exits when its
+// standard input ends (its parent closed it, or died).
+func (a *app) echoServerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "echo-server",
+		Short:  "Echo every byte on a loopback port (used by dblat calibrate)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			a.printf("%s\n", ln.Addr())
+			go func() {
+				_, _ = io.Copy(io.Discard, os.Stdin)
+				ln.Close()
+			}()
+			latency.ServeEcho(ln)
+			return nil
+		},
+	}
 }

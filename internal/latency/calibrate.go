@@ -20,13 +20,21 @@ type CalibrateOptions struct {
 	// Size is the size of each ping and of its echo, in bytes [1].
 	Size int
 	// Warmup is the number of round trips per connection done and discarded before measuring
-	// (connection set-up, DelayConnect's first RTT, cold caches) [10].
+	// (connection set-up, DelayConnect's first RTT, cold caches) [10, and at most 1000/Conns
+	// but at least 1 with more than 100 connections: 10,000 connections warm with one each].
+	// Warm-ups are paced like measurements, and measuring starts when every connection is
+	// warm.
 	Warmup int
 	// MaxDuration stops measuring a path early, keeping the samples so far; 0 = no limit.
 	MaxDuration time.Duration
 	// Inline measures connections made with Link.Dial (in-process, as dblat's terminals use
 	// a link) instead of connections to Link.Addr (as external clients such as pgbench do).
 	Inline bool
+	// EchoAddr, when set, is the address of an echo server to ping instead of the one
+	// Calibrate starts in this process (ServeEcho): thousands of connections need a second
+	// process, whose sockets do not count against this one's open-file limit, and whose
+	// CPU is not the link's.
+	EchoAddr string `json:"echo_addr,omitempty"`
 	// MaxRate caps the pings per second of all connections together [10,000]: each
 	// connection sends at most one ping per max(requested RTT, Conns/MaxRate). Without a cap,
 	// 32 connections ping-ponging back to back at a sub-millisecond RTT saturate a small
@@ -55,7 +63,7 @@ func (o CalibrateOptions) withDefaults() CalibrateOptions {
 	if o.Warmup < 0 {
 		o.Warmup = 0
 	} else if o.Warmup == 0 {
-		o.Warmup = 10
+		o.Warmup = min(10, max(1, 1000/o.Conns))
 	}
 	return o
 }
@@ -119,18 +127,22 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	echo, err := startEcho()
-	if err != nil {
-		return nil, err
+	echoAddr := opts.EchoAddr
+	if echoAddr == "" {
+		echo, err := startEcho()
+		if err != nil {
+			return nil, err
+		}
+		defer echo.close()
+		echoAddr = echo.addr()
 	}
-	defer echo.close()
 
 	clk, err := newRealClock(true)
 	if err != nil {
 		return nil, err
 	}
 	period := opts.Interval(cfg.AddedRTT())
-	l, err := Listen(ctx, "", echo.addr(), cfg)
+	l, err := Listen(ctx, "", echoAddr, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +156,7 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate through link: %w", err)
 	}
-	direct, err := pingPong(ctx, clk, func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, echo.addr()) }, opts, period)
+	direct, err := pingPong(ctx, clk, func(ctx context.Context) (net.Conn, error) { return dialTCP(ctx, echoAddr) }, opts, period)
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
@@ -200,8 +212,10 @@ func pingPong(ctx context.Context, clk clock, dial func(context.Context) (net.Co
 
 	results := make([][]time.Duration, o.Conns)
 	errs := make([]error, o.Conns)
-	var start, wg sync.WaitGroup
+	var start, warm, wg sync.WaitGroup
 	start.Add(1)
+	warm.Add(o.Conns)
+	t0 := clk.now()
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
@@ -209,29 +223,31 @@ func pingPong(ctx context.Context, clk clock, dial func(context.Context) (net.Co
 			msg := make([]byte, o.Size)
 			buf := make([]byte, o.Size)
 			res := make([]time.Duration, 0, per)
+			// Pacing needs no precision: a Go timer (no file descriptor per connection, where
+			// thousands of connections would not fit the open-file limit).
+			tm := newGoTimerOn(clk)
+			defer tm.close()
+			// Warm up at the measurement's pace, staggered the same way, so that thousands of
+			// connections do not hit the link and the echo server in one burst.
+			next := t0 + int64(period)*int64(i)/int64(o.Conns)
 			for k := range o.Warmup {
+				tm.wait(next)
+				next = max(next+int64(period), clk.now())
 				msg[0] = byte(k)
 				if _, err := rtt(c, msg, buf); err != nil {
 					errs[i] = err
+					warm.Done()
 					return
 				}
 			}
-			tm, err := clk.newTimer()
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer tm.close()
+			warm.Done()
 			start.Wait()
-			next := clk.now() + int64(period)*int64(i)/int64(o.Conns)
+			next = clk.now() + int64(period)*int64(i)/int64(o.Conns)
 			for k := range per {
 				if !deadline.IsZero() && time.Now().After(deadline) {
 					break
 				}
-				if err := tm.wait(next, false); err != nil {
-					errs[i] = err
-					return
-				}
+				tm.wait(next)
 				next = max(next+int64(period), clk.now())
 				msg[0] = byte(k)
 				d, err := rtt(c, msg, buf)
@@ -244,6 +260,7 @@ func pingPong(ctx context.Context, clk clock, dial func(context.Context) (net.Co
 			results[i] = res
 		}()
 	}
+	warm.Wait()
 	start.Done()
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -275,6 +292,15 @@ func rtt(c net.Conn, msg, buf []byte) (time.Duration, error) {
 	return d, nil
 }
 
+// ServeEcho echoes every byte each connection of ln sends, until ln is closed; then it
+// closes the connections and returns. It is the upstream Calibrate measures against, for
+// running in a process of its own (CalibrateOptions.EchoAddr).
+func ServeEcho(ln net.Listener) {
+	s := &echoServer{ln: ln, cs: make(map[net.Conn]struct{})}
+	s.serve()
+	s.close()
+}
+
 // echoServer echoes every byte it receives, on loopback.
 type echoServer struct {
 	ln net.Listener
@@ -292,6 +318,16 @@ func startEcho() (*echoServer, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		s.serve()
+	}()
+	return s, nil
+}
+
+// serve accepts connections and echoes each on a goroutine of its own, until the listener
+// closes.
+func (s *echoServer) serve() {
+	ln := s.ln
+	{
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -321,8 +357,7 @@ func startEcho() (*echoServer, error) {
 				s.mu.Unlock()
 			}()
 		}
-	}()
-	return s, nil
+	}
 }
 
 func (s *echoServer) addr() string { return s.ln.Addr().String() }
@@ -336,3 +371,20 @@ func (s *echoServer) close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 }
+
+// goTimerOn sleeps with a Go timer until an instant of a clock's scale.
+type goTimerOn struct {
+	clk clock
+	t   *time.Timer
+}
+
+func newGoTimerOn(clk clock) *goTimerOn { return &goTimerOn{clk: clk, t: time.NewTimer(time.Hour)} }
+
+func (g *goTimerOn) wait(until int64) {
+	if d := until - g.clk.now(); d > 0 {
+		g.t.Reset(time.Duration(d))
+		<-g.t.C
+	}
+}
+
+func (g *goTimerOn) close() { g.t.Stop() }
