@@ -214,6 +214,9 @@ func (r *Report) pivot() Pivot {
 		}
 		pv.Rows = append(pv.Rows, row)
 	}
+	if len(pv.Rows) == 1 && len(pv.Columns) == 1 {
+		return Pivot{Columns: []string{}, Rows: []PivotRow{}} // one number: the verdict says it
+	}
 	return pv
 }
 

@@ -121,7 +121,8 @@ func WriteText(w io.Writer, r *Report) error {
 	ew.Printf("\nQuestion: %s\n", r.Headline.Question)
 	ew.Printf("Verdict: %s\n", r.Headline.Verdict)
 
-	if len(r.Warnings) > 0 {
+	// With the analysis, its text ends with the same findings: print them once.
+	if len(r.Warnings) > 0 && (r.Analysis == nil || len(r.Analysis.Findings) != len(r.Warnings)) {
 		ew.Printf("\nWarnings\n")
 		for _, wn := range r.Warnings {
 			ew.Printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
