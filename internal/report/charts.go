@@ -912,7 +912,11 @@ func throughputNote(ch Chart, models bool) string {
 
 func percentileNote(ch Chart, pooled bool) string {
 	b := strings.Builder{}
-	b.WriteString("Solid lines are the median (p50), dashed lines the 99th percentile, one row per transaction type with its own time range. ")
+	if ch.Lines {
+		b.WriteString("Solid lines are the median (p50), dashed lines the 99th percentile, one row per transaction type with its own time range. ")
+	} else {
+		b.WriteString("Filled circles are the median (p50), open squares the 99th percentile, one row per transaction type with its own time range. ")
+	}
 	if pooled {
 		b.WriteString("Percentiles of the pooled distribution: the HDR histograms of a cell's finished repeats are merged, then read (not an average of the runs' percentiles). ")
 	} else {

@@ -374,7 +374,11 @@ func legend(ch *Chart, groups map[string]int, models bool) plot.Legend {
 		if ch.Lines {
 			thumbs = append(thumbs, legendLine{draw.LineStyle{Color: col, Width: vg.Points(1.5)}})
 		}
-		thumbs = append(thumbs, legendGlyph{draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: glyphs[i%len(glyphs)]}})
+		shape := glyphs[i%len(glyphs)]
+		if ch.Kind == ChartPercentiles && !ch.Lines {
+			shape = draw.BoxGlyph{} // the marker tells the statistic: the group is its colour
+		}
+		thumbs = append(thumbs, legendGlyph{draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}})
 		leg.Add(name, thumbs...)
 	}
 	if ch.Kind == ChartPercentiles {
