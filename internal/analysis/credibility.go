@@ -1011,9 +1011,9 @@ func (c *checker) rtt() {
 				fmtDur(want), got, fmtDur(tol), plural(len(v.ids), "run"), idList(v.ids, 8)))
 		}
 		c.add(Finding{Rule: RuleRTT, Severity: Error,
-			Message:  "the link did not add the RTT the charts' x axis claims: the calibrated median differs from the request by more than the tolerance",
+			Message:  "the link did not add the RTT requested: the calibrated median differs from the request by more than the tolerance, so cells named by their requested RTT were measured at another",
 			Evidence: strings.Join(lines, "; "), Runs: ids,
-			Fix: "plot against the achieved RTT (the latency model does), or find what delays the link (a CPU-starved client: see client-bound; timer precision) and rerun"})
+			Fix: "compare cells at their achieved RTT (the report's charts, knees and latency model place them there; its tables name them by the request), or find what delays the link (a CPU-starved client: see client-bound; timer precision) and rerun"})
 	}
 	if len(nolink) > 0 {
 		c.add(Finding{Rule: RuleRTT, Severity: Error,

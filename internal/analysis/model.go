@@ -25,10 +25,10 @@ const (
 const FitTolerance = 0.15
 
 // Knee fractions: the knees are where throughput has fallen to 90 % and to 50 % of its value
-// at the lowest RTT measured (the "fallen by 10 % and by 50 %").
+// at the lowest RTT measured ("fallen by 10 % and by 50 %").
 const (
-	knee10 = 0.90
-	knee50 = 0.50
+	Knee10 = 0.90
+	Knee50 = 0.50
 )
 
 // Point is one RTT level of a series: what was measured and what the fitted model predicts.
@@ -143,9 +143,10 @@ func FitLatency(runs []results.Run, factors []string) []Fit {
 	return out
 }
 
-// achievedRTT is the RTT the link added in run r: its calibrated median, or the requested
-// RTT when the run has no calibration.
-func achievedRTT(r *results.Run) time.Duration {
+// AchievedRTT is the RTT the link added in run r: its calibrated median
+// (results.Link.AchievedP50), or the requested RTT (results.Params.RTT) when the run has no
+// calibration. It is the x of every throughput-against-RTT figure, here and in the report.
+func AchievedRTT(r *results.Run) time.Duration {
 	if r.Link != nil && r.Link.Samples > 0 {
 		return r.Link.AchievedP50
 	}
@@ -194,7 +195,7 @@ func fitSeries(s *series) (Fit, bool) {
 		var x, r, prt, pw float64
 		for _, run := range c.fin {
 			x += run.Summary.TPS
-			r += float64(achievedRTT(run))
+			r += float64(AchievedRTT(run))
 			rt, w := roundTrips(run)
 			prt += rt * w
 			pw += w
@@ -216,8 +217,12 @@ func fitSeries(s *series) (Fit, bool) {
 	if rtW > 0 {
 		f.R, f.RMeasured = round(rtSum/rtW, 3), true
 	}
-	f.Knee10 = measuredKnee(f.Points, knee10)
-	f.Knee50 = measuredKnee(f.Points, knee50)
+	rtts, tps := make([]time.Duration, len(f.Points)), make([]float64, len(f.Points))
+	for i, p := range f.Points {
+		rtts[i], tps[i] = p.RTT, p.Measured
+	}
+	f.Knee10 = Knee(rtts, tps, Knee10)
+	f.Knee50 = Knee(rtts, tps, Knee50)
 
 	switch {
 	case len(f.Points) < 2:
@@ -283,8 +288,8 @@ func fitSeries(s *series) (Fit, bool) {
 		p.ErrPct = round((p.Predicted-p.Measured)/p.Measured*100, 1)
 		f.MaxErrPct = max(f.MaxErrPct, math.Abs(p.ErrPct))
 	}
-	f.ModelKnee10 = modelKnee(m, f, knee10)
-	f.ModelKnee50 = modelKnee(m, f, knee50)
+	f.ModelKnee10 = modelKnee(m, f, Knee10)
+	f.ModelKnee50 = modelKnee(m, f, Knee50)
 	rsrc := "measured"
 	if !f.RMeasured {
 		rsrc = "fitted (round trips not metered)"
@@ -486,26 +491,46 @@ func diagnose(f Fit, pts []xy) (string, float64) {
 		FitTolerance*100, we*100, worst.Level), 0
 }
 
-// measuredKnee returns the smallest RTT at which the measured throughput has fallen to
-// frac of the first point's, interpolated linearly between the bracketing levels; 0 when it
-// does not fall that far within the points.
-func measuredKnee(pts []Point, frac float64) time.Duration {
-	if len(pts) < 2 || pts[0].Measured <= 0 {
+// Knee returns the smallest RTT at which throughput ys (one value per RTT of rtts, sorted by
+// RTT) has fallen to frac of its first value (Knee10, Knee50), interpolated linearly between
+// the two levels that bracket the crossing; 0 when it does not fall that far within the
+// points (never extrapolated), when there are fewer than two points or the first is not
+// positive. Any throughput unit will do: the knee of NOPM and of TPS differ only as far as
+// the transaction mix does.
+func Knee(rtts []time.Duration, ys []float64, frac float64) time.Duration {
+	n := min(len(rtts), len(ys))
+	if n < 2 || ys[0] <= 0 {
 		return 0
 	}
-	target := frac * pts[0].Measured
-	for i := 1; i < len(pts); i++ {
-		a, b := pts[i-1], pts[i]
-		if b.Measured > target {
+	target := frac * ys[0]
+	for i := 1; i < n; i++ {
+		if ys[i] > target {
 			continue
 		}
-		if a.Measured == b.Measured {
-			return b.RTT
+		if ys[i-1] == ys[i] {
+			return rtts[i]
 		}
-		u := (a.Measured - target) / (a.Measured - b.Measured)
-		return roundUs(float64(a.RTT) + u*float64(b.RTT-a.RTT))
+		u := (ys[i-1] - target) / (ys[i-1] - ys[i])
+		return roundUs(float64(rtts[i-1]) + u*float64(rtts[i]-rtts[i-1]))
 	}
 	return 0
+}
+
+// Predict returns the fitted model's throughput at an added RTT, in completed transactions
+// per second, with the series' round trips R: min(N/(R·r + s), C). It returns 0 when the
+// series does not fit: no curve is claimed then.
+func (f *Fit) Predict(rtt time.Duration) float64 {
+	if !f.Fits || f.N <= 0 {
+		return 0
+	}
+	t := f.R*rtt.Seconds() + f.S.Seconds()
+	if f.Capacity > 0 && f.Model == ModelCapacity {
+		t = max(t, float64(f.N)/f.Capacity)
+	}
+	if t <= 0 {
+		return 0
+	}
+	return float64(f.N) / t
 }
 
 // modelKnee returns the RTT at which the fitted curve has fallen to frac of its value at

@@ -238,3 +238,72 @@ func TestFitSeriesByOtherFactors(t *testing.T) {
 		t.Errorf("series %+v", fits)
 	}
 }
+
+// TestKnee: interpolation between the two levels that bracket the crossing, the first level
+// as reference, nothing extrapolated, degenerate input answered with 0.
+func TestKnee(t *testing.T) {
+	rtts := []time.Duration{0, ms, 10 * ms, 100 * ms}
+	ys := []float64{3000, 2400, 750, 120} // keeps 80 %, 25 %, 4 %
+	if got := Knee(rtts, ys, Knee10); got != 500*us {
+		t.Errorf("knee10 %v, want 500µs (halfway to the 80 %% at 1 ms)", got)
+	}
+	// 50 % between 1 ms (80 %) and 10 ms (25 %): 1 + (0.8 − 0.5)/(0.8 − 0.25) × 9 ms.
+	if got := Knee(rtts, ys, Knee50); got != 5909*us {
+		t.Errorf("knee50 %v, want 5.909ms", got)
+	}
+	if got := Knee(rtts, ys, 0.01); got != 0 {
+		t.Errorf("1 %% is not reached up to 100 ms: got %v", got)
+	}
+	for _, tc := range []struct {
+		rtts []time.Duration
+		ys   []float64
+	}{{rtts[:1], ys[:1]}, {rtts, []float64{0, 1, 1, 1}}, {nil, nil}} {
+		if got := Knee(tc.rtts, tc.ys, Knee10); got != 0 {
+			t.Errorf("Knee(%v, %v) = %v, want 0", tc.rtts, tc.ys, got)
+		}
+	}
+	// A flat stretch that reaches the target exactly returns the level where it does.
+	if got := Knee([]time.Duration{0, ms, 2 * ms}, []float64{100, 90, 90}, Knee10); got != ms {
+		t.Errorf("knee at an exact level: %v", got)
+	}
+}
+
+// TestPredict: the fitted curve at its points agrees with the fit's own predictions
+// (within the difference between the series' R and each point's), is 0 for a series that
+// does not fit, and is capped at the capacity of a capacity fit.
+func TestPredict(t *testing.T) {
+	rtts := []time.Duration{0, 250 * us, 500 * us, ms, 2 * ms, 5 * ms, 10 * ms}
+	for _, capacity := range []float64{0, 2000} {
+		runs := study(rtts, []int{32}, func(n int, r time.Duration) float64 { return modelX(n, r, capacity) })
+		f := FitLatency(runs, factorsRT)[0]
+		if !f.Fits {
+			t.Fatalf("capacity %v: does not fit: %s", capacity, f.Why)
+		}
+		for _, p := range f.Points {
+			within(t, "predict at "+p.Level, f.Predict(p.RTT), p.Predicted, 0.01*p.Predicted)
+		}
+		if capacity > 0 && f.Predict(0) > f.Capacity*(1+1e-9) {
+			t.Errorf("predict(0) %v above the capacity %v", f.Predict(0), f.Capacity)
+		}
+		f.Fits = false
+		if got := f.Predict(ms); got != 0 {
+			t.Errorf("a series that does not fit predicts %v", got)
+		}
+	}
+}
+
+// TestAchievedRTT: the calibrated median where the run has one, else the request.
+func TestAchievedRTT(t *testing.T) {
+	r := results.Run{Params: results.Params{RTT: ms}}
+	if got := AchievedRTT(&r); got != ms {
+		t.Errorf("no link: %v", got)
+	}
+	r.Link = &results.Link{RTT: ms, AchievedP50: 1070 * us}
+	if got := AchievedRTT(&r); got != ms {
+		t.Errorf("link without calibration samples: %v", got)
+	}
+	r.Link.Samples = 200
+	if got := AchievedRTT(&r); got != 1070*us {
+		t.Errorf("calibrated: %v", got)
+	}
+}

@@ -35,29 +35,24 @@ func BuildWithAnalysis(in Input, opt analysis.CheckOptions) (*Report, *analysis.
 	}
 	a := analysis.Analyze(in.Runs, opt)
 	r.Analysis = a
-	r.AddFindings(a.Findings)
+	r.AddFindings(a.Findings) // after setting Analysis: the verdict then speaks of the check
 	r.Notes = append(r.Notes, a.Notes...)
 	return r, a, nil
 }
 
-// AddFindings appends one Warning per finding, in the findings' order (errors first).
+// AddFindings appends one Warning per finding, in the findings' order (errors first), and
+// rewrites the headline verdict, which ends with what the findings amount to.
 func (r *Report) AddFindings(fs []analysis.Finding) {
 	for _, f := range fs {
 		r.Warnings = append(r.Warnings, WarningOf(f))
 	}
+	r.Headline.Verdict = r.verdict(r.Headline.Knees)
 }
 
-// WarningOf maps a credibility finding to a report Warning: the rule is the check, the
-// evidence and the fix follow the message ("… Evidence: …. Fix: …").
+// WarningOf maps a credibility finding to a report Warning: the rule is the check; message,
+// evidence and fix are kept apart, so that a reader sees the message first.
 func WarningOf(f analysis.Finding) Warning {
-	msg := f.Message
-	if f.Evidence != "" {
-		msg += ". Evidence: " + f.Evidence
-	}
-	if f.Fix != "" {
-		msg += ". Fix: " + f.Fix
-	}
-	return Warning{Check: f.Rule, Severity: f.Severity.String(), Message: msg,
+	return Warning{Check: f.Rule, Severity: f.Severity.String(), Message: f.Message, Evidence: f.Evidence, Fix: f.Fix,
 		Cells: append([]string(nil), f.Cells...), Runs: append([]int64(nil), f.Runs...)}
 }
 

@@ -74,7 +74,7 @@ func TestBuildWithAnalysis(t *testing.T) {
 			t.Errorf("no %s among %v", want, checks)
 		}
 	}
-	if r.Warnings[0].Severity != "error" || !strings.Contains(r.Warnings[0].Message, ". Fix: ") {
+	if r.Warnings[0].Severity != "error" || r.Warnings[0].Fix == "" || r.Warnings[0].Evidence == "" {
 		t.Errorf("first warning %+v", r.Warnings[0])
 	}
 	if !slices.Contains(r.Notes, a.Notes[0]) {
@@ -87,13 +87,17 @@ func TestBuildWithAnalysis(t *testing.T) {
 	if !strings.Contains(b.String(), "[warning] "+analysis.RuleMixedSettings+": DefaultDbCachePages changes with set.ServerMode") {
 		t.Errorf("text report lacks the finding:\n%s", b.String())
 	}
+	// The verdict ends with what the findings amount to.
+	if !strings.HasSuffix(r.Headline.Verdict, "(see Findings).") || !strings.Contains(r.Headline.Verdict, "Do not quote these figures yet") {
+		t.Errorf("verdict does not speak of the errors: %s", r.Headline.Verdict)
+	}
 }
 
 func TestWarningOf(t *testing.T) {
 	f := analysis.Finding{Rule: "r", Severity: analysis.Error, Message: "m", Evidence: "e", Fix: "x",
 		Runs: []int64{1, 2}, Cells: []string{"rtt=0"}}
 	w := WarningOf(f)
-	if w.Check != "r" || w.Severity != "error" || w.Message != "m. Evidence: e. Fix: x" ||
+	if w.Check != "r" || w.Severity != "error" || w.Message != "m" || w.Evidence != "e" || w.Fix != "x" ||
 		!slices.Equal(w.Runs, f.Runs) || !slices.Equal(w.Cells, f.Cells) {
 		t.Errorf("%+v", w)
 	}

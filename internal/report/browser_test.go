@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,9 @@ func findChromium(t *testing.T) string {
 type chartInfo struct {
 	ID       string   `json:"id"`
 	Label    string   `json:"label"`
+	Top      float64  `json:"top"`
+	Bottom   float64  `json:"bottom"`
+	Right    float64  `json:"right"`
 	Width    float64  `json:"width"`
 	Height   float64  `json:"height"`
 	Texts    []string `json:"texts"`
@@ -45,7 +49,9 @@ type pageInfo struct {
 	FontLoaded  bool        `json:"fontLoaded"`
 	ScrollWidth float64     `json:"scrollWidth"`
 	ViewWidth   float64     `json:"viewWidth"`
+	ViewHeight  float64     `json:"viewHeight"`
 	Resources   []string    `json:"resources"`
+	Sections    []string    `json:"sections"`
 	Scripts     int         `json:"scripts"`
 	FailedRows  int         `json:"failedRows"`
 }
@@ -72,69 +78,92 @@ const pageProbe = `(async () => {
         if (w > 1 && h > 1) overlaps.push(boxes[i].s + ' / ' + boxes[j].s);
       }
     }
-    return {id: f.id, label: svg.getAttribute('aria-label'), width: r.width, height: r.height,
+    return {id: f.id, label: svg.getAttribute('aria-label'), top: r.top, bottom: r.bottom, right: r.right,
+      width: r.width, height: r.height,
       texts: texts.map(t => t.textContent), overlaps, outside};
   });
   const resources = performance.getEntriesByType('resource').map(e => e.name)
     .filter(n => !n.startsWith('data:') && n !== location.href);
   return {charts, fontLoaded: document.fonts.check('12px "Liberation Sans"'),
     scrollWidth: document.documentElement.scrollWidth, viewWidth: window.innerWidth,
+    viewHeight: window.innerHeight,
     resources, scripts: document.scripts.length,
+    sections: [...document.querySelectorAll('section[id]')].map(s => s.id),
     failedRows: document.querySelectorAll('#runs tr.failed, #runs tr.aborted').length};
 })()`
 
-// TestHTMLInBrowser renders reports in headless Chromium — the fixture's (RTT × terminals ×
-// mode), one whose only factor is non-numeric (points per category), and one of a single
-// cell — and checks that each loads with no console message of level warning or above and
-// no exception, fetches nothing, and shows every chart with its title, axis labels, ticks
-// and legend, text that neither collides nor spills out of its chart, and the failed runs
-// marked.
+// TestHTMLInBrowser renders reports in headless Chromium at 1280 × 800 — the synthetic
+// fixture (RTT × terminals × mode), one whose only factor is non-numeric (points per
+// category), one of a single cell, and the two stored real studies (the quickstart and a
+// Firebird three-architecture study) with their credibility findings — and checks that
+// each loads with no console message of level warning or above and no exception, fetches
+// nothing, shows its headline chart whole on the first screen, and shows every chart with
+// its title, axis labels with units, ticks and a legend naming every series, with text
+// that neither collides nor spills out of its chart, and the failed runs marked.
 //
 // chromedp rather than `chromium --dump-dom --enable-logging`: the DevTools protocol gives
 // console calls, exceptions and browser-log entries (failed loads) as structured events,
 // and lets the test measure the laid-out page (text boxes, fonts), which a DOM dump cannot.
 //
-// DBLAT_REPORT_SCREENSHOT=dir also writes each page and each chart as PNG into dir.
+// DBLAT_REPORT_SCREENSHOT=dir also writes, per report, the first screen, the whole page
+// and each chart as PNG into dir/NAME/.
 func TestHTMLInBrowser(t *testing.T) {
 	exe := findChromium(t)
 	dir := t.TempDir()
 	actx, cancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1100, 900),
+		chromedp.WindowSize(screenW, screenH),
 	)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
 	// Start the browser on the long-lived context, then bound the test.
-	if err := chromedp.Do(ctx); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(screenW, screenH)); err != nil {
 		t.Fatalf("start %s: %v", exe, err)
 	}
-	tctx, tcancel := context.WithTimeout(ctx, 50*time.Second)
+	tctx, tcancel := context.WithTimeout(ctx, 120*time.Second)
 	defer tcancel()
 
 	all := fixture(t)
-	for _, tc := range []struct {
-		name string
-		in   Input
-	}{
-		{"latency", fixInput(t)},
-		{"modes", Input{Study: "modes", Factors: []string{"set.ServerMode"}, Runs: only(0, 10)(all)}},
-		{"single", Input{Study: "single", Runs: only(time.Millisecond, 20, "Classic")(all)}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := Build(tc.in)
+	build := func(in Input) func(*testing.T) *Report {
+		return func(t *testing.T) *Report {
+			r, err := Build(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkInBrowser(t, tctx, r, filepath.Join(dir, tc.name+".html"))
+			return r
+		}
+	}
+	cases := []struct {
+		name  string
+		build func(*testing.T) *Report
+	}{
+		{"latency", build(fixInput(t))},
+		{"modes", build(Input{Study: "modes", Factors: []string{"set.ServerMode"}, Runs: only(0, 10)(all)})},
+		{"single", build(Input{Study: "single", Runs: only(time.Millisecond, 20, "Classic")(all)})},
+	}
+	for _, n := range storedStudies {
+		cases = append(cases, struct {
+			name  string
+			build func(*testing.T) *Report
+		}{n, func(t *testing.T) *Report { return storedReport(t, n) }})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkInBrowser(t, tctx, tc.build(t), filepath.Join(dir, tc.name+".html"))
 		})
 	}
 }
+
+// The screen the first chart must fit on: a 1280 × 800 laptop display.
+const screenW, screenH = 1280, 800
 
 // checkInBrowser writes r's HTML to path, loads it in the browser of ctx and checks it.
 func checkInBrowser(t *testing.T, ctx context.Context, r *Report, path string) {
@@ -205,20 +234,56 @@ func checkInBrowser(t *testing.T, ctx context.Context, r *Report, path string) {
 	if len(info.Charts) != len(r.Charts) || len(r.Charts) == 0 {
 		t.Fatalf("%d charts in the page, want %d (and at least one)", len(info.Charts), len(r.Charts))
 	}
-	for i, got := range info.Charts {
-		want := r.Charts[i]
-		if got.ID != want.ID || got.Label != want.Title {
-			t.Errorf("chart %d is %s %q, want %s %q", i, got.ID, got.Label, want.ID, want.Title)
+	// The headline chart is whole on the first screen.
+	if first := info.Charts[0]; first.Top < 0 || first.Bottom > info.ViewHeight || first.Right > info.ViewWidth {
+		t.Errorf("headline chart %s at top %.0f, bottom %.0f, right %.0f: not within the %.0f × %.0f first screen",
+			first.ID, first.Top, first.Bottom, first.Right, info.ViewWidth, info.ViewHeight)
+	}
+	// The first chart in the page is the report's first (the order the writers promise).
+	if info.Charts[0].ID != r.Charts[0].ID {
+		t.Errorf("first chart in the page is %s, want %s", info.Charts[0].ID, r.Charts[0].ID)
+	}
+	byID := map[string]*Chart{}
+	for i := range r.Charts {
+		byID[r.Charts[i].ID] = &r.Charts[i]
+	}
+	unit := regexp.MustCompile(`\(.+\)`)
+	for _, got := range info.Charts {
+		want := byID[got.ID]
+		if want == nil {
+			t.Errorf("chart %s in the page is not in the report", got.ID)
+			continue
+		}
+		if got.Label != want.Title || want.Title == "" {
+			t.Errorf("chart %s is labelled %q, want the title %q", got.ID, got.Label, want.Title)
 		}
 		if got.Width < 600 || got.Height < 250 {
 			t.Errorf("chart %s is %v×%v px", want.ID, got.Width, got.Height)
 		}
+		// Axis labels with units: a numeric axis names its unit in parentheses.
+		if !unit.MatchString(want.Y.Label) {
+			t.Errorf("chart %s: Y label %q has no unit", want.ID, want.Y.Label)
+		}
+		if want.X.Scale != ScaleCategorical && !unit.MatchString(want.X.Label) {
+			t.Errorf("chart %s: X label %q has no unit", want.ID, want.X.Label)
+		}
 		need := []string{want.Title, want.X.Label, want.Y.Label}
-		for _, s := range want.Series {
-			if want.Kind == ChartPercentiles {
-				need = append(need, s.Group, s.Stat) // the legend factors series into groups and stats
-			} else {
-				need = append(need, s.Name)
+		groups := map[string]bool{}
+		for _, pn := range want.Panels {
+			need = append(need, pn.Title)
+			for _, s := range pn.Series {
+				if s.Stat != StatModel {
+					groups[s.Group] = true
+				}
+				if want.Kind == ChartPercentiles {
+					need = append(need, s.Stat) // the legend: a line style per statistic
+				}
+			}
+		}
+		// A legend naming every series where there are several.
+		if len(groups) > 1 {
+			for g := range groups {
+				need = append(need, g)
 			}
 		}
 		for _, tk := range want.X.Ticks {
@@ -253,12 +318,28 @@ func screenshots(t *testing.T, ctx context.Context, dir string, info pageInfo) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "first-screen.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.png"), png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	for _, id := range info.Sections {
+		png, err := chromedp.Run(ctx, chromedp.Screenshot("#"+id))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", id, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "section-"+id+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, c := range info.Charts {
 		png, err := chromedp.Run(ctx, chromedp.Screenshot("#"+c.ID))

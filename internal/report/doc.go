@@ -1,22 +1,35 @@
-// Package report turns the stored runs of a study into reports: throughput against RTT and
-// against terminals with 95 % confidence intervals over repeats, response-time percentiles per
-// transaction type, round trips and bytes per transaction, the configuration each series ran
-// with, and a table of every run.
+// Package report turns stored runs into what a person reads: a study's report, a one-screen
+// console summary of it, and the comparison of two sets of runs.
 //
-// Everything here is a pure function of its input. Build takes the runs (as the results store
-// returns them, Tx rows included) and returns a Report: the data behind every chart and table,
-// sorted so that the same runs always give the same bytes. WriteText, WriteJSON, WriteCSV and
-// WriteHTML render a Report; none of them reads a clock, the environment or the network, so a
-// report can be rebuilt at any time and repetitions merged later. The HTML is self-contained:
-// inline CSS, inline SVG charts drawn with gonum.org/v1/plot, the chart font embedded once,
-// no scripts and no external URLs, so it reads offline and prints.
+// Build takes a study's runs (as the results store returns them, Tx rows included) and
+// returns a Report: the data behind every chart and table, sorted so that the same runs
+// always give the same bytes. BuildWithAnalysis adds package analysis' latency model, pool
+// sizing, response-time limits and credibility findings. The report opens with a Headline:
+// the study's question (from its factors), a verdict paragraph (where throughput falls 10 %
+// and 50 % as RTT is added, what share more terminals keep, how the other factors' levels
+// compare, what the credibility check found), the knees per series and the headline table.
 //
-// What it does not do: it does not open a store (the CLI reads runs with results.Store.List
-// and passes them in), it does not run anything, and it does not judge comparisons —
-// Report.Warnings is filled by the credibility checks of package analysis and only rendered
-// here.
+// Charts are figures, one per question, each of one or more panels (small multiples) with
+// one legend: throughput against the RTT the link achieved (other factors as lines,
+// terminals as panels), throughput against terminals (one line per RTT), and response time
+// as a row of panels per transaction type (p50 and p99). Points carry 95 % intervals over
+// repeats; the fitted latency model is drawn where it fits; numeric axes turn logarithmic
+// when their positive values span more than 10^LogSpan (Options override).
+//
+// Writers: WriteHTML (one self-contained page: inline CSS, inline SVG drawn with
+// gonum.org/v1/plot, the chart font embedded once, no scripts and no external URLs, so it
+// reads offline and prints; the headline first, then findings, then details), WriteSummary
+// (one screen of text: headline table, knees, verdict, findings, the page's path),
+// WriteText (everything as text), WriteJSON and WriteCSV. DiffRuns and WriteDiff compare two
+// runs, two sets of repeats or two studies: the configuration items that differ and each
+// figure's change, with Welch's 95 % interval where both sides have repeats.
+//
+// Everything here is a pure function of its input: nothing reads a clock, the environment,
+// a store or the network, so a report can be rebuilt at any time and repetitions merged
+// later. It does not judge comparisons itself — Report.Warnings is filled by package
+// analysis' credibility checks and only rendered here.
 //
 // Neighbours: package results on one side (the Run model, factor keys, HDR histogram
-// decoding); package cli on the other (`dblat report <study> -o file.html`,
-// `--format text|json|csv|html`).
+// decoding) and package analysis (the model, knees and checks); package cli on the other
+// (`dblat report`, `dblat quickstart`, `dblat study run`, `dblat results diff`).
 package report

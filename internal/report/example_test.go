@@ -39,5 +39,5 @@ func ExampleBuild() {
 	// rtt,runs,n,nopm_mean,nopm_sd,nopm_ci95_low,nopm_ci95_high,nopm_ci95_half
 	// 0,2,2,3050,70.7107,2414.6898,3685.3102,635.3102
 	// 10ms,3,2,820,28.2843,565.8759,1074.1241,254.1241
-	// NOPM vs RTT
+	// NOPM vs added RTT
 }

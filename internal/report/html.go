@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
+
+	"github.com/dblat/dblat/internal/results"
 )
 
 // WriteHTML writes r as one self-contained HTML page: inline CSS, the charts as inline SVG
@@ -18,6 +20,12 @@ import (
 // external URLs, so that it reads offline and prints. Every value is escaped by
 // html/template. Like the other writers it reads nothing but r, so the same report gives
 // the same bytes.
+//
+// The page opens with the answer: the study's question, the headline chart (throughput
+// against RTT, or the first chart the factors give), the verdict and the second throughput
+// chart; then the findings (knees, the headline table, the credibility check); then the
+// details (response times, the latency model, every table, the configuration, the runs,
+// the method and the study file).
 func WriteHTML(w io.Writer, r *Report) error {
 	v := htmlView{Report: r}
 	if r.Analysis != nil {
@@ -86,18 +94,44 @@ var (
 func page() *template.Template {
 	pageOnce.Do(func() {
 		pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-			"css":    func() template.CSS { return template.CSS(fontCSS() + pageCSS) }, // constant, and base64
-			"ms":     msText,
-			"f1":     func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
-			"f0":     func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
-			"none":   orNone,
-			"counts": countsText,
-			"metric": metricDesc,
-			"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-			"join":   strings.Join,
+			"css": func() template.CSS { return template.CSS(fontCSS() + pageCSS) }, // constant, and base64
+			"ms":  msText,
+			"txms": func(t *TxCell, us int64) string {
+				if !t.Done() {
+					return "–"
+				}
+				return msText(us)
+			},
+			"f1":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+			"f0":       func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+			"none":     orNone,
+			"counts":   countsText,
+			"metric":   metricDesc,
+			"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+			"join":     strings.Join,
+			"est":      estText,
+			"rtt":      msText2,
+			"mean":     meanText,
+			"rttLevel": func(l string) string { return columnLabel(results.FactorRTT, l) },
+			"knee":     kneeCell,
+			"series":   func(c Config) string { return seriesHeading(c) },
 		}).Parse(pageHTML))
 	})
 	return pageTmpl
+}
+
+// kneeCell describes one knee in the findings table: the quoted value, and the measured
+// one beside the model's.
+func kneeCell(measured, model time.Duration, k KneeRow) string {
+	switch {
+	case k.Fits && model > 0 && measured > 0:
+		return msText2(model) + " (measured " + msText2(measured) + ")"
+	case k.Fits && model > 0:
+		return msText2(model)
+	case measured > 0:
+		return msText2(measured)
+	}
+	return "not reached up to " + msText2(k.MaxRTT)
 }
 
 // fontCSS declares Liberation Sans from the bytes gonum/plot measured the chart text with.
@@ -109,21 +143,23 @@ func fontCSS() string {
 }
 
 const pageCSS = `
-:root{--ink:#1a1a1a;--muted:#5a5a5a;--rule:#d4d4d4;--band:#f4f6f8;--bad:#a8200d}
+:root{--ink:#1a1a1a;--muted:#555;--rule:#d4d4d4;--band:#f4f6f8;--bad:#a8200d;--warn:#8a5a00}
 *{box-sizing:border-box}
 body{margin:0;color:var(--ink);background:#fff;font:15px/1.45 "Liberation Sans",Arial,Helvetica,sans-serif}
-main{max-width:1000px;margin:0 auto;padding:24px 20px 48px}
-h1{font-size:26px;margin:0 0 4px}
-h2{font-size:20px;margin:36px 0 8px;padding-bottom:4px;border-bottom:2px solid var(--ink)}
+main{max-width:1000px;margin:0 auto;padding:14px 20px 48px}
+h1{font-size:24px;margin:0 0 2px}
+h2{font-size:20px;margin:34px 0 8px;padding-bottom:4px;border-bottom:2px solid var(--ink)}
 h3{font-size:16px;margin:22px 0 6px}
 p{margin:6px 0}
-.desc{color:var(--muted);margin-bottom:10px}
+p.question{font-size:17px;margin:0 0 2px}
+.desc{color:var(--muted);font-size:13px;margin:0}
+p.verdict{font-size:16px;background:var(--band);border-left:4px solid #0072b2;padding:8px 12px;margin:4px 0 14px}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:10px 0}
 dl.facts dt{font-weight:bold}
 dl.facts dd{margin:0}
-nav ul{list-style:none;padding:0;margin:12px 0;display:flex;flex-wrap:wrap;gap:4px 16px}
+nav ul{list-style:none;padding:0;margin:12px 0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:14px}
 nav a{color:#0b5cad}
-figure.chart{margin:18px 0 26px;break-inside:avoid;page-break-inside:avoid}
+figure.chart{margin:10px 0 20px;break-inside:avoid;page-break-inside:avoid}
 figure.chart svg{display:block;width:100%;height:auto;max-width:960px}
 figcaption{color:var(--muted);font-size:13px;margin-top:4px}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}
@@ -133,7 +169,16 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.failed td,tr.aborted td,tr.running td{color:var(--bad)}
 .status{font-weight:bold}
 .scroll{overflow-x:auto}
-section.warnings{border-left:4px solid var(--bad);padding:2px 14px;background:#fdf3f1}
+ul.findings{list-style:none;padding:0}
+ul.findings li{margin:6px 0;padding-left:10px;border-left:4px solid var(--rule)}
+ul.findings li.error{border-color:var(--bad)}
+ul.findings li.warning{border-color:#e69f00}
+.sev{font-weight:bold;text-transform:uppercase;font-size:12px;margin-right:6px}
+li.error .sev{color:var(--bad)}
+li.warning .sev{color:var(--warn)}
+details{margin:2px 0}
+summary{cursor:pointer;color:var(--muted);font-size:13px}
+details p{font-size:13px}
 pre{background:var(--band);padding:10px;overflow-x:auto;font-size:12px}
 ul.notes li{margin:4px 0}
 @media print{
@@ -143,6 +188,7 @@ ul.notes li{margin:4px 0}
  h2{break-after:avoid}
  table{font-size:10px}
  .scroll{overflow:visible}
+ details>*{display:block}
 }
 `
 
@@ -158,19 +204,32 @@ const pageHTML = `<!DOCTYPE html>
 <main>
 <header>
 <h1>{{with .Study}}{{.}}{{else}}dblat report{{end}}</h1>
+<p class="question">{{.Headline.Question}}</p>
 {{with .Description}}<p class="desc">{{.}}</p>{{end}}
-<dl class="facts">
-<dt>Metric</dt><dd>{{metric .Metric}}</dd>
-<dt>Workload</dt><dd>{{none (join .Workloads ", ")}}</dd>
-<dt>Runs</dt><dd>{{counts .Counts}}</dd>
-{{range .Factors}}<dt>{{.Label}}</dt><dd>{{range $i, $l := .Levels}}{{if $i}}, {{end}}{{none $l}}{{end}}</dd>
-{{else}}<dt>Factors</dt><dd>none: every run is one cell</dd>
-{{end}}</dl>
 </header>
+
+<section id="headline">
+{{with .Throughput}}{{with index . 0}}
+<figure class="chart" id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Note}}</figcaption>
+</figure>
+{{end}}{{else}}
+<p>No finished runs: nothing to chart.</p>
+{{end}}
+<p class="verdict">{{.Headline.Verdict}}</p>
+{{range $i, $c := .Throughput}}{{if $i}}
+<figure class="chart" id="{{$c.ID}}">
+{{$c.SVG}}
+<figcaption>{{$c.Note}}</figcaption>
+</figure>
+{{end}}{{end}}
+</section>
+
 <nav><ul>
-{{if .Warnings}}<li><a href="#warnings">Warnings</a></li>{{end}}
-<li><a href="#throughput">Throughput</a></li>
+<li><a href="#findings">Findings</a></li>
 {{if .Percentiles}}<li><a href="#response">Response time</a></li>{{end}}
+{{if .Analysis}}{{if .Analysis.Fits}}<li><a href="#latency-model">Latency model</a></li>{{end}}{{end}}
 <li><a href="#cells">Cells</a></li>
 {{if .Tx}}<li><a href="#transactions">Transactions</a></li>{{end}}
 <li><a href="#config">Configuration</a></li>
@@ -179,31 +238,47 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Source}}<li><a href="#source">Study file</a></li>{{end}}
 </ul></nav>
 
-{{if .Warnings}}
-<section id="warnings" class="warnings">
-<h2>Warnings</h2>
-<ul>{{range .Warnings}}<li><strong>{{.Severity}}</strong> ({{.Check}}): {{.Message}}{{with .Cells}} — cells: {{join . "; "}}{{end}}{{with .Runs}} — runs: {{range $i, $r := .}}{{if $i}}, {{end}}{{$r}}{{end}}{{end}}</li>
-{{end}}</ul>
-</section>
+<section id="findings">
+<h2>Findings</h2>
+{{if .Headline.Knees}}
+<h3>Knees: where added RTT costs 10 % and 50 % of {{.Metric}}</h3>
+<div class="scroll"><table>
+<thead><tr><th>series</th><th class="num">{{.Metric}} at lowest RTT</th><th class="num">−10 % at</th><th class="num">−50 % at</th><th>latency model</th></tr></thead>
+<tbody>
+{{range .Headline.Knees}}<tr><td>{{.Series}}</td><td class="num">{{mean .Base}} at {{rttLevel .BaseLevel}}</td><td class="num">{{knee .Knee10 .ModelKnee10 .}}</td><td class="num">{{knee .Knee50 .ModelKnee50 .}}</td><td>{{if .Fits}}fits within {{f1 .MaxErrPct}} %{{else}}does not fit{{end}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p class="desc">Achieved RTTs. Where the latency model fits, its smooth curve gives the knee (the measured one, interpolated linearly between levels, beside it); nothing is extrapolated beyond the highest RTT measured.</p>
 {{end}}
-
-{{.AnalysisHTML}}
-<section id="throughput">
-<h2>Throughput</h2>
-{{range .Throughput}}
-<figure class="chart" id="{{.ID}}">
-{{.SVG}}
-<figcaption>{{.Note}}</figcaption>
-</figure>
+{{with .Headline.Table}}{{if .Rows}}
+<h3>{{$.Metric}} by {{.Corner}}</h3>
+<div class="scroll"><table>
+<thead><tr><th>{{.Corner}}</th>{{range .Columns}}<th class="num">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{est .}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+<p class="desc">Mean of the finished repeats, ± the half-width of its 95 % interval as a share of the mean where there are two or more.</p>
+{{end}}{{end}}
+<h3>Credibility</h3>
+{{if .Warnings}}
+<ul class="findings">{{range .Warnings}}<li class="{{.Severity}}"><span class="sev">{{.Severity}}</span>{{.Message}} <small>({{.Check}})</small>
+{{if or .Evidence .Fix .Cells .Runs}}<details><summary>evidence and fix</summary>
+{{with .Evidence}}<p>Evidence: {{.}}</p>{{end}}
+{{with .Fix}}<p>Fix: {{.}}</p>{{end}}
+{{with .Cells}}<p>Cells: {{join . "; "}}</p>{{end}}
+{{with .Runs}}<p>Runs: {{range $i, $r := .}}{{if $i}}, {{end}}{{$r}}{{end}}</p>{{end}}
+</details>{{end}}</li>
+{{end}}</ul>
 {{else}}
-<p>No finished runs: nothing to chart.</p>
+<p>{{if .Analysis}}The credibility check found nothing to report.{{else}}Not checked: this report was built without the credibility check.{{end}}</p>
 {{end}}
 </section>
 
 {{if .Percentiles}}
 <section id="response">
 <h2>Response time</h2>
-<p>What a user of each transaction waits for, at p50, p90 and p99.</p>
+<p>What a user of each transaction waits for: the median and the 99th percentile.</p>
 {{range .Percentiles}}
 <figure class="chart" id="{{.ID}}">
 {{.SVG}}
@@ -213,13 +288,26 @@ const pageHTML = `<!DOCTYPE html>
 </section>
 {{end}}
 
+{{.AnalysisHTML}}
+
+<section id="about">
+<h2>About this study</h2>
+<dl class="facts">
+<dt>Metric</dt><dd>{{metric .Metric}}</dd>
+<dt>Workload</dt><dd>{{none (join .Workloads ", ")}}</dd>
+<dt>Runs</dt><dd>{{counts .Counts}}</dd>
+{{range .Factors}}<dt>{{.Label}}</dt><dd>{{range $i, $l := .Levels}}{{if $i}}, {{end}}{{none $l}}{{end}}</dd>
+{{else}}<dt>Factors</dt><dd>none: every run is one cell</dd>
+{{end}}</dl>
+</section>
+
 <section id="cells">
 <h2>Cells</h2>
-<p>{{.Metric}} per cell: mean of the finished repeats with its 95 % confidence interval.</p>
+<p>{{.Metric}} per cell: mean of the finished repeats with its 95 % confidence interval, and the RTT the link achieved.</p>
 <div class="scroll"><table>
-<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th></tr></thead>
+<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th></tr></thead>
 <tbody>
-{{range .Cells}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Runs}}</td><td class="num">{{.Throughput.N}}</td>
+{{range .Cells}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{if .Throughput.N}}{{rtt .AchievedRTT}}{{else}}–{{end}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput.N}}</td>
 {{- if eq .Throughput.N 0}}<td class="num" colspan="5">no finished run</td>
 {{- else if .Throughput.CI}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num">{{f1 .Throughput.CI.Half}}</td><td class="num">{{f1 .Throughput.CI.Low}}</td><td class="num">{{f1 .Throughput.CI.High}}</td><td class="num">{{f1 .Throughput.SD}}</td>
 {{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}</tr>
@@ -230,14 +318,14 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Tx}}
 <section id="transactions">
 <h2>Transactions</h2>
-<p>Per transaction type and cell: pooled response-time percentiles (ms, service time), p99 wait for a pooled connection (ms), and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client.</p>
+<p>Per transaction type and cell: pooled response-time percentiles (ms, service time), p99 wait for a pooled connection (ms), and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
 {{$f := .Factors}}
 {{range .Tx}}
 <h3>{{.Type}}</h3>
 <div class="scroll"><table>
 <thead><tr>{{range $f}}<th>{{.Label}}</th>{{end}}<th class="num">n</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">max</th><th class="num">wait p99</th><th class="num">round trips</th><th class="num">bytes up</th><th class="num">bytes down</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td><td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td><td class="num">{{ms .Tx.WaitP99Us}}</td><td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td></tr>
+{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td>{{if .Tx.Done}}<td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td><td class="num">{{ms .Tx.WaitP99Us}}</td><td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{end}}
@@ -245,8 +333,8 @@ const pageHTML = `<!DOCTYPE html>
 {{end}}
 
 <section id="config">
-<h2>Configuration</h2>
-<p>As the servers and the client reported it for the finished runs of each series{{with .Config.SeriesFactors}} (series: combinations of {{join . ", "}}){{end}}. Settings are read back from the server, not echoed from the study.</p>
+<h2>{{series .Config}}</h2>
+<p>As the servers and the client reported it for the finished runs{{with .Config.SeriesFactors}} of each series (the combinations of {{join . ", "}}){{end}}. Settings are read back from the server, not echoed from the study.</p>
 {{if .Config.Differ}}
 <h3>Differs between series</h3>
 <div class="scroll"><table>
@@ -257,7 +345,7 @@ const pageHTML = `<!DOCTYPE html>
 </table></div>
 {{end}}
 {{if .Config.Common}}
-<h3>Same in every series</h3>
+<h3>{{if .Config.SeriesFactors}}Same in every series{{else}}Every run{{end}}</h3>
 <div class="scroll"><table>
 <thead><tr><th>kind</th><th>item</th><th>value</th></tr></thead>
 <tbody>

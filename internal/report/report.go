@@ -3,7 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
-	"github.com/dblat/dblat/internal/analysis"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -28,6 +29,8 @@ type Input struct {
 	// Runs are all runs of the study, whatever their status, each with its Tx rows (as
 	// results.Store.List returns them). Samples are not used.
 	Runs []results.Run
+	// Options change how charts are drawn (axis scales); the zero value chooses itself.
+	Options Options
 }
 
 // Metric names of the throughput figure a report compares.
@@ -41,6 +44,9 @@ const (
 type Report struct {
 	Study       string `json:"study"`
 	Description string `json:"description,omitempty"`
+	// Headline is what the report opens with: the study's question, the verdict, the knees
+	// and the headline table.
+	Headline Headline `json:"headline"`
 	// Metric is MetricNOPM when every run is TPC-C, else MetricTPS.
 	Metric string `json:"metric"`
 	// Workloads are the distinct workload names of the runs, sorted.
@@ -51,7 +57,8 @@ type Report struct {
 	// Cells are the combinations of factor levels that have runs, ordered by the factors'
 	// levels (first factor slowest).
 	Cells []Cell `json:"cells"`
-	// TxTypes are the transaction types found in finished runs, sorted.
+	// TxTypes are the transaction types found in finished runs: TPC-C's in the spec's order
+	// (New-Order, Payment, Order-Status, Delivery, Stock-Level), then any other sorted.
 	TxTypes []string `json:"tx_types"`
 	// Charts are the throughput charts followed by the response-time charts.
 	Charts []Chart `json:"charts"`
@@ -69,6 +76,8 @@ type Report struct {
 	// Analysis is the latency model, pool sizing and response-time limits of the same runs
 	// (set by BuildWithAnalysis; nil from Build).
 	Analysis *analysis.Analysis `json:"analysis,omitempty"`
+	// Options are the chart options the report was built with.
+	Options Options `json:"options"`
 }
 
 // Factor is one varied factor and the levels its runs have, sorted by
@@ -101,11 +110,17 @@ type Cell struct {
 	Finished []int64 `json:"finished"`
 	// Throughput is Report.Metric over the finished repeats.
 	Throughput Estimate `json:"throughput"`
+	// AchievedRTT is the RTT the link added, as its calibration before each run measured
+	// it (analysis.AchievedRTT), averaged over the finished repeats and rounded to the
+	// microsecond; the requested RTT for runs without a calibration. In JSON, nanoseconds.
+	AchievedRTT time.Duration `json:"achieved_rtt"`
 	// Tx holds the per-transaction-type figures, by type name.
 	Tx []TxCell `json:"tx,omitempty"`
 }
 
-// TxCell is one transaction type's figures in one cell, pooled over its finished runs.
+// TxCell is one transaction type's figures in one cell, pooled over its finished runs. A
+// type that completed no transaction in the cell (Done false) has no latency: writers show
+// "–", not 0.
 type TxCell struct {
 	Type string `json:"type"`
 	// Runs is the number of finished runs that recorded this type.
@@ -154,7 +169,11 @@ type Warning struct {
 	Check string `json:"check"`
 	// Severity is "info", "warning" or "error".
 	Severity string `json:"severity"`
+	// Message says what is wrong in one sentence; Evidence gives the values that show it
+	// and Fix what to change (either may be empty).
 	Message  string `json:"message"`
+	Evidence string `json:"evidence,omitempty"`
+	Fix      string `json:"fix,omitempty"`
 	// Cells and Runs point at what the finding is about, if anything in particular.
 	Cells []string `json:"cells,omitempty"`
 	Runs  []int64  `json:"runs,omitempty"`
@@ -179,6 +198,9 @@ func Build(in Input) (*Report, error) {
 	if err := checkFactors(factors); err != nil {
 		return nil, err
 	}
+	if err := in.Options.check(); err != nil {
+		return nil, err
+	}
 	r := &Report{
 		Study:       in.Study,
 		Description: in.Description,
@@ -192,6 +214,7 @@ func Build(in Input) (*Report, error) {
 		Runs:        []RunRow{},
 		Warnings:    []Warning{},
 		Notes:       []string{},
+		Options:     in.Options,
 	}
 
 	// Factor levels, sorted.
@@ -248,7 +271,7 @@ func Build(in Input) (*Report, error) {
 		}
 		r.Cells = append(r.Cells, c)
 	}
-	r.TxTypes = sortedKeys(types)
+	r.TxTypes = txOrder(sortedKeys(types))
 
 	// The run table, by start time.
 	rows := make([]*results.Run, len(in.Runs))
@@ -269,9 +292,11 @@ func Build(in Input) (*Report, error) {
 		})
 	}
 
-	r.Charts = r.charts()
+	fits := analysis.FitLatency(in.Runs, factors)
+	r.Charts = r.charts(fits, in.Runs)
 	r.Config = r.config(in.Runs)
 	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
+	r.Headline = r.headline(fits)
 	return r, nil
 }
 
@@ -343,6 +368,13 @@ func (r *Report) cell(idx []int, runs []*results.Run) (Cell, error) {
 		}
 	}
 	c.Throughput = estimate(xs)
+	if len(fin) > 0 {
+		var sum float64
+		for _, run := range fin {
+			sum += float64(analysis.AchievedRTT(run))
+		}
+		c.AchievedRTT = (time.Duration(math.Round(sum/float64(len(fin))/1e3)) * time.Microsecond)
+	}
 	for _, typ := range sortedKeys(byType) {
 		t, err := poolTx(typ, byType[typ])
 		if err != nil {
@@ -361,11 +393,14 @@ type txOf struct {
 
 // poolTx merges the summaries of one transaction type over the finished runs of a cell.
 // Percentiles come from the merged HDR histograms (the pooled distribution, which weighs
-// every transaction equally — averaging the runs' percentiles would not); when any run lacks
-// a histogram they fall back to the mean of the runs' own percentiles.
+// every transaction equally — averaging the runs' percentiles would not); when any run that
+// completed transactions of the type lacks a histogram they fall back to the mean of those
+// runs' own percentiles. Runs that completed none (a short window may draw no Delivery)
+// count in Runs only: they have no latency to pool.
 func poolTx(typ string, txs []txOf) (TxCell, error) {
 	c := TxCell{Type: typ, Runs: len(txs), Pooled: true}
-	var done, waitW, rtW float64
+	var done []txOf // the runs that completed transactions of the type
+	var total, waitW, rtW float64
 	var waitSum, rtSum, upSum, downSum float64
 	hasWait := true
 	for _, x := range txs {
@@ -375,14 +410,18 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		for _, n := range t.Errors {
 			c.Errors += n
 		}
+		n := float64(t.Committed + t.Rollbacks)
+		if n == 0 {
+			continue // no transaction: no latency to pool, no histogram stored
+		}
+		done = append(done, x)
+		total += n
 		if t.Hist == "" {
 			c.Pooled = false
 		}
 		if t.WaitHist == "" {
 			hasWait = false
 		}
-		n := float64(t.Committed + t.Rollbacks)
-		done += n
 		waitSum += t.WaitMeanUs * n
 		waitW += n
 		cm := float64(t.Committed)
@@ -400,8 +439,11 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		c.BytesDown = round(downSum/rtW, 2)
 	}
 
+	if len(done) == 0 {
+		return c, nil // Done() is false: writers show "–"
+	}
 	if c.Pooled {
-		h, err := mergeHists(txs, func(t *results.TxSummary) string { return t.Hist })
+		h, err := mergeHists(done, func(t *results.TxSummary) string { return t.Hist })
 		if err != nil {
 			return TxCell{}, err
 		}
@@ -410,7 +452,7 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		c.MaxUs = h.Max()
 	} else {
 		var mean, p50, p90, p99 float64
-		for _, x := range txs {
+		for _, x := range done {
 			t := x.tx
 			w := float64(t.Committed + t.Rollbacks)
 			mean += t.MeanUs * w
@@ -419,24 +461,39 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 			p99 += float64(t.P99Us)
 			c.MaxUs = max(c.MaxUs, t.MaxUs)
 		}
-		if done > 0 {
-			c.MeanUs = round(mean/done, 1)
-		}
-		n := float64(len(txs))
+		c.MeanUs = round(mean/total, 1)
+		n := float64(len(done))
 		c.P50Us, c.P90Us, c.P99Us = int64(p50/n+0.5), int64(p90/n+0.5), int64(p99/n+0.5)
 	}
-	if hasWait && len(txs) > 0 {
-		h, err := mergeHists(txs, func(t *results.TxSummary) string { return t.WaitHist })
+	if hasWait {
+		h, err := mergeHists(done, func(t *results.TxSummary) string { return t.WaitHist })
 		if err != nil {
 			return TxCell{}, err
 		}
 		c.WaitP99Us = h.ValueAtQuantile(99)
 	} else {
-		for _, x := range txs {
+		for _, x := range done {
 			c.WaitP99Us = max(c.WaitP99Us, x.tx.WaitP99Us)
 		}
 	}
 	return c, nil
+}
+
+// txOrder puts TPC-C's transaction types first, in the spec's order (limitTypes), and
+// keeps the others in their order after them.
+func txOrder(types []string) []string {
+	out := make([]string, 0, len(types))
+	for _, t := range limitTypes {
+		if slices.Contains(types, t) {
+			out = append(out, t)
+		}
+	}
+	for _, t := range types {
+		if !slices.Contains(limitTypes, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -492,3 +549,7 @@ func metricDesc(m string) string {
 	}
 	return "TPS, transactions completed (committed plus designed rollbacks) per second of the measurement window"
 }
+
+// Done reports whether the type completed any transaction (committed or designed
+// rollback) in the cell; without one its latencies and wire figures mean nothing.
+func (t *TxCell) Done() bool { return t.Committed+t.Rollbacks > 0 }

@@ -3,10 +3,12 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,29 +245,52 @@ func TestPooledPercentiles(t *testing.T) {
 	}
 }
 
-// TestChartLayout checks which charts a study gets, by the factors it varies.
+// TestChartLayout checks which figures a study gets, by the factors it varies: one figure
+// per question, the other factors as lines or as panels of the same figure.
 func TestChartLayout(t *testing.T) {
 	all := fixture(t)
+	type fig struct {
+		title  string
+		panels []string
+		lines  []string // the series groups of the first panel
+	}
+	modes := []string{"ServerMode=Classic", "ServerMode=SuperClassic", "ServerMode=SuperServer"}
 	for _, tc := range []struct {
 		name    string
 		factors []string
 		runs    func([]results.Run) []results.Run
-		titles  []string
+		figs    []fig
 	}{
-		{"rtt, terminals and mode", fixFactors, nil, []string{
-			"NOPM vs RTT — 10 terminals", "NOPM vs RTT — 20 terminals",
-			"NOPM vs terminals — ServerMode=Classic", "NOPM vs terminals — ServerMode=SuperClassic", "NOPM vs terminals — ServerMode=SuperServer",
-			"new_order response time vs RTT — 10 terminals", "new_order response time vs RTT — 20 terminals",
-			"payment response time vs RTT — 10 terminals", "payment response time vs RTT — 20 terminals",
+		{"rtt, terminals and mode", fixFactors, nil, []fig{
+			{"NOPM vs added RTT, by ServerMode", []string{"10 terminals", "20 terminals"}, modes},
+			{"NOPM vs terminals, by RTT", modes, []string{"RTT 0 ms", "RTT 1 ms", "RTT 10 ms", "RTT 100 ms"}},
+			{"Response time vs added RTT, by transaction type",
+				[]string{"new_order — 10 terminals", "new_order — 20 terminals", "payment — 10 terminals", "payment — 20 terminals"}, modes},
 		}},
-		{"mode only: points per level", []string{"set.ServerMode"}, only(0, 10), []string{
-			"NOPM vs ServerMode", "new_order response time vs ServerMode", "payment response time vs ServerMode",
+		{"rtt and terminals: one line per terminals level", []string{"rtt", "terminals"}, func(rs []results.Run) []results.Run {
+			var out []results.Run
+			for _, r := range rs {
+				if r.Params.Options["set.ServerMode"] == "Classic" {
+					out = append(out, r)
+				}
+			}
+			return out
+		}, []fig{
+			{"NOPM vs added RTT, by terminals", []string{""}, []string{"10 terminals", "20 terminals"}},
+			{"NOPM vs terminals, by RTT", []string{""}, []string{"RTT 0 ms", "RTT 1 ms", "RTT 10 ms", "RTT 100 ms"}},
+			{"Response time vs added RTT, by transaction type", []string{"new_order", "payment"}, []string{"10 terminals", "20 terminals"}},
 		}},
-		{"terminals and mode", []string{"terminals", "set.ServerMode"}, only(0, 0), []string{
-			"NOPM vs terminals", "new_order response time vs terminals", "payment response time vs terminals",
+		{"mode only: points per level", []string{"set.ServerMode"}, only(0, 10), []fig{
+			{"NOPM vs ServerMode", []string{""}, []string{""}},
+			{"Response time vs ServerMode, by transaction type", []string{"new_order", "payment"}, []string{""}},
 		}},
-		{"nothing varied", []string{}, only(time.Millisecond, 20, "Classic"), []string{
-			"NOPM", "new_order response time", "payment response time",
+		{"terminals and mode", []string{"terminals", "set.ServerMode"}, only(0, 0), []fig{
+			{"NOPM vs terminals, by ServerMode", []string{""}, modes},
+			{"Response time vs terminals, by transaction type", []string{"new_order", "payment"}, modes},
+		}},
+		{"nothing varied", []string{}, only(time.Millisecond, 20, "Classic"), []fig{
+			{"NOPM", []string{""}, []string{""}},
+			{"Response time, by transaction type", []string{"new_order", "payment"}, []string{""}},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,20 +302,29 @@ func TestChartLayout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
+			var got []fig
 			for _, c := range r.Charts {
-				got = append(got, c.Title)
-				if len(c.Series) == 0 {
-					t.Errorf("chart %q is empty", c.Title)
-				}
-				for _, s := range c.Series {
-					if len(s.Points) == 0 {
-						t.Errorf("chart %q series %q is empty", c.Title, s.Name)
+				f := fig{title: c.Title}
+				for _, pn := range c.Panels {
+					f.panels = append(f.panels, pn.Title)
+					if len(pn.Series) == 0 {
+						t.Errorf("chart %q panel %q is empty", c.Title, pn.Title)
+					}
+					for _, s := range pn.Series {
+						if len(s.Points) == 0 {
+							t.Errorf("chart %q series %q is empty", c.Title, s.Name)
+						}
 					}
 				}
+				for _, s := range c.Panels[0].Series {
+					if !slices.Contains(f.lines, s.Group) && s.Stat != StatModel {
+						f.lines = append(f.lines, s.Group)
+					}
+				}
+				got = append(got, f)
 			}
-			if strings.Join(got, "\n") != strings.Join(tc.titles, "\n") {
-				t.Errorf("charts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.titles, "\n"))
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.figs) {
+				t.Errorf("charts:\n%q\nwant:\n%q", got, tc.figs)
 			}
 		})
 	}
@@ -313,19 +347,24 @@ func only(rtt time.Duration, term int, modes ...string) func([]results.Run) []re
 	}
 }
 
-// TestAxisChoice checks the RTT axis on seed 000's level sets: evenly stepped levels get a
-// linear axis, levels spanning orders of magnitude a categorical one; ticks read in ms.
+// TestAxisChoice checks the RTT axis on seed 000's level sets: numeric, placed at the
+// achieved RTT (here the requested one: no link), linear unless the positive levels span more
+// than 10^LogSpan, with the requested levels as ticks; Options force a scale.
 func TestAxisChoice(t *testing.T) {
 	for _, tc := range []struct {
 		levels []string
+		force  string
 		scale  string
 		second string // the second tick's label
 	}{
-		{[]string{"0", "500µs", "1ms", "1.5ms", "2ms", "2.5ms", "3ms"}, ScaleLinear, "0.5"},
-		{[]string{"0", "100µs", "200µs", "300µs", "400µs", "500µs"}, ScaleLinear, "0.1"},
-		{[]string{"0", "5ms", "10ms", "25ms", "50ms", "100ms", "150ms", "200ms"}, ScaleCategorical, "5"},
-		{[]string{"0", "1ms", "10ms", "100ms"}, ScaleCategorical, "1"},
-		{[]string{"5ms"}, ScaleCategorical, "5"},
+		{[]string{"0", "500µs", "1ms", "1.5ms", "2ms", "2.5ms", "3ms"}, "", ScaleLinear, "0.5"},
+		{[]string{"0", "100µs", "200µs", "300µs", "400µs", "500µs"}, "", ScaleLinear, "0.1"},
+		{[]string{"0", "5ms", "10ms", "25ms", "50ms", "100ms", "150ms", "200ms"}, "", ScaleLog, "5"},
+		{[]string{"0", "1ms", "10ms", "100ms"}, "", ScaleLog, "1"},
+		{[]string{"0", "1ms", "10ms", "100ms"}, ScaleLinear, ScaleLinear, "20"}, // 0, 1 and 10 crowd: nice ticks
+		{[]string{"0", "1ms", "5ms", "20ms"}, "", ScaleLinear, "1"},
+		{[]string{"0", "1ms", "5ms", "20ms"}, ScaleLog, ScaleLog, "1"},
+		{[]string{"5ms"}, "", ScaleCategorical, "5"},
 	} {
 		var runs []results.Run
 		for i, l := range tc.levels {
@@ -336,17 +375,23 @@ func TestAxisChoice(t *testing.T) {
 			runs = append(runs, results.Run{ID: int64(i + 1), Status: results.StatusFinished,
 				Params: results.Params{Workload: "tpcc", RTT: d}, Summary: results.Summary{NOPM: 100}})
 		}
-		r, err := Build(Input{Factors: []string{"rtt"}, Runs: runs})
+		r, err := Build(Input{Factors: []string{"rtt"}, Runs: runs, Options: Options{XScale: tc.force}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		x := r.Charts[0].X
 		if x.Scale != tc.scale {
-			t.Errorf("%v: scale %s, want %s", tc.levels, x.Scale, tc.scale)
+			t.Errorf("%v %s: scale %s, want %s", tc.levels, tc.force, x.Scale, tc.scale)
 		}
 		if got := x.Ticks[min(1, len(x.Ticks)-1)].Label; got != tc.second {
-			t.Errorf("%v: second tick %q, want %q", tc.levels, got, tc.second)
+			t.Errorf("%v %s: second tick %q, want %q", tc.levels, tc.force, got, tc.second)
 		}
+		if x.Scale == ScaleLog && (x.Floor <= 0 || x.Ticks[0].Label != "0") {
+			t.Errorf("%v: a log axis with RTT 0 needs a floor and a \"0\" tick: %+v", tc.levels, x)
+		}
+	}
+	if _, err := Build(Input{Options: Options{YScale: "logarithmic"}}); err == nil || !strings.Contains(err.Error(), "use auto, linear or log") {
+		t.Errorf("unknown scale: %v", err)
 	}
 }
 

@@ -67,3 +67,22 @@ func round(x float64, places int) float64 {
 	p := math.Pow10(places)
 	return math.Round(x*p) / p
 }
+
+// welch returns the 95 % confidence interval of the difference of means b − a by Welch's
+// t-test (unequal variances, Welch–Satterthwaite degrees of freedom); nil unless both have
+// an interval (two repeats or more). With no spread on either side the interval is the
+// difference itself.
+func welch(a, b Estimate) *Interval {
+	if a.N < 2 || b.N < 2 {
+		return nil
+	}
+	d := b.Mean - a.Mean
+	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+	se2 := va + vb
+	if se2 == 0 {
+		return &Interval{Low: round(d, 4), High: round(d, 4)}
+	}
+	df := se2 * se2 / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-(1-Confidence)/2) * math.Sqrt(se2)
+	return &Interval{Low: round(d-half, 4), High: round(d+half, 4), Half: round(half, 4)}
+}

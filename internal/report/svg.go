@@ -16,14 +16,20 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart geometry in points (1/72 in). 720 × 330 pt is a 10-inch-wide chart: it fills the
+// Chart geometry in points (1/72 in). 720 pt is a 10-inch-wide figure: it fills the
 // 960-pixel column of the HTML at 1:1 and fits a landscape or portrait page when printed.
+// One row of panels is 330 pt tall (440 px: with the page's heading it fits a 1280 × 800
+// screen); a figure of several rows gives each row of throughput panels 210 pt and each row
+// of response-time panels 120 pt (room for four labelled ticks in 10-point type).
 const (
-	chartW       = 720
-	chartH       = 330
-	legendGap    = 14 // between the plot and its legend
-	legendMargin = 8  // right of the legend
-	margin       = 8  // around the plot, so no text touches the edge
+	chartW        = 720
+	chartH        = 330
+	throughputRow = 210
+	percentileRow = 120
+	legendGap     = 14 // between the panels and the legend
+	margin        = 8  // around everything, so no text touches the edge
+	panelGap      = 16 // between panels, room for a tick label's overhang
+	minorDecade   = 60 // the least length of a decade with minor ticks: 8 ticks 7 pt apart
 )
 
 // chartFont is the typeface of every chart: Liberation Sans, which gonum/plot embeds for
@@ -35,161 +41,359 @@ var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 // element.
 const fontFamily = "Liberation Sans"
 
-// palette holds the series colours: Okabe & Ito's colour-blind-safe set, dark enough to
-// read on white, in an order where neighbours differ in lightness too.
+// palette holds the series colours: Okabe & Ito's colour-blind-safe set, in an order where
+// neighbours differ in lightness too, its two lightest (sky blue, orange) last but one so
+// that up to six groups print dark enough on white.
 var palette = []color.Color{
 	color.RGBA{0x00, 0x72, 0xB2, 0xff}, // blue
 	color.RGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion
 	color.RGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green
 	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
 	color.RGBA{0x00, 0x00, 0x00, 0xff}, // black
+	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
+	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
 	color.RGBA{0x99, 0x99, 0x99, 0xff}, // grey
 }
 
-// statDashes gives each statistic its line style: means and medians solid, tails dashed.
+// statDashes gives each statistic its line style: means and medians solid, tails and the
+// model dashed.
 var statDashes = map[string][]vg.Length{
-	"mean": nil,
-	"p50":  nil,
-	"p90":  {vg.Points(6), vg.Points(3)},
-	"p99":  {vg.Points(2), vg.Points(2)},
+	StatMean:  nil,
+	"p50":     nil,
+	"p99":     {vg.Points(5), vg.Points(3)},
+	StatModel: {vg.Points(2), vg.Points(2)},
 }
 
 // statGlyphs marks each percentile where no line joins the points (categories on X).
 var statGlyphs = map[string]draw.GlyphDrawer{
-	"p50": draw.CircleGlyph{}, "p90": draw.TriangleGlyph{}, "p99": draw.SquareGlyph{},
+	"p50": draw.CircleGlyph{}, "p99": draw.SquareGlyph{},
 }
 
-// glyphs mark the groups of a chart, in the order of palette.
+// glyphs mark the groups of a chart, in the order of palette, so that series differ in
+// shape as well as colour (legible in black-and-white print).
 var glyphs = []draw.GlyphDrawer{
 	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
 	draw.RingGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
 }
 
+// textStyle is a chart text style of the given size.
+func textStyle(size float64) draw.TextStyle {
+	return draw.TextStyle{Color: color.Black, Font: font.From(chartFont, vg.Length(size)), Handler: plot.DefaultTextHandler}
+}
+
 // renderSVG draws ch with gonum/plot and returns it as an SVG element to inline in HTML
-// (the XML prolog and generator comment removed, role and aria-label added).
+// (the XML prolog and generator comment removed, role and aria-label added). A figure is
+// its title at the top, the Y label left of and the X label below its panels, which share
+// them, and one legend right of the panels.
 func renderSVG(ch *Chart) (string, error) {
-	p := plot.New()
-	setFonts(p)
-	p.Title.Text = ch.Title
-	p.Title.Padding = vg.Points(8)
-	p.X.Label.Text = ch.X.Label
-	p.Y.Label.Text = ch.Y.Label
-	p.X.Padding, p.Y.Padding = 0, 0 // the axes meet at the corner
-
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	grid.Horizontal.Color = color.Gray{Y: 0xdd}
-	p.Add(grid)
-
-	// A log axis is drawn as log10 of the data on a linear axis with ticks at 1-2-5 values:
-	// gonum's LogScale places the rotated Y label's glyph box at the data midpoint, which on
-	// a log axis sits near the top and squeezes the plot.
-	ty := func(y float64) float64 { return y }
-	if ch.Y.Scale == ScaleLog {
-		ty = func(y float64) float64 { return math.Log10(math.Max(y, 1e-9)) }
-	}
-
 	groups := map[string]int{}
-	for _, s := range ch.Series {
-		if _, ok := groups[s.Group]; !ok {
-			groups[s.Group] = len(groups)
-		}
-	}
-	// Points-only charts (categories on X) set the groups side by side around each level so
-	// that their whiskers do not hide each other: 0.5 of a category width is shared.
-	dodge := func(string) float64 { return 0 }
-	if !ch.Lines && len(groups) > 1 && ch.X.Scale == ScaleCategorical {
-		step := 0.5 / float64(len(groups))
-		dodge = func(g string) float64 { return (float64(groups[g]) - float64(len(groups)-1)/2) * step }
-	}
-
-	leg := plot.NewLegend()
-	leg.TextStyle.Font = font.From(chartFont, 10)
-	leg.Top, leg.Left = true, true
-	leg.ThumbnailWidth = vg.Points(26)
-	leg.Padding = vg.Points(3)
-
-	for _, s := range ch.Series {
-		g := groups[s.Group]
-		col := palette[g%len(palette)]
-		xys := make(plotter.XYs, len(s.Points))
-		for i, pt := range s.Points {
-			xys[i] = plotter.XY{X: pt.X + dodge(s.Group), Y: ty(pt.Y)}
-		}
-		var thumbs []plot.Thumbnailer
-		if ch.Lines && len(xys) > 0 {
-			l, err := plotter.NewLine(xys)
-			if err != nil {
-				return "", fmt.Errorf("report: chart %s: %w", ch.ID, err)
+	models := false
+	for _, pn := range ch.Panels {
+		for _, s := range pn.Series {
+			if s.Stat == StatModel {
+				models = true
+				continue
 			}
-			l.Color = col
-			l.Width = vg.Points(1.5)
-			l.Dashes = statDashes[s.Stat]
-			p.Add(l)
-			thumbs = append(thumbs, l)
+			if _, ok := groups[s.Group]; !ok {
+				groups[s.Group] = len(groups)
+			}
 		}
-		sc, err := plotter.NewScatter(xys)
+	}
+	cols := max(ch.Cols, 1)
+	rows := (len(ch.Panels) + cols - 1) / cols
+	h := vg.Length(chartH)
+	switch {
+	case ch.Kind == ChartPercentiles:
+		h = vg.Length(44 + rows*percentileRow)
+	case rows > 1:
+		h = vg.Length(60 + rows*throughputRow)
+	}
+
+	leg := legend(ch, groups, models)
+	measure := draw.New(vgsvg.New(vg.Points(chartW), h))
+	lr := leg.Rectangle(measure)
+	legendW, legendH := lr.Max.X-lr.Min.X, lr.Max.Y-lr.Min.Y
+	titleStyle := textStyle(13)
+	titleH := titleStyle.Height(ch.Title) + vg.Points(8)
+	if need := margin + titleH + legendH + margin; need > h {
+		h = need // many series: grow the figure rather than let the legend run off it
+	}
+	c := vgsvg.New(vg.Points(chartW), h)
+	dc := draw.New(c)
+
+	// Title, top left.
+	ts := titleStyle
+	ts.YAlign = draw.YTop
+	dc.FillText(ts, vg.Point{X: margin, Y: h - margin}, ch.Title)
+
+	// Shared axis labels.
+	labelStyle := textStyle(11)
+	area := draw.Crop(dc, margin, -(legendW + legendGap + margin), margin, -(margin + titleH))
+	if ch.X.Label != "" {
+		xs := labelStyle
+		xs.XAlign, xs.YAlign = draw.XCenter, draw.YBottom
+		dc.FillText(xs, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: area.Min.Y}, ch.X.Label)
+		area = draw.Crop(area, 0, 0, labelStyle.Height(ch.X.Label)+vg.Points(4), 0)
+	}
+	if ch.Y.Label != "" {
+		ys := labelStyle
+		ys.Rotation = math.Pi / 2
+		ys.XAlign, ys.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(ys, vg.Point{X: area.Min.X, Y: (area.Min.Y + area.Max.Y) / 2}, ch.Y.Label)
+		area = draw.Crop(area, labelStyle.Height(ch.Y.Label)+vg.Points(4), 0, 0, 0)
+	}
+
+	// Panels, aligned so that their data areas line up.
+	plots := make([][]*plot.Plot, rows)
+	for j := range plots {
+		plots[j] = make([]*plot.Plot, cols)
+	}
+	tileH := (area.Max.Y - area.Min.Y) / vg.Length(rows)
+	tileW := (area.Max.X-area.Min.X)/vg.Length(cols) - 60 // less the Y ticks' labels
+	for i := range ch.Panels {
+		p, err := panelPlot(ch, &ch.Panels[i], groups, tileW, tileH)
 		if err != nil {
 			return "", fmt.Errorf("report: chart %s: %w", ch.ID, err)
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: glyphs[g%len(glyphs)]}
-		if ch.Kind == ChartPercentiles && !ch.Lines {
-			sc.GlyphStyle.Shape = statGlyphs[s.Stat] // no lines to dash: the marker tells the stat
-		}
-		p.Add(sc)
-		thumbs = append(thumbs, sc)
-
-		var errs errorPoints
-		for i, pt := range s.Points {
-			if pt.CI != nil {
-				errs = append(errs, errorPoint{xy: xys[i], low: xys[i].Y - ty(pt.CI.Low), high: ty(pt.CI.High) - xys[i].Y})
+		plots[i/cols][i%cols] = p
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: panelGap, PadY: vg.Points(6)}
+	canvases := plot.Align(plots, tiles, area)
+	for j := range plots {
+		for i, p := range plots[j] {
+			if p != nil {
+				p.Draw(canvases[j][i])
 			}
 		}
-		if len(errs) > 0 {
-			eb, err := plotter.NewYErrorBars(errs)
-			if err != nil {
-				return "", fmt.Errorf("report: chart %s: %w", ch.ID, err)
-			}
-			eb.Color = col
-			eb.Width = vg.Points(1)
-			eb.CapWidth = vg.Points(6)
-			p.Add(eb)
-		}
-		if ch.Kind != ChartPercentiles {
-			leg.Add(s.Name, thumbs...)
-		}
-	}
-	if ch.Kind == ChartPercentiles {
-		addStatLegend(&leg, ch, groups)
 	}
 
-	setXRange(p, ch.X)
-	setYRange(p, ch.Y)
-
-	// The legend sits right of the plot, never over the data: the plot gets what is left.
-	c := vgsvg.New(vg.Points(chartW), vg.Points(chartH))
-	dc := draw.New(c)
-	lr := leg.Rectangle(dc)
-	legendW := lr.Max.X - lr.Min.X
-	legH := lr.Max.Y - lr.Min.Y
-	h := vg.Length(chartH)
-	if need := legH + vg.Points(60); need > h {
-		// Many series: grow the chart rather than let the legend run off it.
-		h = need
-		c = vgsvg.New(vg.Points(chartW), h)
-		dc = draw.New(c)
-	}
-	p.Draw(draw.Crop(dc, margin, -(legendW + legendGap + legendMargin), margin, -margin))
-	titleH := p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
-	leg.Draw(draw.Crop(dc, vg.Points(chartW)-legendW-legendMargin, -legendMargin, 0, -(margin + titleH + vg.Points(4))))
+	// Legend, right of the panels, below the title.
+	leg.Draw(draw.Crop(dc, vg.Points(chartW)-legendW-margin, -margin, 0, -(margin + titleH)))
 
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("report: chart %s: %w", ch.ID, err)
 	}
 	return inlineSVG(buf.String(), ch.Title), nil
+}
+
+// panelPlot builds one panel's plot: its title, grid, series, whiskers, axes and ticks.
+func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Length) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font = font.From(chartFont, 11)
+	p.Title.Padding = vg.Points(4)
+	p.X.Padding, p.Y.Padding = 0, 0 // the axes meet at the corner
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Tick.Label.Font = font.From(chartFont, 10)
+	}
+
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 0xdd}
+	p.Add(grid)
+
+	// The Y axis of this panel: the chart's, over the panel's own range.
+	ya := ch.Y
+	ya.Min, ya.Max = pn.YMin, pn.YMax
+	if ch.Kind == ChartPercentiles {
+		ya.Floor = 0
+		if ya.Scale == ScaleLog && ya.Min <= 0 {
+			ya.Floor = minPositive(seriesYs(pn)) / 4
+		}
+		// At most one labelled tick per 22 pt of panel (10-point labels with a gap).
+		ya.Ticks = fitTicks(ya, int(float64(tileH-30)/22))
+	}
+	tx, ty := ch.X.position, ya.position
+
+	// Groups are set a little apart around each X so that their whiskers do not hide each
+	// other: on a categorical axis within half a category, on a numeric one within 3 % of
+	// the axis (5 pt in 600), where it moves no point off its level to the eye.
+	dodge := func(string) float64 { return 0 }
+	if len(groups) > 1 && hasCI(ch) {
+		share := 0.5
+		if ch.X.Scale != ScaleCategorical {
+			lo, hi := ch.X.position(ch.X.Min), ch.X.position(ch.X.Max)
+			if ch.X.Floor > 0 {
+				lo = ch.X.position(ch.X.Floor)
+			}
+			share = 0.03 * (hi - lo)
+		}
+		step := share / float64(len(groups))
+		dodge = func(g string) float64 { return (float64(groups[g]) - float64(len(groups)-1)/2) * step }
+	}
+
+	for _, s := range pn.Series {
+		g := groups[s.Group]
+		col := palette[g%len(palette)]
+		xys := make(plotter.XYs, len(s.Points))
+		for i, pt := range s.Points {
+			xys[i] = plotter.XY{X: tx(pt.X) + dodge(s.Group), Y: ty(pt.Y)}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		if s.Stat == StatModel {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width, l.Dashes = col, vg.Points(1.2), statDashes[StatModel]
+			p.Add(l)
+			continue
+		}
+		if ch.Lines {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width, l.Dashes = col, vg.Points(1.5), statDashes[s.Stat]
+			p.Add(l)
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: glyphs[g%len(glyphs)]}
+		if ch.Kind == ChartPercentiles && !ch.Lines {
+			sc.GlyphStyle.Shape = statGlyphs[s.Stat] // no lines to dash: the marker tells the stat
+		}
+		p.Add(sc)
+
+		var errs errorPoints
+		for i, pt := range s.Points {
+			if pt.CI != nil {
+				errs = append(errs, errorPoint{xy: xys[i], low: xys[i].Y - ty(max(pt.CI.Low, ya.lowest())), high: ty(pt.CI.High) - xys[i].Y})
+			}
+		}
+		if len(errs) > 0 {
+			eb, err := plotter.NewYErrorBars(errs)
+			if err != nil {
+				return nil, err
+			}
+			eb.Color, eb.Width, eb.CapWidth = col, vg.Points(1), vg.Points(6)
+			p.Add(eb)
+		}
+	}
+	setXRange(p, ch.X, panelW)
+	setYRange(p, ya, tileH-30)
+	return p, nil
+}
+
+// hasCI reports whether any point of the chart has a whisker.
+func hasCI(ch *Chart) bool {
+	for _, pn := range ch.Panels {
+		for _, s := range pn.Series {
+			for _, p := range s.Points {
+				if p.CI != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// seriesYs returns every Y of a panel's series.
+func seriesYs(pn *Panel) []float64 {
+	var ys []float64
+	for _, s := range pn.Series {
+		for _, pt := range s.Points {
+			ys = append(ys, pt.Y)
+		}
+	}
+	return ys
+}
+
+// lowest is the smallest value an axis can show: its floor (log, zero present), its first
+// positive value (log), or -Inf (linear: whiskers may cross zero and are clipped there).
+func (a Axis) lowest() float64 {
+	if a.Scale != ScaleLog {
+		return math.Inf(-1)
+	}
+	if a.Floor > 0 {
+		return a.Floor
+	}
+	if len(a.Ticks) > 0 {
+		return a.Ticks[0].Value
+	}
+	return minPositive([]float64{a.Min, a.Max})
+}
+
+// fitTicks returns nice ticks for a over its Min and Max, thinned to at most n labels:
+// on a log axis the powers of ten only, on a linear one a wider step.
+func fitTicks(a Axis, n int) []Tick {
+	n = max(n, 2)
+	ts := niceTicks(a, a.Scale != ScaleLog)
+	if len(ts) <= n {
+		return ts
+	}
+	if a.Scale == ScaleLog {
+		if ts := logTicks(a, []float64{1, 5}); len(ts) <= n {
+			return ts
+		}
+		return logTicks(a, []float64{1})
+	}
+	lo, hi := min(a.Min, 0), a.Max
+	step := niceStep((hi - lo) / float64(n-1))
+	var out []Tick
+	for v := 0.0; v <= math.Ceil(hi/step-1e-9)*step+step*1e-9; v += step {
+		out = append(out, Tick{Value: v, Label: fmtNum(v)})
+	}
+	return out
+}
+
+// legend builds a chart's legend: one entry per group (its colour, marker and line), then
+// the line styles that stand for a statistic: p50 and p99 on response-time charts, the
+// fitted model on throughput charts.
+func legend(ch *Chart, groups map[string]int, models bool) plot.Legend {
+	leg := plot.NewLegend()
+	leg.TextStyle.Font = font.From(chartFont, 10)
+	leg.Top, leg.Left = true, true
+	leg.ThumbnailWidth = vg.Points(26)
+	leg.Padding = vg.Points(3)
+	names := make([]string, len(groups))
+	for g, i := range groups {
+		names[i] = g
+	}
+	single := len(groups) == 1
+	ink := color.Color(color.Black)
+	if single {
+		ink = palette[0]
+	}
+	for i, g := range names {
+		col := palette[i%len(palette)]
+		name := g
+		if name == "" {
+			if ch.Kind != ChartThroughput {
+				continue
+			}
+			name = "mean ± 95 % CI"
+		}
+		var thumbs []plot.Thumbnailer
+		if ch.Lines {
+			thumbs = append(thumbs, legendLine{draw.LineStyle{Color: col, Width: vg.Points(1.5)}})
+		}
+		shape := glyphs[i%len(glyphs)]
+		if ch.Kind == ChartPercentiles && !ch.Lines {
+			shape = draw.BoxGlyph{} // the marker tells the statistic: the group is its colour
+		}
+		thumbs = append(thumbs, legendGlyph{draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shape}})
+		leg.Add(name, thumbs...)
+	}
+	if ch.Kind == ChartPercentiles {
+		for _, st := range percentiles {
+			if ch.Lines {
+				leg.Add(st.stat, legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.5), Dashes: statDashes[st.stat]}})
+			} else {
+				leg.Add(st.stat, legendGlyph{draw.GlyphStyle{Color: ink, Radius: vg.Points(3), Shape: statGlyphs[st.stat]}})
+			}
+		}
+	}
+	if models {
+		leg.Add("fitted model", legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.2), Dashes: statDashes[StatModel]}})
+	}
+	return leg
 }
 
 // inlineSVG strips what only a stand-alone SVG file needs and labels the element.
@@ -201,104 +405,70 @@ func inlineSVG(svg, title string) string {
 	return strings.Replace(svg, "<svg ", `<svg role="img" aria-label="`+label+`" `, 1)
 }
 
-func setFonts(p *plot.Plot) {
-	p.Title.TextStyle.Font = font.From(chartFont, 13)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(chartFont, 11)
-		a.Tick.Label.Font = font.From(chartFont, 10)
-	}
-}
-
-func setXRange(p *plot.Plot, a Axis) {
+// setXRange sets the X range and ticks: categories at their indexes, numeric axes over the
+// data and ticks with 4 % to spare on each side, a log axis from its floor.
+func setXRange(p *plot.Plot, a Axis, length vg.Length) {
 	if a.Scale == ScaleCategorical {
 		p.X.Min, p.X.Max = -0.5, float64(len(a.Ticks))-0.5
 	} else {
-		pad := (a.Max - a.Min) * 0.04
-		p.X.Min, p.X.Max = a.Min-pad, a.Max+pad
-	}
-	// One labelled tick per level unless there are too many to read (then gonum's own).
-	if len(a.Ticks) <= 25 || a.Scale == ScaleCategorical {
-		ticks := make(plot.ConstantTicks, len(a.Ticks))
-		for i, t := range a.Ticks {
-			ticks[i] = plot.Tick{Value: t.Value, Label: t.Label}
+		lo, hi := a.position(a.Min), a.position(a.Max)
+		for _, t := range a.Ticks {
+			lo, hi = math.Min(lo, a.position(t.Value)), math.Max(hi, a.position(t.Value))
 		}
-		p.X.Tick.Marker = ticks
+		pad := (hi - lo) * 0.04
+		if pad == 0 {
+			pad = 1
+		}
+		p.X.Min, p.X.Max = lo-pad, hi+pad
 	}
+	p.X.Tick.Marker = marker(a, length)
 }
 
-func setYRange(p *plot.Plot, a Axis) {
+// setYRange sets the Y range from the first to the last tick, so that both ends are
+// labelled; ticks end at or beyond the data (niceTicks).
+func setYRange(p *plot.Plot, a Axis, length vg.Length) {
+	lo, hi := a.position(a.Min), a.position(a.Max)
+	for _, t := range a.Ticks {
+		lo, hi = math.Min(lo, a.position(t.Value)), math.Max(hi, a.position(t.Value))
+	}
+	if hi <= lo {
+		hi = lo + 1
+	}
+	p.Y.Min, p.Y.Max = lo, hi
+	p.Y.Tick.Marker = marker(a, length)
+}
+
+// marker places an axis' ticks where the axis draws them; a log axis also gets unlabelled
+// minor ticks at 2…9 × 10ⁿ where each decade has at least minorDecade of the axis' length
+// (closer, they read as a solid bar).
+func marker(a Axis, length vg.Length) plot.ConstantTicks {
+	var ts plot.ConstantTicks
+	labelled := map[float64]bool{}
+	for _, t := range a.Ticks {
+		ts = append(ts, plot.Tick{Value: a.position(t.Value), Label: t.Label})
+		labelled[t.Value] = true
+	}
 	if a.Scale == ScaleLog {
-		p.Y.Tick.Marker = logTicks{}
-		lo, hi := a.Min, a.Max
-		if lo <= 0 {
-			lo = hi / 1000
+		lo, hi := minPositive([]float64{a.Min}), a.Max
+		for _, t := range a.Ticks {
+			if t.Value > 0 && (lo == 0 || t.Value < lo) {
+				lo = t.Value
+			}
+			hi = math.Max(hi, t.Value)
 		}
-		// Start and end on a labelled tick (1, 2 or 5 × 10ⁿ) so that both ends read.
-		p.Y.Min, p.Y.Max = math.Log10(nice125(lo/1.1, false)), math.Log10(nice125(hi*1.1, true))
-		return
-	}
-	p.Y.Min = 0
-	p.Y.Max = a.Max * 1.08
-	if p.Y.Max <= 0 {
-		p.Y.Max = 1
-	}
-}
-
-// nice125 returns the largest 1, 2 or 5 × 10ⁿ at most v, or with up the smallest at least v.
-func nice125(v float64, up bool) float64 {
-	e := math.Floor(math.Log10(v))
-	steps := []float64{1, 2, 5, 10}
-	if up {
-		for _, m := range steps {
-			if x := m * math.Pow(10, e); x >= v*(1-1e-9) {
-				return x
+		if lo <= 0 || hi <= lo || math.IsInf(hi, 0) || length/vg.Length(math.Log10(hi/lo)) < minorDecade {
+			return ts
+		}
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for m := 1; m < 10; m++ {
+				v := float64(m) * math.Pow(10, e)
+				if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) && !labelled[v] {
+					ts = append(ts, plot.Tick{Value: math.Log10(v)})
+				}
 			}
 		}
 	}
-	for i := len(steps) - 2; i >= 0; i-- {
-		if x := steps[i] * math.Pow(10, e); x <= v*(1+1e-9) {
-			return x
-		}
-	}
-	return math.Pow(10, e)
-}
-
-// addStatLegend gives a percentile chart a legend in two parts: one entry per group (its
-// colour and marker) and one per statistic (its line style), so that three percentiles of
-// N series take N + 3 lines instead of 3N.
-func addStatLegend(leg *plot.Legend, ch *Chart, groups map[string]int) {
-	ink := color.Color(color.Black)
-	if len(groups) == 1 {
-		ink = palette[0]
-	}
-	seenGroup, seenStat := map[string]bool{}, map[string]bool{}
-	var stats []string
-	for _, s := range ch.Series {
-		if !seenStat[s.Stat] {
-			seenStat[s.Stat] = true
-			stats = append(stats, s.Stat)
-		}
-		if s.Group == "" || seenGroup[s.Group] {
-			continue
-		}
-		seenGroup[s.Group] = true
-		g := groups[s.Group]
-		col := palette[g%len(palette)]
-		if ch.Lines {
-			leg.Add(s.Group,
-				legendLine{draw.LineStyle{Color: col, Width: vg.Points(1.5)}},
-				legendGlyph{draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: glyphs[g%len(glyphs)]}})
-		} else {
-			leg.Add(s.Group, legendGlyph{draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.BoxGlyph{}}})
-		}
-	}
-	for _, st := range stats {
-		if ch.Lines {
-			leg.Add(st, legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.5), Dashes: statDashes[st]}})
-		} else {
-			leg.Add(st, legendGlyph{draw.GlyphStyle{Color: ink, Radius: vg.Points(3), Shape: statGlyphs[st]}})
-		}
-	}
+	return ts
 }
 
 // legendLine and legendGlyph draw legend thumbnails that stand for no single series.
@@ -312,38 +482,6 @@ func (l legendLine) Thumbnail(c *draw.Canvas) {
 type legendGlyph struct{ draw.GlyphStyle }
 
 func (g legendGlyph) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.GlyphStyle, c.Center()) }
-
-// logTicks marks an axis of log10 values: labels at 1, 2 and 5 of every decade it covers
-// (gonum's LogTicks labels powers of ten only, too few when the data span two decades),
-// unlabelled ticks at the other integers.
-type logTicks struct{}
-
-func (logTicks) Ticks(lmin, lmax float64) []plot.Tick {
-	min, max := math.Pow(10, lmin)*(1-1e-9), math.Pow(10, lmax)*(1+1e-9)
-	var ts []plot.Tick
-	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
-		dec := math.Pow(10, e)
-		for m := 1; m < 10; m++ {
-			v := float64(m) * dec
-			if v < min || v > max {
-				continue
-			}
-			t := plot.Tick{Value: math.Log10(v)}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = trimFloat(v)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
-
-// trimFloat writes a tick value without trailing zeros or float noise (0.30000000000000004).
-func trimFloat(v float64) string {
-	s := fmt.Sprintf("%.6f", v)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
-}
 
 // errorPoint is a point with its asymmetric Y error for plotter.YErrorBars.
 type errorPoint struct {

@@ -4,11 +4,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/dblat/dblat/internal/analysis"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblat/dblat/internal/analysis"
 )
 
 // Formats are the formats Write accepts.
@@ -76,7 +78,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 		}
 		for _, typ := range r.TxTypes {
 			t := findTx(c, typ)
-			if t == nil {
+			if t == nil || !t.Done() {
 				row = append(row, "", "", "", "", "", "", "")
 				continue
 			}
@@ -94,8 +96,10 @@ func WriteCSV(w io.Writer, r *Report) error {
 	return nil
 }
 
-// WriteText writes r as plain-text tables for a terminal: throughput per cell, response
-// times and wire cost per transaction type, configuration, warnings, every run, and notes.
+// WriteText writes r in full as plain-text tables for a terminal: the question and verdict,
+// warnings, the analysis, throughput per cell, response times and wire cost per
+// transaction type, configuration, every run, and notes. WriteSummary writes the part
+// that fits one screen.
 func WriteText(w io.Writer, r *Report) error {
 	ew := analysis.NewTextWriter(w, "report: write text")
 	study := r.Study
@@ -114,11 +118,20 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, f := range r.Factors {
 		ew.Printf("Factor %s: %s\n", f.Key, strings.Join(f.Levels, ", "))
 	}
+	ew.Printf("\nQuestion: %s\n", r.Headline.Question)
+	ew.Printf("Verdict: %s\n", r.Headline.Verdict)
 
-	if len(r.Warnings) > 0 {
+	// With the analysis, its text ends with the same findings: print them once.
+	if len(r.Warnings) > 0 && (r.Analysis == nil || len(r.Analysis.Findings) != len(r.Warnings)) {
 		ew.Printf("\nWarnings\n")
 		for _, wn := range r.Warnings {
 			ew.Printf("  [%s] %s: %s\n", wn.Severity, wn.Check, wn.Message)
+			if wn.Evidence != "" {
+				ew.Printf("      evidence: %s\n", wn.Evidence)
+			}
+			if wn.Fix != "" {
+				ew.Printf("      fix: %s\n", wn.Fix)
+			}
 		}
 	}
 
@@ -131,19 +144,20 @@ func WriteText(w io.Writer, r *Report) error {
 
 	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
 	tw := ew.Table("  ")
-	tw.Row(append(factorKeys(r), "runs", "n", "mean", "±95%", "sd")...)
+	tw.Row(append(factorKeys(r), "achieved rtt", "runs", "n", "mean", "±95%", "sd")...)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		e := c.Throughput
-		mean, ci, sd := "-", "-", "-"
+		mean, ci, sd, rtt := "–", "–", "–", "–"
 		if e.N > 0 {
 			mean = fmt.Sprintf("%.1f", e.Mean)
 			ci = "n=1, no interval"
+			rtt = msText2(c.AchievedRTT)
 		}
 		if e.CI != nil {
 			ci, sd = fmt.Sprintf("%.1f", e.CI.Half), fmt.Sprintf("%.1f", e.SD)
 		}
-		tw.Row(append(levelsText(c.Levels), strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
+		tw.Row(append(levelsText(c.Levels), rtt, strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
 	}
 	tw.Flush()
 
@@ -157,6 +171,10 @@ func WriteText(w io.Writer, r *Report) error {
 			if t == nil {
 				continue
 			}
+			if !t.Done() {
+				tw.Row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), "–", "–", "–", "–", "–", "–", "–", "–")...)
+				continue
+			}
 			tw.Row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), msText(t.P50Us), msText(t.P90Us),
 				msText(t.P99Us), msText(t.MaxUs), msText(t.WaitP99Us), fmt.Sprintf("%.1f", t.RoundTrips),
 				fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
@@ -164,7 +182,7 @@ func WriteText(w io.Writer, r *Report) error {
 		tw.Flush()
 	}
 
-	ew.Printf("\nConfiguration by series (%s)\n", orNone(strings.Join(r.Config.SeriesFactors, ", ")))
+	ew.Printf("\n%s\n", seriesHeading(r.Config))
 	if len(r.Config.Differ) > 0 {
 		tw := ew.Table("  ")
 		tw.Row(append([]string{"differs", "between series:"}, r.Config.Series...)...)
@@ -174,7 +192,9 @@ func WriteText(w io.Writer, r *Report) error {
 		tw.Flush()
 	}
 	if len(r.Config.Common) > 0 {
-		ew.Printf("  same in every series:\n")
+		if len(r.Config.SeriesFactors) > 0 {
+			ew.Printf("  same in every series:\n")
+		}
 		tw := ew.Table("  ")
 		for _, it := range r.Config.Common {
 			tw.Row(it.Kind, it.Name, orNone(it.Values[0]))
@@ -250,4 +270,42 @@ func msText(us int64) string {
 	default:
 		return fmt.Sprintf("%.1f", ms)
 	}
+}
+
+// seriesHeading is the configuration section's heading: "Configuration", or
+// "Configuration by ServerMode" when series differ by factors.
+func seriesHeading(c Config) string {
+	if len(c.SeriesFactors) == 0 {
+		return "Configuration"
+	}
+	names := make([]string, len(c.SeriesFactors))
+	for i, k := range c.SeriesFactors {
+		names[i] = factorLabel(k)
+	}
+	return "Configuration by " + listAnd(names, "and")
+}
+
+// estText writes a cell estimate for a table: "–" without one, the mean, and ± the
+// interval's half-width as a share of the mean when there is an interval ("9,812 ± 2 %").
+func estText(e *Estimate) string {
+	if e == nil || e.N == 0 {
+		return "–"
+	}
+	s := meanText(e.Mean)
+	if e.CI != nil && e.Mean != 0 {
+		s += fmt.Sprintf(" ± %.0f %%", math.Abs(e.CI.Half/e.Mean)*100)
+	}
+	return s
+}
+
+// meanText writes a throughput for people: whole numbers with thousands separated from 10
+// up (a column of NOPM reads alike from 54 to 8,178), one decimal from 1, two below.
+func meanText(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 10:
+		return fmtNum(math.Round(v))
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
