@@ -59,6 +59,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, signals: make(chan os.Signal, 2)}
+	// Commands write files (study reports) in the working directory: keep them here.
+	t.Chdir(dir)
 	t.Cleanup(func() {
 		e.run("server", "stop", "--all")
 		os.RemoveAll(dir)

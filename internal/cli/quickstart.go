@@ -32,20 +32,18 @@ quickstart; once complete it only rewrites the report.`,
 			if err := a.runStudy(ctx, st); err != nil {
 				return err
 			}
-			return a.writeQuickstartReport(context.WithoutCancel(ctx), st.Name, out)
+			return a.writeStudyReport(context.WithoutCancel(ctx), st.Name, out)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "dblat-quickstart.html", "where to write the HTML report")
 	return cmd
 }
 
-// writeQuickstartReport prints the throughput table and writes the HTML report.
-func (a *app) writeQuickstartReport(ctx context.Context, name, out string) error {
-	rep, err := a.buildReport(ctx, name)
+// writeStudyReport writes a study's HTML report to out and prints its one-screen summary
+// with the report's path.
+func (a *app) writeStudyReport(ctx context.Context, name, out string) error {
+	rep, err := a.buildReport(ctx, name, report.Options{})
 	if err != nil {
-		return err
-	}
-	if err := report.WriteText(a.st.Stdout, rep); err != nil {
 		return err
 	}
 	f, err := os.Create(out)
@@ -60,6 +58,5 @@ func (a *app) writeQuickstartReport(ctx context.Context, name, out string) error
 		return err
 	}
 	abs, _ := filepath.Abs(out)
-	a.info("report: %s", abs)
-	return nil
+	return report.WriteSummary(a.st.Stdout, rep, abs)
 }

@@ -15,9 +15,10 @@ import (
 )
 
 func (a *app) reportCommand() *cobra.Command {
-	var out, format string
+	var out, format, scale string
+	var full bool
 	cmd := &cobra.Command{
-		Use:   "report STUDY [-o FILE] [--format html|text|csv|json]",
+		Use:   "report STUDY [-o FILE] [--format html|text|csv|json] [--full]",
 		Short: "Render a study's report from the results database",
 		Long: `Builds a study's report from the stored runs alone, so it can be rebuilt at any time:
 throughput against RTT and against terminals (mean and 95 % confidence interval over the
@@ -25,8 +26,9 @@ repeats), response-time percentiles per transaction type, round trips and bytes 
 transaction, the configuration of each series, and a table of every run.
 
 The format follows the -o file's extension (.html, .txt, .csv, .json) unless --format is
-given; without -o the report goes to stdout as text. HTML is self-contained (inline SVG
-charts, no network needed).`,
+given; without -o the report goes to stdout as text: a summary that fits one screen (the
+headline table, the knees, the findings); --full prints every table. HTML is
+self-contained (inline SVG charts, no network needed).`,
 		Example: `  dblat report quickstart-latency -o latency.html
   dblat report quickstart-latency --format csv > latency.csv`,
 		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
@@ -37,7 +39,11 @@ charts, no network needed).`,
 			if !slices.Contains(report.Formats, format) {
 				return usagef("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
-			rep, err := a.buildReport(cmd.Context(), args[0])
+			opts, err := chartOptions(scale)
+			if err != nil {
+				return err
+			}
+			rep, err := a.buildReport(cmd.Context(), args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -50,7 +56,11 @@ charts, no network needed).`,
 				}
 				w = f
 			}
-			if err := report.Write(w, rep, format); err != nil {
+			write := func() error { return report.Write(w, rep, format) }
+			if format == "text" && !full {
+				write = func() error { return report.WriteSummary(w, rep, "") }
+			}
+			if err := write(); err != nil {
 				if f != nil {
 					f.Close()
 				}
@@ -68,6 +78,8 @@ charts, no network needed).`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file (default: stdout)")
 	cmd.Flags().StringVar(&format, "format", "", "html, text, csv or json (default: from the -o extension, else text)")
+	cmd.Flags().BoolVar(&full, "full", false, "text: every table of the report instead of the one-screen summary")
+	cmd.Flags().StringVar(&scale, "scale", "auto", "chart axes: auto (log where values span decades), linear or log")
 	return cmd
 }
 
@@ -83,13 +95,22 @@ func formatFromPath(path string) string {
 	return "text"
 }
 
+// chartOptions reads --scale.
+func chartOptions(scale string) (report.Options, error) {
+	switch scale {
+	case "auto", "linear", "log":
+		return report.Options{XScale: scale, YScale: scale}, nil
+	}
+	return report.Options{}, usagef("--scale %q: use auto, linear or log", scale)
+}
+
 // buildReport builds a stored study's report with its analysis and credibility findings.
-func (a *app) buildReport(ctx context.Context, name string) (*report.Report, error) {
+func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (*report.Report, error) {
 	rec, runs, opt, err := a.studyRuns(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs}
+	in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs, Options: opts}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
 		in.Description = st.Description
 	}

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -16,7 +19,7 @@ func (a *app) resultsCommand() *cobra.Command {
 		Use:   "results",
 		Short: "List, show and export stored runs",
 	}
-	cmd.AddCommand(a.resultsListCommand(), a.resultsShowCommand(), a.resultsExportCommand())
+	cmd.AddCommand(a.resultsListCommand(), a.resultsShowCommand(), a.resultsExportCommand(), a.resultsDiffCommand())
 	return cmd
 }
 
@@ -39,11 +42,11 @@ func (a *app) resultsListCommand() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tENGINE\tTARGET\tWORKLOAD\tW\tTERM\tCONN\tRTT\tWINDOW\tNOPM\tTPM")
+			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tENGINE\tTARGET\tWORKLOAD\tSCALE\tTERM\tCONN\tRTT\tWINDOW\tTHROUGHPUT")
 			for _, r := range runs {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0fs\t%.0f\t%.0f\n", r.ID, r.Started.Format("2006-01-02 15:04:05"),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s\n", r.ID, r.Started.Format("2006-01-02 15:04:05"),
 					r.Status, r.Server.Engine, r.Server.Target, r.Params.Workload, r.Params.Scale, r.Params.Terminals,
-					r.Params.Connections, r.Params.RTT, r.Summary.Elapsed.Seconds(), r.Summary.NOPM, r.Summary.TPM)
+					r.Params.Connections, results.FormatDuration(r.Params.RTT), r.Summary.Elapsed.Seconds(), throughputText(&r))
 			}
 			return tw.Flush()
 		},
@@ -144,4 +147,75 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// throughputText is a run's headline figure with its unit: "NOPM 3120" or "TPS 8813.7";
+// "–" for a run that measured nothing.
+func throughputText(r *results.Run) string {
+	if r.Summary.Elapsed <= 0 {
+		return "–"
+	}
+	metric := results.MetricOf([]results.Run{*r})
+	if metric == results.MetricNOPM {
+		return fmt.Sprintf("NOPM %.0f", r.Summary.NOPM)
+	}
+	return fmt.Sprintf("TPS %.1f", r.Summary.TPS)
+}
+
+func (a *app) resultsDiffCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare two runs or two studies: what differed in configuration, and each figure's change",
+		Long: `Compares A with B side by side. Each side is a run id (12), several run ids joined by
+commas (12,13,14: repeats of one configuration), or a study name (every finished run of it).
+It lists only the configuration that differs between the sides (server version and
+settings, parameters, client), then each figure's change from A to B per matching cell,
+with a 95 % interval where both sides have two or more runs of the cell.`,
+		Example: `  dblat results diff 12 15
+  dblat results diff 12,13,14 15,16,17
+  dblat results diff baseline-study tuned-study`,
+		Args: exactArgs(2, "two sides to compare, A and B (run ids, comma-separated run ids, or study names)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			var sides [2][]results.Run
+			for i, spec := range args {
+				if sides[i], err = a.diffSide(cmd.Context(), store, spec); err != nil {
+					return err
+				}
+			}
+			d, err := report.DiffRuns(sides[0], sides[1])
+			if err != nil {
+				return usageError{err}
+			}
+			return report.WriteDiff(a.st.Stdout, d)
+		},
+	}
+}
+
+// diffSide reads one side of `results diff`: run ids or a study's runs.
+func (a *app) diffSide(ctx context.Context, store *results.Store, spec string) ([]results.Run, error) {
+	var runs []results.Run
+	ids := strings.Split(spec, ",")
+	if _, err := strconv.ParseInt(ids[0], 10, 64); err == nil {
+		for _, s := range ids {
+			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return nil, usagef("%q: run ids are numbers, joined by commas", spec)
+			}
+			r, err := store.Get(ctx, id, false)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, *r)
+		}
+		return runs, nil
+	}
+	if _, err := store.Study(ctx, spec); err != nil {
+		return nil, fmt.Errorf("%q is neither run ids nor a study: %w", spec, err)
+	}
+	return store.List(ctx, results.Filter{Study: spec, Status: results.StatusFinished})
 }

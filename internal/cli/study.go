@@ -80,26 +80,37 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 }
 
 func (a *app) studyRunCommand() *cobra.Command {
-	return &cobra.Command{
+	var out string
+	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a study: every cell × repeat not yet finished, with live progress",
 		Long: `Runs the cells of a study file that still lack finished runs, in the study's seeded
 order. Each run is stored as soon as it ends. A failed run is recorded with its reason and
 the study goes on, until max_failures runs have failed. Ctrl-C finishes and saves the
-current run, stops, and says how to resume; a second Ctrl-C stops at once.`,
+current run, stops, and says how to resume; a second Ctrl-C stops at once. At the end it
+writes the study's HTML report (-o, default NAME.html) and prints its summary.`,
 		Args: exactArgs(1, "a study FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.loadStudy(args[0])
 			if err != nil {
 				return err
 			}
-			return a.runStudy(cmd.Context(), st)
+			if err := a.runStudy(cmd.Context(), st); err != nil {
+				return err
+			}
+			if out == "" {
+				out = st.Name + ".html"
+			}
+			return a.writeStudyReport(context.WithoutCancel(cmd.Context()), st.Name, out)
 		},
 	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	return cmd
 }
 
 func (a *app) studyResumeCommand() *cobra.Command {
-	return &cobra.Command{
+	var out string
+	cmd := &cobra.Command{
 		Use:   "resume NAME",
 		Short: "Resume a study from its stored definition: run only what is missing",
 		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
@@ -108,9 +119,17 @@ func (a *app) studyResumeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.runStudy(cmd.Context(), st)
+			if err := a.runStudy(cmd.Context(), st); err != nil {
+				return err
+			}
+			if out == "" {
+				out = st.Name + ".html"
+			}
+			return a.writeStudyReport(context.WithoutCancel(cmd.Context()), st.Name, out)
 		},
 	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	return cmd
 }
 
 // storedStudy parses the definition a study was last run with.
@@ -216,9 +235,5 @@ func (a *app) runStudy(parent context.Context, st *study.Study) error {
 		return err
 	}
 	defer closeStore()
-	if err := core.RunStudy(ctx, drain, st); err != nil {
-		return err
-	}
-	a.info("write the report with `dblat report %s -o %s.html`", st.Name, st.Name)
-	return nil
+	return core.RunStudy(ctx, drain, st)
 }

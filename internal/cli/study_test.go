@@ -73,7 +73,10 @@ func TestStudyPlanRunStatusReport(t *testing.T) {
 	if !strings.Contains(plan, "4 cells × repeat 1") || !strings.Contains(plan, "4 runs to go") {
 		t.Errorf("plan:\n%s", plan)
 	}
-	e.must("study", "run", file)
+	summary := e.must("study", "run", file)
+	if n := strings.Count(summary, "\n"); n > 40 || !strings.Contains(summary, filepath.Join(e.dir, "small.html")) {
+		t.Errorf("study run's summary: %d lines, want at most 40 naming the HTML report:\n%s", n, summary)
+	}
 	runs := e.runsOf("small")
 	if len(runs) != 4 {
 		t.Fatalf("%d runs stored, want 4", len(runs))
@@ -105,6 +108,16 @@ func TestStudyPlanRunStatusReport(t *testing.T) {
 	if err != nil || strings.Count(string(b), "<svg") < 2 {
 		t.Errorf("report has %d charts (%v)", strings.Count(string(b), "<svg"), err)
 	}
+	if short, full := e.must("report", "small"), e.must("report", "small", "--full"); strings.Count(short, "\n") > 40 ||
+		strings.Count(full, "\n") <= strings.Count(short, "\n") {
+		t.Errorf("report text: summary %d lines, --full %d lines", strings.Count(short, "\n"), strings.Count(full, "\n"))
+	}
+	// Two runs of different cells: the configuration that differs, and the figures' change.
+	diff := e.must("results", "diff", fmt.Sprint(runs[0].ID), fmt.Sprint(runs[3].ID))
+	if !strings.Contains(diff, "NOPM") {
+		t.Errorf("results diff:\n%s", diff)
+	}
+	e.fails(cli.ExitUsage, []string{"neither run ids nor a study"}, "results", "diff", "small", "nosuch")
 	csv := e.must("report", "small", "--format", "csv")
 	if n := strings.Count(strings.TrimSpace(csv), "\n"); n != 4 {
 		t.Errorf("csv report has %d data rows, want 4 cells:\n%s", n, csv)
