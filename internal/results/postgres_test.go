@@ -270,3 +270,27 @@ func TestPostgresRefusedText(t *testing.T) {
 		t.Errorf("List by the study's name as given: %d runs, %v", len(list), err)
 	}
 }
+
+// TestPostgresWriterRole checks the privileges docs/results-schema.md says a user needs
+// once the store exists: USAGE on the schema and SELECT, INSERT, UPDATE, DELETE on its
+// tables.
+func TestPostgresWriterRole(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	storetest.Open(t, dsn).Close() // the owner creates the store
+	role := newRole(t, dsn, "pw")
+	adminExec(t, dsn, "GRANT USAGE ON SCHEMA public TO "+role,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+role)
+	s := storetest.Open(t, withUser(t, dsn, role, "pw"))
+	r := storetest.FullRun(t, "w", "c", time.Now())
+	storetest.Write(t, s, &r, results.StatusFinished, storetest.Samples(2, ""))
+	if err := s.SaveStudy(ctx, results.Study{Name: "w", Factors: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, r.ID, true); err != nil || len(got.Samples) != 2 {
+		t.Fatalf("Get: %v", err)
+	}
+	if _, err := s.MarkAbandoned(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
