@@ -357,7 +357,9 @@ func (s *sqlStore) MarkAbandoned(ctx context.Context) (int, error) {
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx,
-		s.d.q("SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?"), s.d.text(s.host))
+		// By id: two processes marking at once lock the rows in the same order, so neither
+		// waits for the other in a cycle (PostgreSQL would abort one as a deadlock).
+		s.d.q("SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ? ORDER BY id"), s.d.text(s.host))
 	if err != nil {
 		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
 	}

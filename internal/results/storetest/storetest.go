@@ -474,6 +474,36 @@ func testMarkAbandoned(t *testing.T, loc string) {
 	if r, err := s2.Get(ctx, late, false); err != nil || r.Status != results.StatusAborted {
 		t.Errorf("late dead run: %v, %+v", err, r)
 	}
+	// Processes opening the store at once, with several dead runs to mark, all succeed and
+	// mark each run once.
+	var deads []int64
+	for range 3 {
+		deads = append(deads, begin(s2, dead, host))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			s, err := results.Open(ctx, loc)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer s.Close()
+			_, errs[i] = s.MarkAbandoned(ctx)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Open %d: %v", i, err)
+		}
+	}
+	for _, id := range deads {
+		if r, err := s2.Get(ctx, id, false); err != nil || r.Status != results.StatusAborted {
+			t.Errorf("dead run %d after concurrent opens: %v, %+v", id, err, r)
+		}
+	}
 	// The live run can still finish normally; the aborted one cannot.
 	r, err := s2.Get(ctx, alive, false)
 	if err != nil {
