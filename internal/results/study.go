@@ -67,7 +67,7 @@ func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 	err := s.db.QueryRowContext(ctx, s.d.q(`SELECT name, file, source, factors, created, updated FROM studies WHERE name = ?`),
 		s.d.text(name)).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: no study %q in %s (see `dblat study list`)", ErrNotFound, name, s.loc)
+		return nil, notFound(fmt.Sprintf("no study %q in %s (see `dblat study list`)", name, s.loc))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("results: study %s: %w", name, err)
@@ -139,3 +139,10 @@ func (s *sqlStore) CellCounts(ctx context.Context, study string) (map[string]map
 	}
 	return out, nil
 }
+
+// notFound is an error wrapping ErrNotFound that reads as itself alone, for a missing
+// study (ErrNotFound's own text names a run).
+type notFound string
+
+func (e notFound) Error() string { return string(e) }
+func (e notFound) Unwrap() error { return ErrNotFound }

@@ -85,12 +85,10 @@ func Write(t testing.TB, s results.Store, r *results.Run, status results.Status,
 			t.Fatalf("AddSamples: %v", err)
 		}
 	}
-	r.Samples = samples
+	r.Samples, r.Status = samples, status
 	if status == results.StatusRunning {
-		r.Status = status
 		return
 	}
-	r.Status = status
 	if r.Ended.IsZero() {
 		r.Ended = r.Started.Add(r.Params.Duration + time.Second)
 	}
@@ -611,29 +609,27 @@ func testCellCounts(t *testing.T, loc string) {
 }
 
 // writeRuns writes n runs of study into cell, each with samples, the way one dblat
-// process does, and returns their UIDs.
-func writeRuns(ctx context.Context, s results.Store, study, cell string, n int) ([]string, error) {
-	var uids []string
+// process does.
+func writeRuns(ctx context.Context, s results.Store, study, cell string, n int) error {
 	for range n {
 		r := FullRun(nopTB{}, study, cell, time.Now())
 		if _, err := s.Begin(ctx, &r); err != nil {
-			return nil, err
+			return err
 		}
 		for range 5 {
 			if err := s.AddSamples(ctx, r.ID, Samples(1, "", "new_order", "payment")); err != nil {
-				return nil, err
+				return err
 			}
 			if _, err := s.List(ctx, results.Filter{Study: study, Limit: 3}); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		r.Status = results.StatusFinished
 		if err := s.Finish(ctx, &r); err != nil {
-			return nil, err
+			return err
 		}
-		uids = append(uids, r.UID)
 	}
-	return uids, nil
+	return nil
 }
 
 // checkLanded verifies that study holds exactly runs finished runs per cell, each with
@@ -685,7 +681,7 @@ func testConcurrentGoroutines(t *testing.T, loc string) {
 	for g := range writers {
 		cells[g] = fmt.Sprint("g", g)
 		wg.Go(func() {
-			_, errs[g] = writeRuns(ctx, stores[g%2], "conc", cells[g], runs)
+			errs[g] = writeRuns(ctx, stores[g%2], "conc", cells[g], runs)
 		})
 	}
 	wg.Wait()
@@ -728,7 +724,7 @@ func Child() {
 		fmt.Fprintln(os.Stderr, "storetest child:", err)
 		os.Exit(1)
 	}
-	_, err = writeRuns(ctx, s, job.Study, job.Cell, job.Runs)
+	err = writeRuns(ctx, s, job.Study, job.Cell, job.Runs)
 	if cerr := s.Close(); err == nil {
 		err = cerr
 	}
