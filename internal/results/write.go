@@ -246,18 +246,34 @@ func (s *sqlStore) AddSamples(ctx context.Context, runID int64, samples []Sample
 }
 
 func (s *sqlStore) insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
-	stmt, err := tx.PrepareContext(ctx, s.d.q(`
-		INSERT INTO run_samples (run_id, offset_ns, type, committed, errors, p50_us, p99_us, max_us)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`))
-	if err != nil {
-		return err
+	rows := make([][]any, len(samples))
+	for i, sm := range samples {
+		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs}
 	}
-	defer stmt.Close()
-	for _, sm := range samples {
-		if _, err := stmt.ExecContext(ctx, runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed,
-			sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs); err != nil {
+	return s.insertRows(ctx, tx, "run_samples",
+		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us"}, rows)
+}
+
+// insertBatch is the most rows insertRows puts in one INSERT: 500 rows of up to 23
+// columns stay under SQLite's and PostgreSQL's limits on bound parameters (32766, 65535).
+const insertBatch = 500
+
+// insertRows inserts rows into table in order, as few multi-row INSERTs: one round trip per
+// batch rather than per row, which matters on a PostgreSQL store across a network.
+func (s *sqlStore) insertRows(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error {
+	tuple := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
+	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	for len(rows) > 0 {
+		n := min(len(rows), insertBatch)
+		args := make([]any, 0, n*len(cols))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		query := head + tuple + strings.Repeat(", "+tuple, n-1)
+		if _, err := tx.ExecContext(ctx, s.d.q(query), args...); err != nil {
 			return err
 		}
+		rows = rows[n:]
 	}
 	return nil
 }
@@ -318,35 +334,29 @@ func (s *sqlStore) Finish(ctx context.Context, r *Run) error {
 
 // insertTx inserts a run's per-type rows in order.
 func (s *sqlStore) insertTx(ctx context.Context, tx *sql.Tx, runID int64, txs []TxSummary) error {
-	if len(txs) == 0 {
-		return nil
-	}
-	stmt, err := tx.PrepareContext(ctx, s.d.q(`
-		INSERT INTO run_tx (run_id, ord, type, committed, rollbacks, errors, mean_us,
-			p50_us, p90_us, p95_us, p99_us, p999_us, max_us, wait_mean_us, wait_p99_us,
-			round_trips, round_trips_p50, round_trips_p99, bytes_up, bytes_down, writes_up,
-			hist, wait_hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	rows := make([][]any, len(txs))
+	seen := make(map[string]bool, len(txs))
 	for i, t := range txs {
+		if seen[t.Type] {
+			return fmt.Errorf("tx type %q appears twice", t.Type)
+		}
+		seen[t.Type] = true
 		errs, err := jsonMap(t.Errors)
 		if err != nil {
 			return fmt.Errorf("encoding %s errors: %w", t.Type, err)
 		}
-		if _, err := stmt.ExecContext(ctx, runID, i, s.d.text(t.Type), t.Committed, t.Rollbacks,
+		rows[i] = []any{runID, i, s.d.text(t.Type), t.Committed, t.Rollbacks,
 			s.d.arg(column{val: errs, json: true}),
 			finite(t.MeanUs), t.P50Us, t.P90Us, t.P95Us, t.P99Us, t.P999Us, t.MaxUs,
 			finite(t.WaitMeanUs), t.WaitP99Us,
 			finite(t.RoundTrips), t.RoundTripsP50, t.RoundTripsP99,
 			finite(t.BytesUp), finite(t.BytesDown), finite(t.WritesUp),
-			t.Hist, t.WaitHist); err != nil {
-			return fmt.Errorf("tx type %q: %w", t.Type, err)
-		}
+			t.Hist, t.WaitHist}
 	}
-	return nil
+	return s.insertRows(ctx, tx, "run_tx", []string{"run_id", "ord", "type", "committed", "rollbacks", "errors", "mean_us",
+		"p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us", "wait_mean_us", "wait_p99_us",
+		"round_trips", "round_trips_p50", "round_trips_p99", "bytes_up", "bytes_down", "writes_up",
+		"hist", "wait_hist"}, rows)
 }
 
 // MarkAbandoned implements Store.MarkAbandoned.

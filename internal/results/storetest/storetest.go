@@ -139,6 +139,12 @@ func testRoundTrip(t *testing.T, loc string) {
 			batches: [][]results.Sample{Samples(1, "")},
 		},
 		{
+			name:    "more samples in one call than one INSERT takes",
+			run:     func() results.Run { return FullRun(t, "s4", "c", base.Add(3*time.Hour)) },
+			status:  results.StatusFinished,
+			batches: [][]results.Sample{Samples(700, "", "new_order"), Samples(1, "")},
+		},
+		{
 			name: "times before 1970 and to the nanosecond, given UID",
 			run: func() results.Run {
 				r := FullRun(t, "s3", "c", time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC))
