@@ -123,6 +123,11 @@ func TestSchemaStepsAgree(t *testing.T) {
 		}
 		return len(v) > 0
 	}
+	for i, v := range sq {
+		if v != i+1 { // Open applies sqliteSteps[user_version:]
+			t.Errorf("SQLite step %d has version %d, want %d", i, v, i+1)
+		}
+	}
 	if !increasing(sq) || !increasing(pg) {
 		t.Errorf("steps not in order: SQLite %v, PostgreSQL %v", sq, pg)
 	}
