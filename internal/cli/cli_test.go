@@ -356,3 +356,48 @@ func TestSimpleWorkloads(t *testing.T) {
 		t.Errorf("ping at 1 ms RTT: %.0f TPS through %+v; one terminal cannot exceed ~1000", r.Summary.TPS, r.Link)
 	}
 }
+
+// TestSharedPostgresStore: two dblat processes running at once into one PostgreSQL results
+// store both land, and importing a SQLite store into it twice adds its runs once.
+func TestSharedPostgresStore(t *testing.T) {
+	target := pgtest.NewDatabase(t)
+	store := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "tpcc", "--target", target, "--warehouses", "1")
+	var procs []*exec.Cmd
+	var outs []*bytes.Buffer
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "--results", store, "run", "tpcc", "--target", target, "--terminals", "2",
+			"--duration", "2s", "--warmup", "0s")
+		cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1", "DBLAT_STATE="+filepath.Join(e.dir, "state"))
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, outs = append(procs, cmd), append(outs, &out)
+	}
+	for i, cmd := range procs {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("dblat run %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	list := e.must("--results", store, "results", "list")
+	if n := strings.Count(list, "finished"); n != 2 {
+		t.Errorf("%d finished runs in the shared store, want 2:\n%s", n, list)
+	}
+
+	e.must("run", "tpcc", "--target", target, "--terminals", "1", "--duration", "1s", "--warmup", "0s") // into the SQLite file
+	for range 2 {
+		e.must("--results", store, "results", "import", e.resultsPath())
+	}
+	if n := strings.Count(e.must("--results", store, "results", "list"), "finished"); n != 3 {
+		t.Errorf("%d finished runs after importing one run twice, want 3", n)
+	}
+	if code, _, errs := e.run("--results", "postgres:nowhere", "results", "list"); code == 0 || strings.Contains(errs, "created") {
+		t.Errorf("a malformed store location: exit %d, %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "postgres:nowhere")); err == nil {
+		t.Error("a malformed PostgreSQL location created a file")
+	}
+}

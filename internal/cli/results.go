@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,8 @@ func (a *app) resultsCommand() *cobra.Command {
 		Use:   "results",
 		Short: "List, show and export stored runs",
 	}
-	cmd.AddCommand(a.resultsListCommand(), a.resultsShowCommand(), a.resultsExportCommand(), a.resultsDiffCommand())
+	cmd.AddCommand(a.resultsListCommand(), a.resultsShowCommand(), a.resultsExportCommand(), a.resultsDiffCommand(),
+		a.resultsImportCommand())
 	return cmd
 }
 
@@ -197,7 +199,7 @@ with a 95 % interval where both sides have two or more runs of the cell.`,
 }
 
 // diffSide reads one side of `results diff`: run ids or a study's runs.
-func (a *app) diffSide(ctx context.Context, store *results.Store, spec string) ([]results.Run, error) {
+func (a *app) diffSide(ctx context.Context, store results.Store, spec string) ([]results.Run, error) {
 	var runs []results.Run
 	ids := strings.Split(spec, ",")
 	if _, err := strconv.ParseInt(ids[0], 10, 64); err == nil {
@@ -218,4 +220,39 @@ func (a *app) diffSide(ctx context.Context, store *results.Store, spec string) (
 		return nil, fmt.Errorf("%q is neither run ids nor a study: %w", spec, err)
 	}
 	return store.List(ctx, results.Filter{Study: spec, Status: results.StatusFinished})
+}
+
+func (a *app) resultsImportCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "import SOURCE",
+		Short: "Copy the runs and studies of another results store (a SQLite file) into this one",
+		Long: `Copies every ended run of SOURCE (a SQLite file or another store's location) with its
+per-type figures and samples, and its studies, into the store --results names. Runs keep
+their identity (uid), so importing the same source again adds nothing: it is safe to
+repeat after more runs were added to the source. Run ids may differ between stores.`,
+		Example: `  dblat --results postgres://bench@results-db/dblat results import dblat.db`,
+		Args: exactArgs(1, "a SOURCE store (a SQLite file)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(args[0]); err != nil && !strings.Contains(args[0], "://") {
+				return usagef("import %s: %v (give the path of a results file)", args[0], err)
+			}
+			src, err := results.Open(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer dst.Close()
+			st, err := results.Import(cmd.Context(), dst, src)
+			if err != nil {
+				return err
+			}
+			a.info("imported %d runs and %d studies from %s into %s (%d runs and %d studies were already there, %d runs still running were skipped)",
+				st.Runs, st.Studies, src.Location(), dst.Location(), st.RunsPresent, st.StudiesPresent, st.RunsSkipped)
+			return nil
+		},
+	}
 }

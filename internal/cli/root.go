@@ -48,7 +48,7 @@ func (a *app) registry() managed.Registry {
 }
 
 // openStore opens the results store named by --results (DBLAT_RESULTS).
-func (a *app) openStore(ctx context.Context) (*results.Store, error) {
+func (a *app) openStore(ctx context.Context) (results.Store, error) {
 	return results.Open(ctx, a.resultsDB)
 }
 
@@ -130,7 +130,7 @@ Start here:
 	root.PersistentFlags().StringVar(&a.stateDir, "state", envOr(a.st, "DBLAT_STATE", ".dblat"),
 		"state directory for managed servers (env DBLAT_STATE)")
 	root.PersistentFlags().StringVar(&a.resultsDB, "results", envOr(a.st, "DBLAT_RESULTS", "dblat.db"),
-		"results database file (env DBLAT_RESULTS)")
+		"results store: a SQLite file, or a PostgreSQL database shared by several machines (postgres://user@host/db) (env DBLAT_RESULTS)")
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile of dblat itself to this file (go tool pprof)")
 	root.PersistentFlags().BoolVar(&a.noCPUHold, "no-cpu-latency-hold", false,
 		"do not hold the CPUs out of deep idle states during runs, studies and calibrations (by default dblat writes 0 to /dev/cpu_dma_latency where permitted, so the latency link wakes on time; every run records which)")

@@ -12,6 +12,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -279,7 +280,7 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	run, err := core.Run(ctx, drain, spec)
 	if run != nil && (err == nil || err == errInterrupted) {
 		printSummary(a.st.Stdout, run)
-		a.info("stored as run %d in %s", run.ID, a.resultsDB)
+		a.info("stored as run %d in %s", run.ID, core.Store.(results.Store).Location())
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"bytes"
@@ -8,44 +8,47 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/results/storetest"
 )
 
-func exportRuns(t *testing.T) []Run {
-	a := fullRun(t, "s", "c", time.Date(2025, 2, 3, 4, 5, 6, 7, time.UTC))
-	a.ID, a.Status, a.Ended = 1, StatusFinished, a.Started.Add(time.Hour)
-	a.Samples = samples(2, "")
+func exportRuns(t *testing.T) []results.Run {
+	a := storetest.FullRun(t, "s", "c", time.Date(2025, 2, 3, 4, 5, 6, 7, time.UTC))
+	a.ID, a.Status, a.Ended = 1, results.StatusFinished, a.Started.Add(time.Hour)
+	a.Samples = storetest.Samples(2, "")
 	a.Tx[2].Errors = nil // JSON omits empty maps: only nil survives that round trip
-	b := Run{ID: 2, Status: StatusFailed, Reason: "boom, \"quoted\"\nsecond line",
+	b := results.Run{ID: 2, Status: results.StatusFailed, Reason: "boom, \"quoted\"\nsecond line",
 		Started: time.Date(2025, 2, 3, 5, 0, 0, 0, time.UTC)}
-	return []Run{a, b}
+	return []results.Run{a, b}
 }
 
 func TestExportJSON(t *testing.T) {
 	runs := exportRuns(t)
 	cases := []struct {
 		name string
-		runs []Run
-		want []Run
+		runs []results.Run
+		want []results.Run
 	}{
 		{"runs", runs, runs},
-		{"nil", nil, []Run{}},
+		{"nil", nil, []results.Run{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Export(&buf, tc.runs, "json"); err != nil {
+			if err := results.Export(&buf, tc.runs, "json"); err != nil {
 				t.Fatal(err)
 			}
-			var got []Run
+			var got []results.Run
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatalf("parse back: %v\n%s", err, buf.String())
 			}
 			for i := range got {
-				got[i] = norm(got[i])
+				got[i] = storetest.Norm(got[i])
 			}
-			want := make([]Run, len(tc.want))
+			want := make([]results.Run, len(tc.want))
 			for i := range tc.want {
-				want[i] = norm(tc.want[i])
+				want[i] = storetest.Norm(tc.want[i])
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("json round trip mismatch:\n got %+v\nwant %+v", got, want)
@@ -60,7 +63,7 @@ func TestExportJSON(t *testing.T) {
 func TestExportCSV(t *testing.T) {
 	runs := exportRuns(t)
 	var buf bytes.Buffer
-	if err := Export(&buf, runs, "csv"); err != nil {
+	if err := results.Export(&buf, runs, "csv"); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
@@ -71,7 +74,7 @@ func TestExportCSV(t *testing.T) {
 	if len(recs) != 1+4+1 {
 		t.Fatalf("%d records, want 6", len(recs))
 	}
-	if !reflect.DeepEqual(recs[0], csvHeader) {
+	if !reflect.DeepEqual(recs[0], results.CSVHeader) {
 		t.Errorf("header %v", recs[0])
 	}
 	col := map[string]int{}
@@ -121,7 +124,7 @@ func TestExportCSV(t *testing.T) {
 }
 
 func TestExportUnknownFormat(t *testing.T) {
-	err := Export(&bytes.Buffer{}, nil, "xml")
+	err := results.Export(&bytes.Buffer{}, nil, "xml")
 	if err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "json, csv") {
 		t.Errorf("error %v, want one naming xml and json, csv", err)
 	}

@@ -20,7 +20,11 @@ const (
 // Run is one measured run with everything needed to trust and compare it. Passwords never
 // appear in it: Target holds a redacted DSN or a managed server's name.
 type Run struct {
-	ID      int64     `json:"id"`
+	// ID numbers the run in its store; a run copied to another store (Import) may get
+	// another ID there.
+	ID int64 `json:"id"`
+	// UID identifies the run in every store: a UUID given at Begin and kept by Import.
+	UID     string    `json:"uid,omitempty"`
 	Study   string    `json:"study,omitempty"`
 	CellKey string    `json:"cell_key,omitempty"`
 	Status  Status    `json:"status"`

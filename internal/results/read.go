@@ -18,21 +18,19 @@ type Filter struct {
 	Limit   int    // at most this many runs (the newest); 0 = no limit
 }
 
-// runSelect reads the runs columns in the order scanRun expects.
-const runSelect = `SELECT id, study, cell_key, status, reason, started, ended,
+// runSelect returns the select of the runs columns in the order scanRun expects.
+func runSelect(d *dialect) string {
+	return `SELECT id, uid, study, cell_key, status, reason, ` +
+		d.runTimeSelect("started") + `, ` + d.runTimeSelect("ended") + `,
 	workload, scale, terminals, connections, duration_ns, warmup_ns, seed, think, rtt_ns,
 	mix, options, link,
 	engine, target, managed, server_version, settings, database_bytes,
 	client, stats_before, stats_after,
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric
 FROM runs`
-
-// newestFirst is the order of List.
-const newestFirst = ` ORDER BY started DESC, id DESC`
+}
 
 type scanner interface{ Scan(dest ...any) error }
-
-func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
 // unmapJSON decodes a nullable JSON object column into *m (nil for NULL).
 func unmapJSON[M ~map[string]V, V any](col string, ns sql.NullString, m *M) error {
@@ -46,11 +44,11 @@ func unmapJSON[M ~map[string]V, V any](col string, ns sql.NullString, m *M) erro
 	return nil
 }
 
-func scanRun(sc scanner) (Run, error) {
+func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	var (
 		r                                     Run
-		status, started, client               string
-		ended                                 sql.NullString
+		status, client                        string
+		started, ended                        = s.d.runTimeDest(), s.d.runTimeDest()
 		mix, options, settings, before, after sql.NullString
 		link, examples                        sql.NullString
 		errs                                  sql.NullString
@@ -58,7 +56,10 @@ func scanRun(sc scanner) (Run, error) {
 		think, managed                        bool
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
 	)
-	err := sc.Scan(&r.ID, &r.Study, &r.CellKey, &status, &r.Reason, &started, &ended,
+	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
+	dest = append(dest, started.dests()...)
+	dest = append(dest, ended.dests()...)
+	dest = append(dest,
 		&r.Params.Workload, &r.Params.Scale, &r.Params.Terminals, &r.Params.Connections,
 		&duration, &warmup, &r.Params.Seed, &think, &rtt,
 		&mix, &options, &link,
@@ -66,21 +67,20 @@ func scanRun(sc scanner) (Run, error) {
 		&r.Server.DatabaseBytes,
 		&client, &before, &after,
 		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric)
-	if err != nil {
+	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
+	var err error
 	r.Status = Status(status)
 	r.Params.Duration, r.Params.Warmup, r.Params.RTT = time.Duration(duration), time.Duration(warmup), time.Duration(rtt)
 	r.Params.Think, r.Server.Managed = think, managed
 	r.Summary.Elapsed = time.Duration(elapsed)
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
-	if r.Started, err = parseTime(started); err != nil {
+	if r.Started, err = started.value(); err != nil {
 		return Run{}, fmt.Errorf("run %d: column started: %w", r.ID, err)
 	}
-	if ended.Valid {
-		if r.Ended, err = parseTime(ended.String); err != nil {
-			return Run{}, fmt.Errorf("run %d: column ended: %w", r.ID, err)
-		}
+	if r.Ended, err = ended.value(); err != nil {
+		return Run{}, fmt.Errorf("run %d: column ended: %w", r.ID, err)
 	}
 	if link.Valid {
 		r.Link = &Link{}
@@ -105,17 +105,15 @@ func scanRun(sc scanner) (Run, error) {
 	return r, nil
 }
 
-// List returns the runs matching f, newest first (by Started, then ID), each with its Tx
-// rows but without Samples. No match is an empty result, not an error. It reads one
-// consistent snapshot and never blocks writers. Safe for concurrent use.
-func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
+// List implements Store.List.
+func (s *sqlStore) List(ctx context.Context, f Filter) ([]Run, error) {
 	var conds []string
 	var args []any
 	if f.Study != "" {
-		conds, args = append(conds, "study = ?"), append(args, f.Study)
+		conds, args = append(conds, "study = ?"), append(args, s.d.text(f.Study))
 	}
 	if f.CellKey != "" {
-		conds, args = append(conds, "cell_key = ?"), append(args, f.CellKey)
+		conds, args = append(conds, "cell_key = ?"), append(args, s.d.text(f.CellKey))
 	}
 	if f.Status != "" {
 		conds, args = append(conds, "status = ?"), append(args, string(f.Status))
@@ -129,20 +127,20 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 		limit = fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
 
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, s.d.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("results: list: %w", err)
 	}
 	defer tx.Rollback()
 
-	rows, err := tx.QueryContext(ctx, runSelect+where+newestFirst+limit, args...)
+	rows, err := tx.QueryContext(ctx, s.d.q(s.runSelect+where+s.d.newestFirst()+limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("results: list: %w", err)
 	}
 	runs := []Run{}
 	index := map[int64]int{}
 	for rows.Next() {
-		r, err := scanRun(rows)
+		r, err := s.scanRun(rows)
 		if err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("results: list: %w", err)
@@ -157,8 +155,8 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 		return runs, nil
 	}
 
-	txs, err := tx.QueryContext(ctx, txSelect+
-		" WHERE run_id IN (SELECT id FROM runs"+where+newestFirst+limit+") ORDER BY run_id, ord", args...)
+	txs, err := tx.QueryContext(ctx, s.d.q(txSelect+
+		" WHERE run_id IN (SELECT id FROM runs"+where+s.d.newestFirst()+limit+") ORDER BY run_id, ord"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("results: list: %w", err)
 	}
@@ -178,17 +176,15 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 	return runs, nil
 }
 
-// Get returns run id with its Tx rows and, if withSamples, its Samples in the order added.
-// A missing id is an error wrapping ErrNotFound. It reads one consistent snapshot and never
-// blocks writers. Safe for concurrent use.
-func (s *Store) Get(ctx context.Context, id int64, withSamples bool) (*Run, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// Get implements Store.Get.
+func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, error) {
+	tx, err := s.db.BeginTx(ctx, s.d.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("results: get run %d: %w", id, err)
 	}
 	defer tx.Rollback()
 
-	r, err := scanRun(tx.QueryRowContext(ctx, runSelect+" WHERE id = ?", id))
+	r, err := s.scanRun(tx.QueryRowContext(ctx, s.d.q(s.runSelect+" WHERE id = ?"), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("results: get run %d: %w", id, ErrNotFound)
 	}
@@ -196,7 +192,7 @@ func (s *Store) Get(ctx context.Context, id int64, withSamples bool) (*Run, erro
 		return nil, fmt.Errorf("results: get run %d: %w", id, err)
 	}
 
-	rows, err := tx.QueryContext(ctx, txSelect+" WHERE run_id = ? ORDER BY ord", id)
+	rows, err := tx.QueryContext(ctx, s.d.q(txSelect+" WHERE run_id = ? ORDER BY ord"), id)
 	if err != nil {
 		return nil, fmt.Errorf("results: get run %d: %w", id, err)
 	}
@@ -213,9 +209,9 @@ func (s *Store) Get(ctx context.Context, id int64, withSamples bool) (*Run, erro
 	}
 
 	if withSamples {
-		rows, err := tx.QueryContext(ctx, `
+		rows, err := tx.QueryContext(ctx, s.d.q(`
 			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us
-			FROM run_samples WHERE run_id = ? ORDER BY rowid`, id)
+			FROM run_samples WHERE run_id = ? ORDER BY `+s.d.sampleOrder()), id)
 		if err != nil {
 			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
 		}

@@ -1,15 +1,24 @@
 package results
 
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
 // applicationID marks a SQLite file as a dblat results database (PRAGMA application_id),
 // so that Open refuses to add tables to some other program's database.
 const applicationID = 0x64626c74 // "dblt"
 
-// migrations are the schema steps in order; migrations[i] brings the schema from version i
-// to version i+1 (the version is PRAGMA user_version). Steps are only ever appended: a step
-// that has shipped is never edited, since databases already at its version will not rerun it.
-var migrations = []string{
+// sqliteSteps are the SQLite schema steps in order; sqliteSteps[i] brings the schema from
+// version i to version i+1 (the version is PRAGMA user_version). Steps are only ever
+// appended: a step that has shipped is never edited, since databases already at its version
+// will not rerun it.
+var sqliteSteps = []step{
 	// 1: initial schema.
-	`
+	{version: 1, sql: `
 CREATE TABLE runs (
 	id             INTEGER PRIMARY KEY AUTOINCREMENT,
 	study          TEXT    NOT NULL DEFAULT '',
@@ -102,8 +111,9 @@ CREATE TABLE run_samples (
 	max_us    INTEGER NOT NULL
 );
 CREATE INDEX run_samples_run ON run_samples (run_id);
-`, // 2: the latency link each run went through, and study definitions.
-	`
+`},
+	// 2: the latency link each run went through, and study definitions.
+	{version: 2, sql: `
 ALTER TABLE runs ADD COLUMN link TEXT; -- JSON object or NULL (no link)
 
 CREATE TABLE studies (
@@ -114,11 +124,268 @@ CREATE TABLE studies (
 	created TEXT NOT NULL,
 	updated TEXT NOT NULL
 ) WITHOUT ROWID;
-`, // 3: examples of the errors a run counted, so that "other 40" can be explained.
-	`
+`},
+	// 3: examples of the errors a run counted, so that "other 40" can be explained.
+	{version: 3, sql: `
 ALTER TABLE runs ADD COLUMN error_examples TEXT; -- JSON object class -> messages, or NULL
-`, // 4: the workload's headline figure each run reports (NOPM, TPS).
-	`
+`},
+	// 4: a stable identity per run, so that runs can be copied between stores once (Import),
+	// and views for analysis in SQL. The unique index on uid follows the backfill.
+	{version: 4, sql: `
+ALTER TABLE runs ADD COLUMN uid TEXT NOT NULL DEFAULT ''; -- UUID
+
+-- One row per run: its factors and headline figures, in the units the columns name.
+CREATE VIEW run_figures AS
+SELECT
+	id, uid, study, cell_key, status, reason, started, ended,
+	workload, engine, server_version, target, managed, hostname,
+	scale AS warehouses, terminals, connections,
+	rtt_ns / 1e6 AS rtt_ms,
+	think,
+	duration_ns / 1e9 AS duration_s,
+	warmup_ns / 1e9 AS warmup_s,
+	json_extract(link, '$.kind') AS link_kind,
+	json_extract(link, '$.achieved_p50') / 1e6 AS link_rtt_p50_ms,
+	json_extract(link, '$.achieved_p99') / 1e6 AS link_rtt_p99_ms,
+	options, settings,
+	elapsed_ns / 1e9 AS elapsed_s,
+	committed, rollbacks,
+	coalesce((SELECT sum(e.value) FROM json_each(runs.errors) e), 0) AS errors,
+	tps, tpm, nopm
+FROM runs;
+
+-- One row per run and transaction type: percentiles in milliseconds and wire cost.
+CREATE VIEW run_tx_percentiles AS
+SELECT
+	t.run_id, r.study, r.cell_key, r.status, t.type,
+	t.committed, t.rollbacks,
+	(t.committed + t.rollbacks) * 1e9 / nullif(r.elapsed_ns, 0) AS tps,
+	t.mean_us / 1e3 AS mean_ms,
+	t.p50_us / 1e3 AS p50_ms, t.p90_us / 1e3 AS p90_ms, t.p95_us / 1e3 AS p95_ms,
+	t.p99_us / 1e3 AS p99_ms, t.p999_us / 1e3 AS p999_ms, t.max_us / 1e3 AS max_ms,
+	t.wait_mean_us / 1e3 AS wait_mean_ms, t.wait_p99_us / 1e3 AS wait_p99_ms,
+	t.round_trips, t.round_trips_p50, t.round_trips_p99, t.bytes_up, t.bytes_down
+FROM run_tx t JOIN runs r ON r.id = t.run_id;
+
+-- One row per run and server setting as the server reported it.
+CREATE VIEW run_settings AS
+SELECT r.id AS run_id, s.key AS name, s.value AS value
+FROM runs r, json_each(r.settings) s;
+
+-- One row per run and requested option (workload and engine options, "set.*" settings).
+CREATE VIEW run_options AS
+SELECT r.id AS run_id, o.key AS name, o.value AS value
+FROM runs r, json_each(r.options) o;
+`, fill: backfillUIDs},
+	// 5: the workload's headline figure each run reports (NOPM, TPS).
+	{version: 5, sql: `
 ALTER TABLE runs ADD COLUMN metric TEXT NOT NULL DEFAULT '';
-`,
+`},
 }
+
+// step is one schema migration: sql runs first, then fill (if any), in the transaction
+// that sets the schema version to version.
+type step struct {
+	version int
+	sql     string
+	fill    func(ctx context.Context, tx *sql.Tx) error
+}
+
+// uidSpace is the UUID namespace of the identities given to runs stored before runs had one.
+var uidSpace = uuid.MustParse("5f1e3f3c-6a0b-4c5e-9d1a-64626c740004")
+
+// backfillUIDs gives every run without a uid one derived from what identified it before
+// (host, pid, start time to the nanosecond, and its id in this file): a name-based UUID
+// (version 5), so that two copies of one file migrated apart still agree on their runs'
+// identities. Then it makes uid unique.
+func backfillUIDs(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, hostname, pid, started FROM runs WHERE uid = ''")
+	if err != nil {
+		return err
+	}
+	type legacy struct {
+		id      int64
+		host    string
+		pid     int64
+		started string
+	}
+	var runs []legacy
+	for rows.Next() {
+		var l legacy
+		if err := rows.Scan(&l.id, &l.host, &l.pid, &l.started); err != nil {
+			rows.Close()
+			return err
+		}
+		runs = append(runs, l)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	for _, l := range runs {
+		name := fmt.Sprintf("%s\x00%d\x00%s\x00%d", l.host, l.pid, l.started, l.id)
+		uid := uuid.NewSHA1(uidSpace, []byte(name)).String()
+		if _, err := tx.ExecContext(ctx, "UPDATE runs SET uid = ? WHERE id = ?", uid, l.id); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, "CREATE UNIQUE INDEX runs_uid ON runs (uid)")
+	return err
+}
+
+// postgresSteps are the PostgreSQL schema steps, applied like sqliteSteps (the version is
+// the one row of dblat_schema). PostgreSQL stores start at version 4 with their own DDL:
+// native types (timestamptz, jsonb, boolean), the same tables, columns and views as SQLite
+// version 4, plus the <time>_nanos columns that keep run times exact and run_samples.seq,
+// the insertion order SQLite keeps as rowid. Later versions append a step to both lists.
+var postgresSteps = []step{
+	{version: 4, sql: `
+CREATE TABLE runs (
+	id             bigint  GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+	uid            uuid    NOT NULL UNIQUE,
+	study          text    NOT NULL DEFAULT '',
+	cell_key       text    NOT NULL DEFAULT '',
+	status         text    NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'aborted')),
+	reason         text    NOT NULL DEFAULT '',
+	started        timestamptz NOT NULL,
+	started_nanos  smallint    NOT NULL DEFAULT 0 CHECK (started_nanos BETWEEN 0 AND 999),
+	ended          timestamptz,
+	ended_nanos    smallint    NOT NULL DEFAULT 0 CHECK (ended_nanos BETWEEN 0 AND 999),
+
+	workload       text    NOT NULL,
+	scale          integer NOT NULL,
+	terminals      integer NOT NULL,
+	connections    integer NOT NULL,
+	duration_ns    bigint  NOT NULL,
+	warmup_ns      bigint  NOT NULL,
+	seed           bigint  NOT NULL,
+	think          boolean NOT NULL,
+	rtt_ns         bigint  NOT NULL,
+	mix            jsonb,
+	options        jsonb,
+	link           jsonb,
+
+	engine         text    NOT NULL,
+	target         text    NOT NULL,
+	managed        boolean NOT NULL,
+	server_version text    NOT NULL,
+	settings       jsonb,
+	database_bytes bigint  NOT NULL,
+
+	hostname       text    NOT NULL,
+	pid            integer NOT NULL,
+	client         jsonb   NOT NULL,
+
+	stats_before   jsonb,
+	stats_after    jsonb,
+
+	elapsed_ns     bigint  NOT NULL DEFAULT 0,
+	committed      bigint  NOT NULL DEFAULT 0,
+	rollbacks      bigint  NOT NULL DEFAULT 0,
+	errors         jsonb,
+	error_examples jsonb,
+	tps            double precision NOT NULL DEFAULT 0,
+	tpm            double precision NOT NULL DEFAULT 0,
+	nopm           double precision NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_study_cell ON runs (study, cell_key);
+CREATE INDEX runs_cell_key   ON runs (cell_key);
+CREATE INDEX runs_started    ON runs (started);
+CREATE INDEX runs_running    ON runs (status) WHERE status = 'running';
+
+CREATE TABLE run_tx (
+	run_id          bigint  NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	ord             integer NOT NULL,
+	type            text    NOT NULL,
+	committed       bigint  NOT NULL,
+	rollbacks       bigint  NOT NULL,
+	errors          jsonb,
+	mean_us         double precision NOT NULL,
+	p50_us          bigint  NOT NULL,
+	p90_us          bigint  NOT NULL,
+	p95_us          bigint  NOT NULL,
+	p99_us          bigint  NOT NULL,
+	p999_us         bigint  NOT NULL,
+	max_us          bigint  NOT NULL,
+	wait_mean_us    double precision NOT NULL,
+	wait_p99_us     bigint  NOT NULL,
+	round_trips     double precision NOT NULL DEFAULT 0,
+	round_trips_p50 bigint  NOT NULL DEFAULT 0,
+	round_trips_p99 bigint  NOT NULL DEFAULT 0,
+	bytes_up        double precision NOT NULL DEFAULT 0,
+	bytes_down      double precision NOT NULL DEFAULT 0,
+	writes_up       double precision NOT NULL DEFAULT 0,
+	hist            text    NOT NULL DEFAULT '',
+	wait_hist       text    NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, type)
+);
+
+CREATE TABLE run_samples (
+	seq       bigint  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	run_id    bigint  NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	offset_ns bigint  NOT NULL,
+	type      text    NOT NULL,
+	committed bigint  NOT NULL,
+	errors    bigint  NOT NULL,
+	p50_us    bigint  NOT NULL,
+	p99_us    bigint  NOT NULL,
+	max_us    bigint  NOT NULL
+);
+CREATE INDEX run_samples_run ON run_samples (run_id, seq);
+
+CREATE TABLE studies (
+	name    text PRIMARY KEY,
+	file    text NOT NULL,
+	source  text NOT NULL,
+	factors jsonb NOT NULL,
+	created timestamptz NOT NULL,
+	updated timestamptz NOT NULL
+);
+
+CREATE VIEW run_figures AS
+SELECT
+	id, uid, study, cell_key, status, reason, started, ended,
+	workload, engine, server_version, target, managed, hostname,
+	scale AS warehouses, terminals, connections,
+	rtt_ns::float8 / 1e6 AS rtt_ms,
+	think,
+	duration_ns::float8 / 1e9 AS duration_s,
+	warmup_ns::float8 / 1e9 AS warmup_s,
+	link ->> 'kind' AS link_kind,
+	(link ->> 'achieved_p50')::float8 / 1e6 AS link_rtt_p50_ms,
+	(link ->> 'achieved_p99')::float8 / 1e6 AS link_rtt_p99_ms,
+	options, settings,
+	elapsed_ns::float8 / 1e9 AS elapsed_s,
+	committed, rollbacks,
+	coalesce((SELECT sum(e.value::bigint) FROM jsonb_each_text(runs.errors) e), 0)::bigint AS errors,
+	tps, tpm, nopm
+FROM runs;
+
+CREATE VIEW run_tx_percentiles AS
+SELECT
+	t.run_id, r.study, r.cell_key, r.status, t.type,
+	t.committed, t.rollbacks,
+	(t.committed + t.rollbacks)::float8 * 1e9 / nullif(r.elapsed_ns, 0) AS tps,
+	t.mean_us / 1e3 AS mean_ms,
+	t.p50_us::float8 / 1e3 AS p50_ms, t.p90_us::float8 / 1e3 AS p90_ms,
+	t.p95_us::float8 / 1e3 AS p95_ms, t.p99_us::float8 / 1e3 AS p99_ms,
+	t.p999_us::float8 / 1e3 AS p999_ms, t.max_us::float8 / 1e3 AS max_ms,
+	t.wait_mean_us / 1e3 AS wait_mean_ms, t.wait_p99_us::float8 / 1e3 AS wait_p99_ms,
+	t.round_trips, t.round_trips_p50, t.round_trips_p99, t.bytes_up, t.bytes_down
+FROM run_tx t JOIN runs r ON r.id = t.run_id;
+
+CREATE VIEW run_settings AS
+SELECT r.id AS run_id, s.key AS name, s.value AS value
+FROM runs r CROSS JOIN LATERAL jsonb_each_text(r.settings) s;
+
+CREATE VIEW run_options AS
+SELECT r.id AS run_id, o.key AS name, o.value AS value
+FROM runs r CROSS JOIN LATERAL jsonb_each_text(r.options) o;
+`},
+	// 5: the workload's headline figure each run reports (NOPM, TPS).
+	{version: 5, sql: `
+ALTER TABLE runs ADD COLUMN metric text NOT NULL DEFAULT '';
+`},
+}
+
+// SchemaVersion returns the schema version this build of dblat writes, on either backend.
+func SchemaVersion() int { return sqliteSteps[len(sqliteSteps)-1].version }

@@ -5,200 +5,173 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
 	"os"
-	"path/filepath"
-	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"regexp"
+	"strings"
 )
 
-// ErrNotFound is wrapped by the errors of Get, AddSamples and Finish when no run has the
-// given id.
+// ErrNotFound is wrapped by the errors of Get, AddSamples, Finish and Study when no run or
+// study has the given id or name.
 var ErrNotFound = errors.New("run not found")
 
-// ErrSchemaTooNew is wrapped by Open's error when the database was written by a newer
-// dblat whose schema this build does not know. The database is left untouched.
+// ErrSchemaTooNew is wrapped by Open's error when the store was written by a newer dblat
+// whose schema this build does not know. The store is left untouched.
 var ErrSchemaTooNew = errors.New("results schema newer than this dblat")
-
-// busyTimeout is how long a statement waits for another connection or process holding the
-// write lock before failing with "database is locked".
-const busyTimeout = 10 * time.Second
 
 // pathHint ends Open's errors: the one thing the user can do about most of them.
 const pathHint = "choose another path with --results"
 
-// Store is an open results database.
+// Store is an open results store: a SQLite file or a PostgreSQL database, as Open chose.
 //
-// A Store is safe for concurrent use by multiple goroutines, and several processes may
-// open the same file: SQLite serialises writers (each write is one transaction), readers
-// are never blocked by a writer (WAL mode). Every method blocks until its statements are
-// done, waiting up to 10 s for a write lock held elsewhere, or until ctx ends.
-type Store struct {
-	db   *sql.DB
-	path string // absolute
-	host string // os.Hostname at Open, to recognise runs begun on this host
+// Every implementation Open returns is safe for concurrent use by multiple goroutines, and
+// several processes (on several machines, for PostgreSQL) may write to one store at once:
+// each write is one transaction, nothing is lost and no run is stored twice. Reads see one
+// consistent snapshot and never block writers. Every method blocks until its statements are
+// done or ctx ends.
+type Store interface {
+	// Begin records r as a run that has started: it inserts it with StatusRunning and sets
+	// r.ID, r.Status and, when empty, r.UID (a new random UUID). If r.Started is zero it is
+	// set to now; if r.Client.PID or r.Client.Hostname are unset they are set to this
+	// process's, since they are how MarkAbandoned recognises a run whose process died. r.Tx
+	// and r.Samples are ignored (see AddSamples and Finish). A UID already stored is an
+	// error. Non-finite floats (NaN, ±Inf) are stored as 0, here and in Finish.
+	Begin(ctx context.Context, r *Run) (int64, error)
+	// AddSamples appends interval samples to a running run, in one transaction; they are
+	// read back in the order added. It fails, storing nothing, if the run does not exist
+	// (wrapping ErrNotFound) or has already ended. An empty slice is a no-op.
+	AddSamples(ctx context.Context, runID int64, samples []Sample) error
+	// Finish records the end of a running run in one transaction: every field of r except
+	// ID, UID, Started and Samples is written (status, reason, ended, params, server,
+	// client, stats, summary) and r.Tx replaces the run's per-type rows. r.Status must be
+	// finished, failed or aborted; r.Ended is set to now if zero; tx types must be unique.
+	// Finish fails, changing nothing, if the run does not exist (wrapping ErrNotFound) or
+	// has already ended, so a run ends exactly once. Pass a context that is still live: if
+	// the run ended because its context was cancelled, use a fresh one (with a timeout).
+	Finish(ctx context.Context, r *Run) error
+	// Get returns run id with its Tx rows and, if withSamples, its Samples in the order
+	// added. A missing id is an error wrapping ErrNotFound.
+	Get(ctx context.Context, id int64, withSamples bool) (*Run, error)
+	// List returns the runs matching f, newest first (by Started, then ID), each with its
+	// Tx rows but without Samples. No match is an empty result, not an error.
+	List(ctx context.Context, f Filter) ([]Run, error)
+	// MarkAbandoned marks aborted every run still running that was begun on this host by a
+	// process that no longer exists, and returns how many it marked. Runs whose process is
+	// alive, whose PID is unknown, or that were begun on another host are left alone. Open
+	// calls it; long-lived readers may call it again.
+	MarkAbandoned(ctx context.Context) (int, error)
+	// SaveStudy records st, replacing the definition stored under its name (the cells
+	// already run keep their runs: cell keys, not definitions, tie runs to cells). Created
+	// and Updated are set by the store, to the microsecond.
+	SaveStudy(ctx context.Context, st Study) error
+	// Study returns the study stored under name, or an error wrapping ErrNotFound.
+	Study(ctx context.Context, name string) (*Study, error)
+	// Studies lists the stored studies by name (byte order).
+	Studies(ctx context.Context) ([]Study, error)
+	// CellCounts returns, for each cell key of study, how many of its runs ended in each
+	// status (running runs counted as StatusRunning).
+	CellCounts(ctx context.Context, study string) (map[string]map[Status]int, error)
+	// Location names the store for messages: the absolute path of a SQLite file, or a
+	// PostgreSQL DSN with its password removed.
+	Location() string
+	// Close closes the store. Calls in progress on other goroutines finish first; the Store
+	// is unusable afterwards.
+	Close() error
 }
 
-// Open opens the results database at path, creating it and its parent directories if
-// needed, upgrading its schema if it is older than this build, and marking aborted the runs
-// whose dblat process on this host has died (see MarkAbandoned).
+// Open opens the results store at location, creating it if needed, upgrading its schema
+// if it is older than this build, and marking aborted the runs whose dblat process on this
+// host has died (see Store.MarkAbandoned).
 //
-// Open never discards stored data. It refuses, with a one-line error naming the path and
-// what to do, a path that cannot be created or written, a file that is not a dblat results
-// database, and a database from a newer dblat (wrapping ErrSchemaTooNew). Close the Store
-// when done.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if path == "" {
-		return nil, fmt.Errorf("results database: no path given (choose one with --results)")
+// A location starting with postgres:// or postgresql://, or a libpq key=value DSN naming a
+// host or dbname ("host=db dbname=results user=bench"), opens a PostgreSQL database, which
+// must exist; dblat creates its tables there (see docs/results-schema.md). Anything else is
+// the path of a SQLite file, created with its parent directories if missing. A location
+// that looks like a URL but is neither ("postgres:db", "mysql://…") is refused rather than
+// taken for a file name.
+//
+// Open never discards stored data. It refuses, with a one-line error naming the store and
+// what to do, a location that cannot be created, written or reached, a database that is
+// not a dblat results store, and a store from a newer dblat (wrapping ErrSchemaTooNew).
+// Close the Store when done.
+func Open(ctx context.Context, location string) (Store, error) {
+	if location == "" {
+		return nil, errors.New("results database: no path or URL given (choose one with --results)")
 	}
-	abs, err := filepath.Abs(path)
+	pg, err := isPostgres(location)
 	if err != nil {
-		return nil, fmt.Errorf("results database %s: %w (%s)", path, err, pathHint)
-	}
-	if err := precreate(abs); err != nil {
 		return nil, err
 	}
-
-	// SQLite URI: the path is escaped so that '?', '#' and '%' in it are literal. The
-	// underscore parameters are the driver's; SQLite ignores them. _txlock=immediate makes
-	// write transactions take the write lock at BEGIN, so they wait (busy_timeout) instead
-	// of failing when two writers race; read-only transactions stay deferred.
-	u := url.URL{Scheme: "file", Path: abs}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "foreign_keys(1)")
-	// NORMAL in WAL mode cannot corrupt the file; a power cut may lose the last commits
-	// but a process crash loses nothing, and the benchmark is spared an fsync per sample.
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", u.String()+"?"+q.Encode())
+	var s *sqlStore
+	if pg {
+		s, err = openPostgres(ctx, location)
+	} else {
+		s, err = openSQLite(ctx, location)
+	}
 	if err != nil {
-		return nil, openError(abs, err)
-	}
-	s := &Store{db: db, path: abs}
-	s.host, _ = os.Hostname()
-
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, openError(abs, err)
-	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	// WAL is a property of the file, set once it is known to be ours: readers never block
-	// the writer, and the writer never blocks readers.
-	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
-		db.Close()
-		return nil, openError(abs, err)
-	}
-	if _, err := s.MarkAbandoned(ctx); err != nil {
-		db.Close()
-		return nil, openError(abs, err)
+		return nil, err // not a nil *sqlStore in a non-nil Store
 	}
 	return s, nil
 }
 
-// precreate makes sure the file can be created and written before SQLite tries, because
-// SQLite's own message for that ("unable to open database file") does not say why.
-func precreate(abs string) error {
-	fail := func(what string, err error) error {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the errno: "permission denied", "not a directory", ...
+var (
+	// urlScheme matches the start of a URL, which is never taken for a file name.
+	urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+	// keyValueDSN matches a libpq key=value connection string naming a host or a database.
+	keyValueDSN = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+	dsnHostOrDB = regexp.MustCompile(`(^|\s)(host|hostaddr|dbname)\s*=`)
+)
+
+// isPostgres tells a PostgreSQL location from a SQLite path, and refuses locations that
+// look like a URL of neither kind.
+func isPostgres(location string) (bool, error) {
+	lower := strings.ToLower(location)
+	for _, scheme := range []string{"postgres", "postgresql"} {
+		if strings.HasPrefix(lower, scheme+"://") {
+			return true, nil
 		}
-		return fmt.Errorf("results database %s: %s: %w (%s)", abs, what, err, pathHint)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return fail("cannot create", err)
-	}
-	_, statErr := os.Stat(abs)
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		if statErr == nil {
-			return fail("cannot open for writing", err)
+		if strings.HasPrefix(lower, scheme+":") {
+			return false, fmt.Errorf("results store %q: a PostgreSQL store is written postgres://user@host:port/dbname (a file whose name starts with %q needs ./ before it)",
+				location, scheme+":")
 		}
-		return fail("cannot create", err)
 	}
-	return f.Close()
+	if m := urlScheme.FindString(location); m != "" {
+		return false, fmt.Errorf("results store %q: unknown scheme %q: --results takes a SQLite file path or a postgres:// URL",
+			location, strings.TrimSuffix(m, "://"))
+	}
+	return keyValueDSN.MatchString(location) && dsnHostOrDB.MatchString(location), nil
 }
 
-// openError turns a SQLite error met while opening into one line naming the path and
-// what to do about it.
-func openError(abs string, err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("results database %s: not a SQLite database (%s)", abs, pathHint)
-		case sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("results database %s: database file is corrupt (%s)", abs, pathHint)
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("results database %s: locked by another process for more than %s (try again, or %s)", abs, busyTimeout, pathHint)
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
-			return fmt.Errorf("results database %s: cannot write: %v (check the permissions of the file and its directory, or %s)", abs, err, pathHint)
-		}
-	}
-	return fmt.Errorf("results database %s: %w (%s)", abs, err, pathHint)
+// sqlStore is the Store of both backends: the same queries through database/sql, with the
+// differences in its dialect.
+type sqlStore struct {
+	db   *sql.DB
+	d    *dialect
+	loc  string // Location
+	host string // os.Hostname at Open, to recognise runs begun on this host
+	// runSelect reads the runs columns in the order scanRun expects.
+	runSelect string
 }
 
-// migrate brings the schema up to len(migrations) in one transaction, or leaves the
-// database untouched and fails.
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time
-	if err != nil {
-		return openError(s.path, err)
-	}
-	defer tx.Rollback()
+func newSQLStore(db *sql.DB, d *dialect, loc string) *sqlStore {
+	s := &sqlStore{db: db, d: d, loc: loc, runSelect: runSelect(d)}
+	s.host, _ = os.Hostname()
+	return s
+}
 
-	var version, appID, objects int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return openError(s.path, err)
+// Location returns the absolute path of a SQLite file or the DSN of a PostgreSQL database
+// without its password.
+func (s *sqlStore) Location() string { return s.loc }
+
+// Close closes the database (for SQLite, checkpointing its write-ahead log).
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+// apply runs the step's SQL and then its fill in tx.
+func (st step) apply(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, st.sql); err != nil {
+		return err
 	}
-	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return openError(s.path, err)
-	}
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&objects); err != nil {
-		return openError(s.path, err)
-	}
-	foreign := appID != applicationID && (appID != 0 || version != 0 || objects != 0)
-	if foreign {
-		return fmt.Errorf("results database %s: not a dblat results database (it belongs to another program; %s)", s.path, pathHint)
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("results database %s: %w (schema version %d, this dblat knows up to %d; upgrade dblat or %s)",
-			s.path, ErrSchemaTooNew, version, len(migrations), pathHint)
-	}
-	if version == len(migrations) {
-		return nil
-	}
-	for v := version; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("results database %s: upgrading schema to version %d: %w", s.path, v+1, err)
-		}
-		// PRAGMA takes no bound parameters; v is an int.
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
-			return openError(s.path, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
-		return openError(s.path, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return openError(s.path, err)
+	if st.fill != nil {
+		return st.fill(ctx, tx)
 	}
 	return nil
 }
-
-// Path returns the absolute path of the database file.
-func (s *Store) Path() string { return s.path }
-
-// SchemaVersion returns the schema version this build of dblat writes.
-func SchemaVersion() int { return len(migrations) }
-
-// Close closes the database, checkpointing its write-ahead log. Calls in progress on other
-// goroutines finish first; the Store is unusable afterwards.
-func (s *Store) Close() error { return s.db.Close() }

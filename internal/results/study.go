@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,67 +21,88 @@ type Study struct {
 	Updated time.Time `json:"updated"`
 }
 
-// SaveStudy records st, replacing the definition stored under its name (the cells already
-// run keep their runs: cell keys, not definitions, tie runs to cells). Safe for concurrent use.
-func (s *Store) SaveStudy(ctx context.Context, st Study) error {
-	factors, err := json.Marshal(st.Factors)
-	if err != nil {
-		return err
-	}
-	now := formatTime(time.Now())
-	_, err = s.db.ExecContext(ctx, `INSERT INTO studies (name, file, source, factors, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET file = excluded.file, source = excluded.source,
-			factors = excluded.factors, updated = excluded.updated`,
-		st.Name, st.File, st.Source, string(factors), now, now)
-	if err != nil {
+// SaveStudy implements Store.SaveStudy.
+func (s *sqlStore) SaveStudy(ctx context.Context, st Study) error {
+	now := time.Now()
+	st.Created, st.Updated = now, now
+	if err := s.upsertStudy(ctx, s.db, st, false); err != nil {
 		return fmt.Errorf("results: save study %s: %w", st.Name, err)
 	}
 	return nil
 }
 
-// Study returns the study stored under name, or an error wrapping ErrNotFound.
-func (s *Store) Study(ctx context.Context, name string) (*Study, error) {
+// execer is what upsertStudy needs of a *sql.DB or *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// upsertStudy inserts st, or replaces the definition stored under its name: its file,
+// source, factors and updated time (keeping created, unless keepOlder and st was created
+// earlier).
+func (s *sqlStore) upsertStudy(ctx context.Context, e execer, st Study, keepOlder bool) error {
+	factors, err := json.Marshal(st.Factors)
+	if err != nil {
+		return err
+	}
+	created := "created = studies.created"
+	if keepOlder {
+		created = "created = CASE WHEN excluded.created < studies.created THEN excluded.created ELSE studies.created END"
+	}
+	_, err = e.ExecContext(ctx, s.d.q(`INSERT INTO studies (name, file, source, factors, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET file = excluded.file, source = excluded.source,
+			factors = excluded.factors, updated = excluded.updated, `+created),
+		s.d.text(st.Name), s.d.text(st.File), s.d.text(st.Source), s.d.json(string(factors)),
+		s.d.plainTime(st.Created), s.d.plainTime(st.Updated))
+	return err
+}
+
+// Study implements Store.Study.
+func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 	var st Study
-	var factors, created, updated string
-	err := s.db.QueryRowContext(ctx, `SELECT name, file, source, factors, created, updated FROM studies WHERE name = ?`, name).
-		Scan(&st.Name, &st.File, &st.Source, &factors, &created, &updated)
+	var factors string
+	created, updated := s.d.plainTimeDest(), s.d.plainTimeDest()
+	dest := append([]any{&st.Name, &st.File, &st.Source, &factors}, created.dests()...)
+	dest = append(dest, updated.dests()...)
+	err := s.db.QueryRowContext(ctx, s.d.q(`SELECT name, file, source, factors, created, updated FROM studies WHERE name = ?`),
+		s.d.text(name)).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: no study %q in %s (see `dblat study list`)", ErrNotFound, name, s.path)
+		return nil, notFound(fmt.Sprintf("no study %q in %s (see `dblat study list`)", name, s.loc))
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results: study %s: %w", name, err)
 	}
 	if err := json.Unmarshal([]byte(factors), &st.Factors); err != nil {
 		return nil, fmt.Errorf("study %s: column factors: %w", name, err)
 	}
-	if st.Created, err = parseTime(created); err != nil {
-		return nil, err
+	if st.Created, err = created.value(); err != nil {
+		return nil, fmt.Errorf("study %s: column created: %w", name, err)
 	}
-	if st.Updated, err = parseTime(updated); err != nil {
-		return nil, err
+	if st.Updated, err = updated.value(); err != nil {
+		return nil, fmt.Errorf("study %s: column updated: %w", name, err)
 	}
 	return &st, nil
 }
 
-// Studies lists the stored studies by name.
-func (s *Store) Studies(ctx context.Context) ([]Study, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name FROM studies ORDER BY name`)
+// Studies implements Store.Studies.
+func (s *sqlStore) Studies(ctx context.Context) ([]Study, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM studies`)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results: studies: %w", err)
 	}
 	var names []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, fmt.Errorf("results: studies: %w", err)
 		}
 		names = append(names, n)
 	}
 	if err := closeRows(rows); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results: studies: %w", err)
 	}
+	slices.Sort(names) // byte order on both backends, whatever PostgreSQL's collation
 	out := make([]Study, 0, len(names))
 	for _, n := range names {
 		st, err := s.Study(ctx, n)
@@ -92,11 +114,12 @@ func (s *Store) Studies(ctx context.Context) ([]Study, error) {
 	return out, nil
 }
 
-// CellCounts returns, for each cell key of study, how many of its runs ended in each status.
-func (s *Store) CellCounts(ctx context.Context, study string) (map[string]map[Status]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT cell_key, status, count(*) FROM runs WHERE study = ? GROUP BY cell_key, status`, study)
+// CellCounts implements Store.CellCounts.
+func (s *sqlStore) CellCounts(ctx context.Context, study string) (map[string]map[Status]int, error) {
+	rows, err := s.db.QueryContext(ctx,
+		s.d.q(`SELECT cell_key, status, count(*) FROM runs WHERE study = ? GROUP BY cell_key, status`), s.d.text(study))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results: cell counts of %s: %w", study, err)
 	}
 	out := map[string]map[Status]int{}
 	for rows.Next() {
@@ -104,12 +127,22 @@ func (s *Store) CellCounts(ctx context.Context, study string) (map[string]map[St
 		var n int
 		if err := rows.Scan(&key, &status, &n); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, fmt.Errorf("results: cell counts of %s: %w", study, err)
 		}
 		if out[key] == nil {
 			out[key] = map[Status]int{}
 		}
 		out[key][Status(status)] = n
 	}
-	return out, closeRows(rows)
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("results: cell counts of %s: %w", study, err)
+	}
+	return out, nil
 }
+
+// notFound is an error wrapping ErrNotFound that reads as itself alone, for a missing
+// study (ErrNotFound's own text names a run).
+type notFound string
+
+func (e notFound) Error() string { return string(e) }
+func (e notFound) Unwrap() error { return ErrNotFound }

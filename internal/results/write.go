@@ -10,20 +10,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
-
-// timeLayout stores times in UTC with a fixed width, so that text order is time order.
-const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// nullTime stores the zero time as NULL.
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return formatTime(t)
-}
 
 // jsonMap stores a nil map as NULL and any other map (even empty) as a JSON object, so that
 // nil and empty survive the round trip.
@@ -73,88 +62,91 @@ func finiteMap(m map[string]float64) map[string]float64 {
 	return m
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// column is one column of the runs table with the value a Run gives it.
+// column is one column of a table with the value a Run gives it.
 type column struct {
 	name string
 	val  any
+	json bool // val is JSON text (or nil)
 }
 
-// runColumns lists the runs columns a Run fills (all but id), in schema order.
-func runColumns(r *Run) ([]column, error) {
+// runColumns lists the runs columns a Run fills (all but id), in schema order, as the
+// dialect stores them.
+func runColumns(d *dialect, r *Run) ([]column, error) {
 	var errs []error
-	js := func(v any, err error) any {
+	js := func(name string, v any, err error) column {
 		errs = append(errs, err)
-		return v
+		return column{name: name, val: v, json: true}
 	}
 	c := r.Client
 	c.CPUSeconds = finite(c.CPUSeconds)
 	client, err := json.Marshal(c)
 	errs = append(errs, err)
 	cols := []column{
-		{"study", r.Study},
-		{"cell_key", r.CellKey},
-		{"status", string(r.Status)},
-		{"reason", r.Reason},
-		{"started", formatTime(r.Started)},
-		{"ended", nullTime(r.Ended)},
-
-		{"workload", r.Params.Workload},
-		{"scale", r.Params.Scale},
-		{"terminals", r.Params.Terminals},
-		{"connections", r.Params.Connections},
-		{"duration_ns", int64(r.Params.Duration)},
-		{"warmup_ns", int64(r.Params.Warmup)},
-		{"seed", r.Params.Seed},
-		{"think", boolInt(r.Params.Think)},
-		{"rtt_ns", int64(r.Params.RTT)},
-		{"mix", js(jsonMap(finiteMap(r.Params.Mix)))},
-		{"options", js(jsonMap(r.Params.Options))},
-		{"link", js(jsonValue(r.Link))},
-
-		{"engine", r.Server.Engine},
-		{"target", r.Server.Target},
-		{"managed", boolInt(r.Server.Managed)},
-		{"server_version", r.Server.Version},
-		{"settings", js(jsonMap(r.Server.Settings))},
-		{"database_bytes", r.Server.DatabaseBytes},
-
-		{"hostname", r.Client.Hostname},
-		{"pid", r.Client.PID},
-		{"client", string(client)},
-
-		{"stats_before", js(jsonMap(finiteMap(r.StatsBefore)))},
-		{"stats_after", js(jsonMap(finiteMap(r.StatsAfter)))},
-
-		{"elapsed_ns", int64(r.Summary.Elapsed)},
-		{"committed", r.Summary.Committed},
-		{"rollbacks", r.Summary.Rollbacks},
-		{"errors", js(jsonMap(r.Summary.Errors))},
-		{"error_examples", js(jsonMap(r.Summary.ErrorExamples))},
-		{"tps", finite(r.Summary.TPS)},
-		{"tpm", finite(r.Summary.TPM)},
-		{"nopm", finite(r.Summary.NOPM)},
-		{"metric", r.Summary.Metric},
+		{name: "uid", val: r.UID},
+		{name: "study", val: r.Study},
+		{name: "cell_key", val: r.CellKey},
+		{name: "status", val: string(r.Status)},
+		{name: "reason", val: r.Reason},
 	}
+	cols = append(cols, d.runTime("started", r.Started)...)
+	cols = append(cols, d.runTime("ended", r.Ended)...)
+	cols = append(cols,
+		column{name: "workload", val: r.Params.Workload},
+		column{name: "scale", val: r.Params.Scale},
+		column{name: "terminals", val: r.Params.Terminals},
+		column{name: "connections", val: r.Params.Connections},
+		column{name: "duration_ns", val: int64(r.Params.Duration)},
+		column{name: "warmup_ns", val: int64(r.Params.Warmup)},
+		column{name: "seed", val: r.Params.Seed},
+		column{name: "think", val: r.Params.Think}, // SQLite stores a bool as 1 or 0
+		column{name: "rtt_ns", val: int64(r.Params.RTT)},
+		js(jsonAny("mix", finiteMap(r.Params.Mix))),
+		js(jsonAny("options", r.Params.Options)),
+		js(jsonPtr("link", r.Link)),
+
+		column{name: "engine", val: r.Server.Engine},
+		column{name: "target", val: r.Server.Target},
+		column{name: "managed", val: r.Server.Managed},
+		column{name: "server_version", val: r.Server.Version},
+		js(jsonAny("settings", r.Server.Settings)),
+		column{name: "database_bytes", val: r.Server.DatabaseBytes},
+
+		column{name: "hostname", val: r.Client.Hostname},
+		column{name: "pid", val: r.Client.PID},
+		column{name: "client", val: string(client), json: true},
+
+		js(jsonAny("stats_before", finiteMap(r.StatsBefore))),
+		js(jsonAny("stats_after", finiteMap(r.StatsAfter))),
+
+		column{name: "elapsed_ns", val: int64(r.Summary.Elapsed)},
+		column{name: "committed", val: r.Summary.Committed},
+		column{name: "rollbacks", val: r.Summary.Rollbacks},
+		js(jsonAny("errors", r.Summary.Errors)),
+		js(jsonAny("error_examples", r.Summary.ErrorExamples)),
+		column{name: "tps", val: finite(r.Summary.TPS)},
+		column{name: "tpm", val: finite(r.Summary.TPM)},
+		column{name: "nopm", val: finite(r.Summary.NOPM)},
+		column{name: "metric", val: r.Summary.Metric},
+	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
 	}
 	return cols, nil
 }
 
-// Begin records r as a run that has started: it inserts it with StatusRunning and sets
-// r.ID and r.Status. If r.Started is zero it is set to now; if r.Client.PID or
-// r.Client.Hostname are unset they are set to this process's, since they are how a later
-// Open recognises a run whose process died. r.Tx and r.Samples are ignored (see AddSamples
-// and Finish). Non-finite floats (NaN, ±Inf) are stored as 0, here and in Finish. Safe for
-// concurrent use.
-func (s *Store) Begin(ctx context.Context, r *Run) (int64, error) {
+// jsonAny and jsonPtr adapt jsonMap and jsonValue to runColumns' js.
+func jsonAny[M ~map[string]V, V any](name string, m M) (string, any, error) {
+	v, err := jsonMap(m)
+	return name, v, err
+}
+
+func jsonPtr[T any](name string, p *T) (string, any, error) {
+	v, err := jsonValue(p)
+	return name, v, err
+}
+
+// Begin implements Store.Begin.
+func (s *sqlStore) Begin(ctx context.Context, r *Run) (int64, error) {
 	if r == nil {
 		return 0, errors.New("results: begin: nil run")
 	}
@@ -167,38 +159,60 @@ func (s *Store) Begin(ctx context.Context, r *Run) (int64, error) {
 	if r.Client.Hostname == "" {
 		r.Client.Hostname = s.host
 	}
+	newUID := r.UID == ""
+	if newUID {
+		r.UID = uuid.NewString()
+	}
 	saved, savedEnded := r.Status, r.Ended
+	restore := func() {
+		r.Status, r.Ended = saved, savedEnded
+		if newUID {
+			r.UID = ""
+		}
+	}
 	r.Status, r.Ended = StatusRunning, time.Time{}
-	cols, err := runColumns(r)
+	cols, err := runColumns(s.d, r)
 	if err != nil {
-		r.Status, r.Ended = saved, savedEnded
+		restore()
 		return 0, fmt.Errorf("results: begin: %w", err)
 	}
-	names := make([]string, len(cols))
-	args := make([]any, len(cols))
-	for i, c := range cols {
-		names[i], args[i] = c.name, c.val
-	}
-	query := "INSERT INTO runs (" + strings.Join(names, ", ") + ") VALUES (?" +
-		strings.Repeat(", ?", len(cols)-1) + ")"
-	res, err := s.db.ExecContext(ctx, query, args...)
+	id, err := s.insertRun(ctx, s.db, cols, "")
 	if err != nil {
-		r.Status, r.Ended = saved, savedEnded
-		return 0, fmt.Errorf("results: begin: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
+		restore()
 		return 0, fmt.Errorf("results: begin: %w", err)
 	}
 	r.ID = id
 	return id, nil
 }
 
+// querier is what insertRun needs of a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// insertRun inserts a runs row and returns its id. onConflict is appended before RETURNING
+// ("ON CONFLICT (uid) DO NOTHING" makes a stored uid return sql.ErrNoRows).
+func (s *sqlStore) insertRun(ctx context.Context, q querier, cols []column, onConflict string) (int64, error) {
+	names := make([]string, len(cols))
+	args := make([]any, len(cols))
+	for i, c := range cols {
+		names[i], args[i] = c.name, s.d.arg(c)
+	}
+	query := "INSERT INTO runs (" + strings.Join(names, ", ") + ") VALUES (?" +
+		strings.Repeat(", ?", len(cols)-1) + ")" + onConflict + " RETURNING id"
+	var id int64
+	if err := q.QueryRowContext(ctx, s.d.q(query), args...).Scan(&id); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
 // checkRunning returns nil if run id exists and is running, an error wrapping ErrNotFound
-// if it does not exist, and an error naming its status otherwise.
-func checkRunning(ctx context.Context, tx *sql.Tx, id int64) error {
+// if it does not exist, and an error naming its status otherwise. On PostgreSQL it locks
+// the run's row until tx ends.
+func (s *sqlStore) checkRunning(ctx context.Context, tx *sql.Tx, id int64) error {
 	var status string
-	err := tx.QueryRowContext(ctx, "SELECT status FROM runs WHERE id = ?", id).Scan(&status)
+	err := tx.QueryRowContext(ctx, s.d.q("SELECT status FROM runs WHERE id = ?"+s.d.lock()), id).Scan(&status)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("run %d: %w", id, ErrNotFound)
@@ -210,10 +224,8 @@ func checkRunning(ctx context.Context, tx *sql.Tx, id int64) error {
 	return nil
 }
 
-// AddSamples appends interval samples to a running run, in one transaction; they are read
-// back in the order added. It fails, storing nothing, if the run does not exist (wrapping
-// ErrNotFound) or has already ended. An empty slice is a no-op. Safe for concurrent use.
-func (s *Store) AddSamples(ctx context.Context, runID int64, samples []Sample) error {
+// AddSamples implements Store.AddSamples.
+func (s *sqlStore) AddSamples(ctx context.Context, runID int64, samples []Sample) error {
 	if len(samples) == 0 {
 		return nil
 	}
@@ -222,21 +234,11 @@ func (s *Store) AddSamples(ctx context.Context, runID int64, samples []Sample) e
 		return fmt.Errorf("results: add samples: %w", err)
 	}
 	defer tx.Rollback()
-	if err := checkRunning(ctx, tx, runID); err != nil {
+	if err := s.checkRunning(ctx, tx, runID); err != nil {
 		return fmt.Errorf("results: add samples: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `
-		INSERT INTO run_samples (run_id, offset_ns, type, committed, errors, p50_us, p99_us, max_us)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("results: add samples: %w", err)
-	}
-	defer stmt.Close()
-	for _, sm := range samples {
-		if _, err := stmt.ExecContext(ctx, runID, int64(sm.Offset), sm.Type, sm.Committed,
-			sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs); err != nil {
-			return fmt.Errorf("results: add samples to run %d: %w", runID, err)
-		}
+	if err := s.insertSamples(ctx, tx, runID, samples); err != nil {
+		return fmt.Errorf("results: add samples to run %d: %w", runID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: add samples to run %d: %w", runID, err)
@@ -244,16 +246,41 @@ func (s *Store) AddSamples(ctx context.Context, runID int64, samples []Sample) e
 	return nil
 }
 
-// Finish records the end of a running run in one transaction: every field of r except
-// ID, Started and Samples is written (status, reason, ended, params, server, client,
-// stats, summary) and r.Tx replaces the run's per-type rows. r.Status must be finished,
-// failed or aborted; r.Ended is set to now if zero; tx types must be unique. Finish
-// fails, changing nothing, if the run does not exist (wrapping ErrNotFound) or has
-// already ended, so a run ends exactly once.
-//
-// Pass a context that is still live: if the run ended because its context was cancelled,
-// use a fresh one (with a timeout) to record that. Safe for concurrent use.
-func (s *Store) Finish(ctx context.Context, r *Run) error {
+func (s *sqlStore) insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
+	rows := make([][]any, len(samples))
+	for i, sm := range samples {
+		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs}
+	}
+	return s.insertRows(ctx, tx, "run_samples",
+		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us"}, rows)
+}
+
+// insertBatch is the most rows insertRows puts in one INSERT: 500 rows of up to 23
+// columns stay under SQLite's and PostgreSQL's limits on bound parameters (32766, 65535).
+const insertBatch = 500
+
+// insertRows inserts rows into table in order, as few multi-row INSERTs: one round trip per
+// batch rather than per row, which matters on a PostgreSQL store across a network.
+func (s *sqlStore) insertRows(ctx context.Context, tx *sql.Tx, table string, cols []string, rows [][]any) error {
+	tuple := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
+	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	for len(rows) > 0 {
+		n := min(len(rows), insertBatch)
+		args := make([]any, 0, n*len(cols))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		query := head + tuple + strings.Repeat(", "+tuple, n-1)
+		if _, err := tx.ExecContext(ctx, s.d.q(query), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// Finish implements Store.Finish.
+func (s *sqlStore) Finish(ctx context.Context, r *Run) error {
 	if r == nil {
 		return errors.New("results: finish: nil run")
 	}
@@ -266,18 +293,19 @@ func (s *Store) Finish(ctx context.Context, r *Run) error {
 	if r.Ended.IsZero() {
 		r.Ended = time.Now()
 	}
-	cols, err := runColumns(r)
+	cols, err := runColumns(s.d, r)
 	if err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
 	}
 	sets := make([]string, 0, len(cols))
 	args := make([]any, 0, len(cols)+1)
 	for _, c := range cols {
-		if c.name == "started" {
+		switch c.name {
+		case "uid", "started", "started_nanos":
 			continue // fixed at Begin
 		}
 		sets = append(sets, c.name+" = ?")
-		args = append(args, c.val)
+		args = append(args, s.d.arg(c))
 	}
 	args = append(args, r.ID)
 
@@ -286,41 +314,18 @@ func (s *Store) Finish(ctx context.Context, r *Run) error {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
 	}
 	defer tx.Rollback()
-	if err := checkRunning(ctx, tx, r.ID); err != nil {
+	if err := s.checkRunning(ctx, tx, r.ID); err != nil {
 		return fmt.Errorf("results: finish: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx,
-		"UPDATE runs SET "+strings.Join(sets, ", ")+" WHERE id = ?", args...); err != nil {
+		s.d.q("UPDATE runs SET "+strings.Join(sets, ", ")+" WHERE id = ?"), args...); err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM run_tx WHERE run_id = ?", r.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, s.d.q("DELETE FROM run_tx WHERE run_id = ?"), r.ID); err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
 	}
-	if len(r.Tx) > 0 {
-		stmt, err := tx.PrepareContext(ctx, `
-			INSERT INTO run_tx (run_id, ord, type, committed, rollbacks, errors, mean_us,
-				p50_us, p90_us, p95_us, p99_us, p999_us, max_us, wait_mean_us, wait_p99_us,
-				round_trips, round_trips_p50, round_trips_p99, bytes_up, bytes_down, writes_up,
-				hist, wait_hist)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("results: finish run %d: %w", r.ID, err)
-		}
-		defer stmt.Close()
-		for i, t := range r.Tx {
-			errs, err := jsonMap(t.Errors)
-			if err != nil {
-				return fmt.Errorf("results: finish run %d: encoding %s errors: %w", r.ID, t.Type, err)
-			}
-			if _, err := stmt.ExecContext(ctx, r.ID, i, t.Type, t.Committed, t.Rollbacks, errs,
-				finite(t.MeanUs), t.P50Us, t.P90Us, t.P95Us, t.P99Us, t.P999Us, t.MaxUs,
-				finite(t.WaitMeanUs), t.WaitP99Us,
-				finite(t.RoundTrips), t.RoundTripsP50, t.RoundTripsP99,
-				finite(t.BytesUp), finite(t.BytesDown), finite(t.WritesUp),
-				t.Hist, t.WaitHist); err != nil {
-				return fmt.Errorf("results: finish run %d: tx type %q: %w", r.ID, t.Type, err)
-			}
-		}
+	if err := s.insertTx(ctx, tx, r.ID, r.Tx); err != nil {
+		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
@@ -328,18 +333,44 @@ func (s *Store) Finish(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// MarkAbandoned marks aborted every run still running that was begun on this host by a
-// process that no longer exists, and returns how many it marked. Runs whose process is
-// alive, whose PID is unknown, or that were begun on another host are left alone. Open
-// calls it; long-lived readers may call it again. Safe for concurrent use.
-func (s *Store) MarkAbandoned(ctx context.Context) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil) // holds the write lock: no run can end meanwhile
+// insertTx inserts a run's per-type rows in order.
+func (s *sqlStore) insertTx(ctx context.Context, tx *sql.Tx, runID int64, txs []TxSummary) error {
+	rows := make([][]any, len(txs))
+	seen := make(map[string]bool, len(txs))
+	for i, t := range txs {
+		if seen[t.Type] {
+			return fmt.Errorf("tx type %q appears twice", t.Type)
+		}
+		seen[t.Type] = true
+		errs, err := jsonMap(t.Errors)
+		if err != nil {
+			return fmt.Errorf("encoding %s errors: %w", t.Type, err)
+		}
+		rows[i] = []any{runID, i, s.d.text(t.Type), t.Committed, t.Rollbacks,
+			s.d.arg(column{val: errs, json: true}),
+			finite(t.MeanUs), t.P50Us, t.P90Us, t.P95Us, t.P99Us, t.P999Us, t.MaxUs,
+			finite(t.WaitMeanUs), t.WaitP99Us,
+			finite(t.RoundTrips), t.RoundTripsP50, t.RoundTripsP99,
+			finite(t.BytesUp), finite(t.BytesDown), finite(t.WritesUp),
+			t.Hist, t.WaitHist}
+	}
+	return s.insertRows(ctx, tx, "run_tx", []string{"run_id", "ord", "type", "committed", "rollbacks", "errors", "mean_us",
+		"p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us", "wait_mean_us", "wait_p99_us",
+		"round_trips", "round_trips_p50", "round_trips_p99", "bytes_up", "bytes_down", "writes_up",
+		"hist", "wait_hist"}, rows)
+}
+
+// MarkAbandoned implements Store.MarkAbandoned.
+func (s *sqlStore) MarkAbandoned(ctx context.Context) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // SQLite: holds the write lock, no run can end meanwhile
 	if err != nil {
 		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx,
-		"SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?", s.host)
+		// By id: two processes marking at once lock the rows in the same order, so neither
+		// waits for the other in a cycle (PostgreSQL would abort one as a deadlock).
+		s.d.q("SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ? ORDER BY id"), s.d.text(s.host))
 	if err != nil {
 		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
 	}
@@ -358,18 +389,22 @@ func (s *Store) MarkAbandoned(ctx context.Context) (int, error) {
 			deads = append(deads, d)
 		}
 	}
-	if err := rows.Close(); err != nil {
+	if err := closeRows(rows); err != nil {
 		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
 	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
-	}
+	marked := 0
 	for _, d := range deads {
 		reason := fmt.Sprintf("dblat process %d ended before the run finished", d.pid)
-		if _, err := tx.ExecContext(ctx,
-			"UPDATE runs SET status = 'aborted', reason = ? WHERE id = ? AND status = 'running'",
-			reason, d.id); err != nil {
+		// The status condition makes this a no-op for a run another process ended or
+		// marked meanwhile (PostgreSQL does not hold a lock across the SELECT above).
+		res, err := tx.ExecContext(ctx,
+			s.d.q("UPDATE runs SET status = 'aborted', reason = ? WHERE id = ? AND status = 'running'"),
+			reason, d.id)
+		if err != nil {
 			return 0, fmt.Errorf("results: mark run %d aborted: %w", d.id, err)
+		}
+		if n, err := res.RowsAffected(); err == nil {
+			marked += int(n)
 		}
 	}
 	if len(deads) == 0 {
@@ -378,5 +413,5 @@ func (s *Store) MarkAbandoned(ctx context.Context) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("results: mark abandoned runs: %w", err)
 	}
-	return len(deads), nil
+	return marked, nil
 }

@@ -1,0 +1,145 @@
+package storetest
+
+import (
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// NormTime drops the monotonic reading and location of t, keeping the instant, so that
+// times compare with reflect.DeepEqual.
+func NormTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.Unix(0, t.UnixNano()).UTC()
+}
+
+// Norm returns r with its times normalised (NormTime).
+func Norm(r results.Run) results.Run {
+	r.Started, r.Ended = NormTime(r.Started), NormTime(r.Ended)
+	return r
+}
+
+// Hist returns the encoded HDR histogram of values, as TxSummary.Hist holds it.
+func Hist(t testing.TB, values ...int64) string {
+	t.Helper()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := results.EncodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// FullRun returns a run with every field set but ID, UID, Status, Reason, Ended and
+// Samples, which the store or the test sets. Its client is this process on host
+// "bench-1".
+func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
+	return results.Run{
+		Study:   study,
+		CellKey: cell,
+		Started: started,
+		Params: results.Params{
+			Workload: "tpcc", Scale: 10, Terminals: 32, Connections: 16,
+			Duration: 5 * time.Minute, Warmup: 30 * time.Second, Seed: 42,
+			Mix:   map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4},
+			Think: true, RTT: 1500 * time.Microsecond,
+			Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
+		},
+		Link: &results.Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
+			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
+			DelayConnect: true, AchievedP50: 1510 * time.Microsecond, AchievedP99: 1620 * time.Microsecond, Samples: 200,
+			RoundTrips: 123456, BytesUp: 1 << 20, BytesDown: 1 << 21,
+			LatenessUp:   &results.Lateness{N: 1000, P50: 4 * time.Microsecond, P90: 9 * time.Microsecond, P99: 40 * time.Microsecond, P999: 90 * time.Microsecond, Max: 300 * time.Microsecond},
+			LatenessDown: &results.Lateness{N: 999, P50: 5 * time.Microsecond, P90: 10 * time.Microsecond, P99: 50 * time.Microsecond, P999: 95 * time.Microsecond, Max: 310 * time.Microsecond},
+			CPUSeconds:   0.75},
+		Server: results.Server{
+			Engine: "postgres", Target: "postgres://bench@db:5432/tpcc", Managed: true,
+			Version: "PostgreSQL 17.2", Settings: map[string]string{"shared_buffers": "8GB", "max_connections": "100"},
+			DatabaseBytes: 1 << 30,
+		},
+		Client: results.Client{
+			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2,
+			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
+			CPUSeconds: 12.5, CPULatencyHold: true,
+		},
+		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
+		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9, "huge": 1e300},
+		Summary: results.Summary{Metric: results.MetricNOPM,
+			Elapsed: 5*time.Minute + 3*time.Millisecond, Committed: 90000, Rollbacks: 400,
+			Errors: map[string]int64{"retryable": 12}, TPS: 300.1, TPM: 18006, NOPM: 8100.25,
+			ErrorExamples: map[string][]string{"retryable": {"deadlock detected (SQLSTATE 40P01)", `quote " and \ and ünïcode`}},
+		},
+		Tx: []results.TxSummary{
+			{Type: "new_order", Committed: 40000, Rollbacks: 400, Errors: map[string]int64{"retryable": 10},
+				MeanUs: 2100.5, P50Us: 1900, P90Us: 3000, P95Us: 3500, P99Us: 5000, P999Us: 9000, MaxUs: 20000,
+				WaitMeanUs: 3.25, WaitP99Us: 40, RoundTrips: 14.5, RoundTripsP50: 14, RoundTripsP99: 22,
+				BytesUp: 2048.5, BytesDown: 4096.25, WritesUp: 12.75, Hist: Hist(t, 1900, 3000, 20000), WaitHist: Hist(t, 3, 40)},
+			{Type: "payment", Committed: 38000, MeanUs: 900, P50Us: 800, P90Us: 1200, P95Us: 1500,
+				P99Us: 2500, P999Us: 4000, MaxUs: 9000, Hist: Hist(t, 800, 9000)},
+			{Type: "stock_level", Committed: 12000, Errors: map[string]int64{}, MeanUs: 5000.75},
+		},
+	}
+}
+
+// Samples returns n intervals of samples for each of types, the first two in the warm-up
+// (negative offsets).
+func Samples(n int, types ...string) []results.Sample {
+	var out []results.Sample
+	for i := range n {
+		for _, ty := range types {
+			out = append(out, results.Sample{
+				Offset: time.Duration(i-2) * 5 * time.Second,
+				Type:   ty, Committed: int64(100 + i), Errors: int64(i % 3),
+				P50Us: 1000 + int64(i), P99Us: 5000 + int64(i), MaxUs: 9000 + int64(i),
+			})
+		}
+	}
+	return out
+}
+
+// ZeroFields lists the leaf fields of v that hold their zero value, descending into
+// structs, the first element of slices, and requiring maps to be non-empty.
+func ZeroFields(prefix string, v reflect.Value) []string {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			break
+		}
+		var out []string
+		for i := range v.NumField() {
+			out = append(out, ZeroFields(prefix+"."+v.Type().Field(i).Name, v.Field(i))...)
+		}
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return []string{prefix}
+		}
+		return ZeroFields(prefix, v.Elem())
+	case reflect.Slice:
+		if v.Len() == 0 {
+			return []string{prefix}
+		}
+		return ZeroFields(prefix+"[0]", v.Index(0))
+	case reflect.Map:
+		if v.Len() == 0 {
+			return []string{prefix}
+		}
+		return nil
+	}
+	if v.IsZero() {
+		return []string{prefix}
+	}
+	return nil
+}
