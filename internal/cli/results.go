@@ -231,7 +231,7 @@ per-type figures and samples, and its studies, into the store --results names. R
 their identity (uid), so importing the same source again adds nothing: it is safe to
 repeat after more runs were added to the source. Run ids may differ between stores.`,
 		Example: `  dblat --results postgres://bench@results-db/dblat results import dblat.db`,
-		Args: exactArgs(1, "a SOURCE store (a SQLite file)"),
+		Args:    exactArgs(1, "a SOURCE store (a SQLite file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := os.Stat(args[0]); err != nil && !strings.Contains(args[0], "://") {
 				return usagef("import %s: %v (give the path of a results file)", args[0], err)
