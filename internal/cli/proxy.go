@@ -192,7 +192,6 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 				for _, c := range conns {
 					cfg := base
 					cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
-					cfg.NoSpin = held // as runs do: idle CPUs poll while held
 					opts := latency.CalibrateOptions{Conns: c, Samples: samples, Inline: inline, EchoAddr: echoAddr}
 					if opts.Samples == 0 {
 						// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.

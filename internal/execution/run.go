@@ -89,16 +89,6 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 		return nil, err
 	}
 	defer c.holdCPU()()
-	if spec.Link != nil && c.cpuHeld() {
-		// Idle CPUs poll while the hold is in force, so a timer wakes its waiter within
-		// microseconds: the link need not busy-wait, which would cost the CPU the server
-		// needs (BenchmarkAccuracy).
-		cfg := *spec.Link
-		cfg.NoSpin = true
-		s := *spec
-		s.Link = &cfg
-		spec = &s
-	}
 	dsn, err := c.database(ctx, t, p, spec)
 	if err != nil {
 		return nil, err
