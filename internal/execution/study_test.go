@@ -17,7 +17,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // newCore returns a Core with its own state directory and results store.
-func newCore(t *testing.T) (*Core, results.Store) {
+func newCore(t testing.TB) (*Core, results.Store) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "dblat-exec-test-")
 	if err != nil {

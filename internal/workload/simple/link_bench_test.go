@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +183,53 @@ func BenchmarkLinkOverheadRunner(b *testing.B) {
 		for unit, v := range m {
 			b.ReportMetric(median(v), unit)
 		}
+	}
+}
+
+var latencyRe = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+
+// BenchmarkProxyPgbench20ms: an external client through `dblat proxy` at 20 ms RTT —
+// `pgbench -S -c 10 -T 10` directly and through a link adding 20 ms, three rounds
+// alternating: pgbench's own average latency must rise by 20 ms within 2 % (19.6-20.4 ms).
+//
+//	go test ./internal/workload/simple -run '^$' -bench ProxyPgbench20ms -benchtime 1x
+func BenchmarkProxyPgbench20ms(b *testing.B) {
+	const rtt = 20 * time.Millisecond
+	ctx := context.Background()
+	_, u, _ := selectOnlyBehindLink(b)
+	if h, err := latency.HoldCPULatency(); err == nil {
+		defer h.Release()
+	}
+	l, err := latency.Listen(ctx, "", u.Host, latency.Config{RTT: rtt})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	avg := func(host string) float64 {
+		v := *u
+		v.Host = host
+		bin := filepath.Join(pgtest.Server(b).Binaries, "pgbench")
+		out, err := exec.Command(bin, "-S", "-M", "prepared", "-c", "10", "-j", "2", "-T", "10", v.String()).CombinedOutput()
+		if err != nil {
+			b.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		m := latencyRe.FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("no latency average in pgbench output:\n%s", out)
+		}
+		ms, _ := strconv.ParseFloat(string(m[1]), 64)
+		return ms
+	}
+	for b.Loop() {
+		var added []float64
+		for r := range 3 {
+			direct, linked := avg(u.Host), avg(l.Addr())
+			added = append(added, linked-direct)
+			b.Logf("round %d: pgbench latency average %.3f ms direct, %.3f ms through the link: +%.3f ms", r+1, direct, linked, linked-direct)
+		}
+		st := l.Stats()
+		b.Logf("median added %.3f ms for %v requested (target 19.6-20.4 ms); link lateness up %v, down %v", median(added), rtt,
+			st.LatenessUp, st.LatenessDown)
+		b.ReportMetric(median(added), "added-ms")
 	}
 }
