@@ -1104,25 +1104,42 @@ func (c *checker) linkCPU() {
 // warns: a quarter of one of the two cores of the machines dblat was tuned on.
 const linkCPUWarning = 0.25
 
-// warmup flags runs with no warm-up, or one shorter than max(MinWarmup,
-// MinWarmupFraction × window).
+// warmup flags runs with no warm-up, and runs whose window did not start in steady state.
+// Where a run's per-second samples are at hand, that is measured: the throughput of the
+// window's first part (max(2 s, 10 % of the window)) against the rest, flagged when it is
+// more than 10 % lower and the shortfall is beyond chance (3 standard deviations of a
+// Poisson count). Without samples it falls back to a rule of thumb: a warm-up shorter
+// than max(MinWarmup, MinWarmupFraction × window).
 func (c *checker) warmup() {
 	var none, short []int64
 	var shortLines []string
 	seen := map[string]bool{}
+	note := func(id int64, line string) {
+		short = append(short, id)
+		if !seen[line] {
+			seen[line] = true
+			shortLines = append(shortLines, line)
+		}
+	}
+	measured := false
 	for _, r := range c.fin {
 		w, d := r.Params.Warmup, r.Params.Duration
-		need := max(c.opt.MinWarmup, time.Duration(c.opt.MinWarmupFraction*float64(d)))
-		switch {
-		case w <= 0:
+		if w <= 0 {
 			none = append(none, r.ID)
-		case w < need:
-			short = append(short, r.ID)
-			line := fmt.Sprintf("warm-up %s before a %s window (at least %s wanted)", fmtDur(w), fmtDur(d), fmtDur(need))
-			if !seen[line] {
-				seen[line] = true
-				shortLines = append(shortLines, line)
+			continue
+		}
+		if first, rest, span, ok := windowStart(r); ok {
+			measured = true
+			if steady(first, rest, span, r.Summary.Elapsed) {
+				continue
 			}
+			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, fmtDur(w), fmtDur(span),
+				pct(first/span.Seconds()/(rest/(r.Summary.Elapsed-span).Seconds()))))
+			continue
+		}
+		need := max(c.opt.MinWarmup, time.Duration(c.opt.MinWarmupFraction*float64(d)))
+		if w < need {
+			note(r.ID, fmt.Sprintf("warm-up %s before a %s window (at least %s wanted)", fmtDur(w), fmtDur(d), fmtDur(need)))
 		}
 	}
 	if len(none) > 0 {
@@ -1132,11 +1149,46 @@ func (c *checker) warmup() {
 			Fix: fmt.Sprintf("use a warm-up of at least %s (dblat run's default)", fmtDur(c.opt.MinWarmup))})
 	}
 	if len(short) > 0 {
-		c.add(Finding{Rule: RuleWarmup, Severity: Warning,
-			Message:  "warm-up too short for the caches to fill and the statements to be prepared before the window starts: the first seconds of the window are not steady state",
+		msg := "warm-up too short for the caches to fill and the statements to be prepared before the window starts: the first seconds of the window are not steady state"
+		if measured {
+			msg = "the window did not start in steady state: its first seconds ran measurably slower than the rest, so the warm-up was too short for the caches to fill and the statements to be prepared"
+		}
+		c.add(Finding{Rule: RuleWarmup, Severity: Warning, Message: msg,
 			Evidence: listed(shortLines, 4) + fmt.Sprintf(" in %s (%s)", plural(len(short), "run"), idList(short, 8)), Runs: short,
-			Fix: fmt.Sprintf("use a warm-up of at least %s, and at least %s of the window", fmtDur(c.opt.MinWarmup), pct(c.opt.MinWarmupFraction))})
+			Fix: fmt.Sprintf("lengthen the warm-up (at least %s, and at least %s of the window, is a safe rule of thumb)", fmtDur(c.opt.MinWarmup), pct(c.opt.MinWarmupFraction))})
 	}
+}
+
+// windowStart splits a run's window, from its per-second samples (all types, Type ""),
+// into its first part — max(2 s, 10 % of the window) — and the rest: the transactions
+// each completed and the first part's length. ok is false without enough samples.
+func windowStart(r *results.Run) (first, rest float64, span time.Duration, ok bool) {
+	el := r.Summary.Elapsed
+	span = max(2*time.Second, el/10)
+	if el < 2*span {
+		return 0, 0, 0, false
+	}
+	n := 0
+	for _, s := range r.Samples {
+		if s.Type != "" || s.Offset <= 0 || s.Offset > el+time.Second/2 {
+			continue
+		}
+		n++
+		if s.Offset <= span {
+			first += float64(s.Committed)
+		} else {
+			rest += float64(s.Committed)
+		}
+	}
+	return first, rest, span, n >= 4 && rest > 0
+}
+
+// steady reports whether first transactions in span are in keeping with rest in the rest
+// of a window of length el: not more than 10 % below the rest's rate, or within 3 standard
+// deviations of a Poisson count at that rate.
+func steady(first, rest float64, span, el time.Duration) bool {
+	expect := rest / (el - span).Seconds() * span.Seconds()
+	return first >= 0.9*expect || expect-first <= 3*math.Sqrt(expect)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -440,3 +440,39 @@ func TestCheckDeterministic(t *testing.T) {
 		t.Errorf("round trip: %+v %v", back, err)
 	}
 }
+
+// TestWarmupMeasured: with per-second samples at hand the warm-up is judged by what the
+// window measured: a short warm-up whose window starts steady passes, one whose first
+// seconds ran slower is flagged with the figure, and Poisson noise at a low rate is not a
+// finding.
+func TestWarmupMeasured(t *testing.T) {
+	run := func(id int64, perSecond func(sec int) int64) results.Run {
+		r := results.Run{ID: id, Status: results.StatusFinished,
+			Params:  results.Params{Workload: "tpcc", Terminals: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second},
+			Summary: results.Summary{Elapsed: 20 * time.Second}}
+		for s := 1; s <= 20; s++ {
+			n := perSecond(s)
+			r.Summary.Committed += n
+			r.Samples = append(r.Samples, results.Sample{Offset: time.Duration(s) * time.Second, Committed: n})
+		}
+		return r
+	}
+	steadyRun := run(1, func(int) int64 { return 1000 })
+	coldRun := run(2, func(s int) int64 {
+		if s <= 2 {
+			return 600
+		}
+		return 1000
+	})
+	slowNoisy := run(3, func(s int) int64 { return []int64{1, 3, 2, 2, 4, 1, 2, 3, 2, 2}[s%10] })
+	fs := Check([]results.Run{steadyRun, coldRun, slowNoisy}, CheckOptions{Factors: []string{"seed"}})
+	var found []Finding
+	for _, f := range fs {
+		if f.Rule == RuleWarmup {
+			found = append(found, f)
+		}
+	}
+	if len(found) != 1 || !slices.Equal(found[0].Runs, []int64{2}) || !strings.Contains(found[0].Evidence, "first 2s ran at 60 % of the rest") {
+		t.Errorf("warm-up findings %+v, want one for run 2 (first 2 s at 60 %%)", found)
+	}
+}

@@ -68,5 +68,5 @@ func Example() {
 	//   [warning] warmup: warm-up too short for the caches to fill and the statements to be prepared before the window starts: the first seconds of the window are not steady state
 	//       evidence: warm-up 2s before a 1m0s window (at least 10s wanted) in 6 runs (1, 2, 3, 4, 5, 6)
 	//       runs: 1, 2, 3, 4, 5, 6
-	//       fix: use a warm-up of at least 10s, and at least 10 % of the window
+	//       fix: lengthen the warm-up (at least 10s, and at least 10 % of the window, is a safe rule of thumb)
 }

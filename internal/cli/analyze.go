@@ -27,6 +27,17 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 	if err != nil {
 		return nil, nil, analysis.CheckOptions{}, err
 	}
+	// The credibility checks judge the warm-up by the finished runs' per-second samples.
+	for i := range runs {
+		if runs[i].Status != results.StatusFinished {
+			continue
+		}
+		full, err := store.Get(ctx, runs[i].ID, true)
+		if err != nil {
+			return nil, nil, analysis.CheckOptions{}, err
+		}
+		runs[i].Samples = full.Samples
+	}
 	opt := analysis.CheckOptions{Factors: rec.Factors}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
 		opt.Repeat = st.Repeat
