@@ -401,3 +401,29 @@ func TestSharedPostgresStore(t *testing.T) {
 		t.Error("a malformed PostgreSQL location created a file")
 	}
 }
+
+// TestProgressJSON: --progress json prints one JSON object per line on stdout, for scripts:
+// the run's start, a tick per second and its end with the headline figure.
+func TestProgressJSON(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "simple", "select-only", "--target", dsn)
+	out := e.must("run", "simple", "select-only", "--target", dsn, "--terminals", "2", "--duration", "2s", "--warmup", "1s",
+		"--progress", "json")
+	events := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		name, _ := ev["event"].(string)
+		events[name]++
+		if name == "run_ended" && (ev["metric"] != "TPS" || ev["status"] != "finished") {
+			t.Errorf("run_ended %v", ev)
+		}
+	}
+	if events["run_started"] != 1 || events["run_ended"] != 1 || events["tick"] < 2 {
+		t.Errorf("events %v, want one start, one end and a tick per second", events)
+	}
+	e.fails(cli.ExitUsage, []string{"--progress"}, "run", "simple", "select-only", "--target", dsn, "--progress", "yaml")
+}

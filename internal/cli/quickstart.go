@@ -29,7 +29,7 @@ quickstart; once complete it only rewrites the report.`,
 			if err != nil {
 				return err
 			}
-			if err := a.runStudy(ctx, st); err != nil {
+			if err := a.runStudy(ctx, st, nil); err != nil {
 				return err
 			}
 			return a.writeStudyReport(context.WithoutCancel(ctx), st.Name, out)
@@ -58,5 +58,9 @@ func (a *app) writeStudyReport(ctx context.Context, name, out string) error {
 		return err
 	}
 	abs, _ := filepath.Abs(out)
+	if a.json != nil {
+		a.json.studyEnded(name, abs)
+		return nil
+	}
 	return report.WriteSummary(a.st.Stdout, rep, abs)
 }

@@ -32,6 +32,9 @@ type app struct {
 	profFile   *os.File
 	// noCPUHold turns off holding the CPUs out of deep idle states (--no-cpu-latency-hold).
 	noCPUHold bool
+	// json, when set, prints progress and results as JSON lines (--progress json) instead
+	// of the text summaries.
+	json *jsonProgress
 	// runAs and binDirs are set by `server start`'s flags; other commands use the defaults.
 	runAs   string
 	binDirs map[string]string

@@ -27,6 +27,7 @@ type runFlags struct {
 	printEvery  time.Duration
 	transport   string
 	link        linkOptions
+	live        liveFlags
 }
 
 func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
@@ -39,6 +40,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", execution.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
 	o.link.add(cmd)
+	o.live.add(f)
 }
 
 // optionFlags registers one flag per option and collects the ones given.
@@ -231,6 +233,9 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if err := rf.link.resolve(cmd); err != nil {
 		return err
 	}
+	if err := rf.live.check(); err != nil {
+		return err
+	}
 	switch {
 	case rf.terminals < 1:
 		return usagef("--terminals must be at least 1, got %d", rf.terminals)
@@ -276,9 +281,11 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		return err
 	}
 	defer closeStore()
-	core.Observer.(*observer).printEvery = rf.printEvery
+	if err := a.observe(ctx, core, &rf.live, rf.printEvery); err != nil {
+		return err
+	}
 	run, err := core.Run(ctx, drain, spec)
-	if run != nil && (err == nil || err == errInterrupted) {
+	if run != nil && (err == nil || err == errInterrupted) && a.json == nil {
 		printSummary(a.st.Stdout, run)
 		a.info("stored as run %d in %s", run.ID, core.Store.(results.Store).Location())
 	}

@@ -81,6 +81,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 
 func (a *app) studyRunCommand() *cobra.Command {
 	var out string
+	var lf liveFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a study: every cell × repeat not yet finished, with live progress",
@@ -91,11 +92,14 @@ current run, stops, and says how to resume; a second Ctrl-C stops at once. At th
 writes the study's HTML report (-o, default NAME.html) and prints its summary.`,
 		Args: exactArgs(1, "a study FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			st, err := a.loadStudy(args[0])
 			if err != nil {
 				return err
 			}
-			if err := a.runStudy(cmd.Context(), st); err != nil {
+			if err := a.runStudy(cmd.Context(), st, &lf); err != nil {
 				return err
 			}
 			if out == "" {
@@ -105,21 +109,26 @@ writes the study's HTML report (-o, default NAME.html) and prints its summary.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	lf.add(cmd.Flags())
 	return cmd
 }
 
 func (a *app) studyResumeCommand() *cobra.Command {
 	var out string
+	var lf liveFlags
 	cmd := &cobra.Command{
 		Use:   "resume NAME",
 		Short: "Resume a study from its stored definition: run only what is missing",
 		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			st, err := a.storedStudy(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			if err := a.runStudy(cmd.Context(), st); err != nil {
+			if err := a.runStudy(cmd.Context(), st, &lf); err != nil {
 				return err
 			}
 			if out == "" {
@@ -226,8 +235,9 @@ func (a *app) studyListCommand() *cobra.Command {
 	}
 }
 
-// runStudy runs what a study still needs, with two-stage Ctrl-C.
-func (a *app) runStudy(parent context.Context, st *study.Study) error {
+// runStudy runs what a study still needs, with two-stage Ctrl-C, observed as lf asks (nil:
+// the text progress).
+func (a *app) runStudy(parent context.Context, st *study.Study, lf *liveFlags) error {
 	ctx, drain, stop := a.interrupts(parent, "finishing the current run, saving it and stopping the study")
 	defer stop()
 	core, closeStore, err := a.core(ctx)
@@ -235,5 +245,11 @@ func (a *app) runStudy(parent context.Context, st *study.Study) error {
 		return err
 	}
 	defer closeStore()
+	if lf == nil {
+		lf = &liveFlags{progress: "text"}
+	}
+	if err := a.observe(ctx, core, lf, 0); err != nil {
+		return err
+	}
 	return core.RunStudy(ctx, drain, st)
 }

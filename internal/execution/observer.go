@@ -56,3 +56,52 @@ func (NopObserver) RunEnded(*results.Run) {}
 
 // StudyStep implements Observer.
 func (NopObserver) StudyStep(StudyStep) {}
+
+// Observers returns an Observer that tells each of obs, in order.
+func Observers(obs ...Observer) Observer { return multi(obs) }
+
+type multi []Observer
+
+func (m multi) Info(msg string) {
+	for _, o := range m {
+		o.Info(msg)
+	}
+}
+
+func (m multi) LoadProgress(label string) func(done, total int64) {
+	var fs []func(done, total int64)
+	for _, o := range m {
+		if f := o.LoadProgress(label); f != nil {
+			fs = append(fs, f)
+		}
+	}
+	return func(done, total int64) {
+		for _, f := range fs {
+			f(done, total)
+		}
+	}
+}
+
+func (m multi) RunStarted(run *results.Run) {
+	for _, o := range m {
+		o.RunStarted(run)
+	}
+}
+
+func (m multi) Samples(run *results.Run, s []results.Sample) {
+	for _, o := range m {
+		o.Samples(run, s)
+	}
+}
+
+func (m multi) RunEnded(run *results.Run) {
+	for _, o := range m {
+		o.RunEnded(run)
+	}
+}
+
+func (m multi) StudyStep(s StudyStep) {
+	for _, o := range m {
+		o.StudyStep(s)
+	}
+}
