@@ -892,7 +892,18 @@ func (c *checker) variation() {
 			xs[i] = results.MetricValue(r, c.g.metric)
 		}
 		m, sd := meanSD(xs)
-		if m <= 0 || sd/m <= c.opt.MaxCV {
+		// Counting alone makes repeats differ: a window that counted k transactions has a
+		// relative standard deviation of 1/√k (Poisson). Repeats disagree when they differ
+		// by more than MaxCV and by more than twice what counting explains.
+		counted := 0.0
+		for _, r := range cl.fin {
+			counted += counts(r, c.g.metric)
+		}
+		counting := math.Inf(1)
+		if counted > 0 {
+			counting = 1 / math.Sqrt(counted/float64(len(cl.fin)))
+		}
+		if m <= 0 || sd/m <= c.opt.MaxCV || sd/m <= 2*counting {
 			continue
 		}
 		cells = append(cells, cl.key)
@@ -901,7 +912,8 @@ func (c *checker) variation() {
 		for i, x := range xs {
 			vals[i] = strconv.FormatFloat(round(x, 1), 'f', -1, 64)
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s CV %s over runs %s (%s)", orAll(cl.key), c.g.metric, pct(sd/m), idList(cl.ids, 10), strings.Join(vals, ", ")))
+		lines = append(lines, fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.key), c.g.metric, pct(sd/m),
+			idList(cl.ids, 10), strings.Join(vals, ", "), pct(counting)))
 	}
 	if len(cells) == 0 {
 		return
@@ -910,6 +922,20 @@ func (c *checker) variation() {
 		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", plural(len(cells), "cell"), pct(c.opt.MaxCV)),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
 		Fix: "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"})
+}
+
+// counts is how many transactions a run's metric counted in its window: New-Orders for
+// NOPM, every completed transaction for TPS.
+func counts(r *results.Run, metric string) float64 {
+	return results.MetricValue(r, metric) * r.Summary.Elapsed.Seconds() / metricSeconds(metric)
+}
+
+// metricSeconds is the time unit of a metric: 60 for per-minute figures, else 1.
+func metricSeconds(metric string) float64 {
+	if metric == results.MetricNOPM {
+		return 60
+	}
+	return 1
 }
 
 // clientBound flags runs where dblat's own CPU use approached the client's cores.

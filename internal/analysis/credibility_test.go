@@ -476,3 +476,33 @@ func TestWarmupMeasured(t *testing.T) {
 		t.Errorf("warm-up findings %+v, want one for run 2 (first 2 s at 60 %%)", found)
 	}
 }
+
+// TestVariationBeyondCounting: repeats that differ only as much as counting a few dozen
+// transactions makes them differ are not a finding; the same spread over thousands is.
+func TestVariationBeyondCounting(t *testing.T) {
+	cell := func(base int64, tps ...float64) []results.Run {
+		var runs []results.Run
+		for i, x := range tps {
+			runs = append(runs, results.Run{ID: base + int64(i), Status: results.StatusFinished,
+				Params:  results.Params{Workload: "select-only", Terminals: 1, Duration: 5 * time.Second, Warmup: 10 * time.Second},
+				Summary: results.Summary{Metric: results.MetricTPS, Elapsed: 5 * time.Second, TPS: x, Committed: int64(x * 5)}})
+		}
+		return runs
+	}
+	for _, c := range []struct {
+		name string
+		runs []results.Run
+		want bool
+	}{
+		{"10 transactions a run, CV 17 %", cell(1, 1.6, 2, 2.4), false},
+		{"10,000 transactions a run, CV 17 %", cell(1, 1600, 2000, 2400), true},
+	} {
+		got := false
+		for _, f := range Check(c.runs, CheckOptions{Factors: []string{"seed"}}) {
+			got = got || f.Rule == RuleVariation
+		}
+		if got != c.want {
+			t.Errorf("%s: repeat-variation %v, want %v", c.name, got, c.want)
+		}
+	}
+}
