@@ -1156,11 +1156,11 @@ func (c *checker) warmup() {
 		}
 		if first, rest, span, ok := windowStart(r); ok {
 			measured = true
-			if steady(first, rest, span, r.Summary.Elapsed) {
+			if steady(first, rest) {
 				continue
 			}
 			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, fmtDur(w), fmtDur(span),
-				pct(first/span.Seconds()/(rest/(r.Summary.Elapsed-span).Seconds()))))
+				pct(first/rest)))
 			continue
 		}
 		need := max(c.opt.MinWarmup, time.Duration(c.opt.MinWarmupFraction*float64(d)))
@@ -1187,34 +1187,41 @@ func (c *checker) warmup() {
 
 // windowStart splits a run's window, from its per-second samples (all types, Type ""),
 // into its first part — max(2 s, 10 % of the window) — and the rest: the transactions
-// each completed and the first part's length. ok is false without enough samples.
+// each completed and the first part's length. Only samples whose second lies inside the
+// window count: the one that ends just after the window starts is mostly warm-up, and the
+// last one also holds the transactions that were in flight when the window ended. ok is
+// false without at least four such samples.
 func windowStart(r *results.Run) (first, rest float64, span time.Duration, ok bool) {
 	el := r.Summary.Elapsed
 	span = max(2*time.Second, el/10)
 	if el < 2*span {
 		return 0, 0, 0, false
 	}
-	n := 0
+	var nFirst, nRest int
 	for _, s := range r.Samples {
-		if s.Type != "" || s.Offset <= 0 || s.Offset > el+time.Second/2 {
+		if s.Type != "" || s.Offset < time.Second-time.Second/10 || s.Offset > el {
 			continue
 		}
-		n++
-		if s.Offset <= span {
+		if s.Offset <= span+time.Second/10 {
 			first += float64(s.Committed)
+			nFirst++
 		} else {
 			rest += float64(s.Committed)
+			nRest++
 		}
 	}
-	return first, rest, span, n >= 4 && rest > 0
+	if nFirst+nRest < 4 || nFirst == 0 || nRest == 0 || rest <= 0 {
+		return 0, 0, 0, false
+	}
+	// Rates per sampled second, so the parts compare whatever their number of samples.
+	return first, rest * float64(nFirst) / float64(nRest), time.Duration(nFirst) * time.Second, true
 }
 
-// steady reports whether first transactions in span are in keeping with rest in the rest
-// of a window of length el: not more than 10 % below the rest's rate, or within 3 standard
-// deviations of a Poisson count at that rate.
-func steady(first, rest float64, span, el time.Duration) bool {
-	expect := rest / (el - span).Seconds() * span.Seconds()
-	return first >= 0.9*expect || expect-first <= 3*math.Sqrt(expect)
+// steady reports whether the first part of a window, which completed first transactions,
+// is in keeping with the rest, which completed rest in as many seconds: not more than 10 %
+// below, or within 3 standard deviations of a Poisson count at the rest's rate.
+func steady(first, rest float64) bool {
+	return first >= 0.9*rest || rest-first <= 3*math.Sqrt(rest)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -450,10 +450,15 @@ func TestWarmupMeasured(t *testing.T) {
 		r := results.Run{ID: id, Status: results.StatusFinished,
 			Params:  results.Params{Workload: "tpcc", Terminals: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second},
 			Summary: results.Summary{Elapsed: 20 * time.Second}}
-		for s := 1; s <= 20; s++ {
-			n := perSecond(s)
+		// Samples are one second long, ending a few µs after each second of the window; the
+		// last also holds what was in flight when the window ended.
+		for s := 0; s <= 20; s++ {
+			n := perSecond(max(s, 1))
+			if s == 20 {
+				n *= 3
+			}
 			r.Summary.Committed += n
-			r.Samples = append(r.Samples, results.Sample{Offset: time.Duration(s) * time.Second, Committed: n})
+			r.Samples = append(r.Samples, results.Sample{Offset: time.Duration(s)*time.Second + 30*time.Microsecond, Committed: n})
 		}
 		return r
 	}
