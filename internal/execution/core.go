@@ -189,6 +189,14 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		}
 		req.Install = abs
 	}
+	if sc, ok := e.(engine.SettingsChecker); ok && req.Install != "" {
+		// A wrong directory is bad input, found before anything is created.
+		cfg := c.launchConfig(e.Name())
+		cfg.Install = req.Install
+		if err := sc.CheckSettings(cfg, req.Settings); err != nil {
+			return nil, asInput(err)
+		}
+	}
 	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
 	}

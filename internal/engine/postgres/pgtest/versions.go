@@ -12,10 +12,23 @@ import (
 const BinaryCacheEnv = "DBLAT_TEST_BINARIES"
 
 // StateDir returns a fresh dblat state directory for this test, removed when it ends,
-// whose binaries/ (where `dblat server install` and --version fetch PostgreSQL versions)
-// is a cache shared by every test run on the machine: each version is fetched once, not
-// once per test. The servers' unprivileged user can reach both.
+// whose binaries/ is the shared cache (LinkBinaryCache).
 func StateDir(t testing.TB) string {
+	t.Helper()
+	dir, err := dirs.Make("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	state := filepath.Join(dir, "state")
+	LinkBinaryCache(t, state)
+	return state
+}
+
+// LinkBinaryCache makes state's binaries/ (where `dblat server install` and --version
+// fetch PostgreSQL versions) a cache shared by every test run on the machine, so that each
+// version is fetched once, not once per test. The servers' unprivileged user can reach it.
+func LinkBinaryCache(t testing.TB, state string) {
 	t.Helper()
 	cache := os.Getenv(BinaryCacheEnv)
 	if cache == "" {
@@ -27,17 +40,10 @@ func StateDir(t testing.TB) string {
 	if err := os.Chmod(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := dirs.Make("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	state := filepath.Join(dir, "state")
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(cache, filepath.Join(state, "binaries")); err != nil {
 		t.Fatal(err)
 	}
-	return state
 }
