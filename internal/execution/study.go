@@ -203,9 +203,15 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 }
 
 // checkBinaries checks that the version cfg asks for can be had (installed, or fetched by
-// an Installer: then the note says so), before any server starts. An installation is the
-// engine's to check (SettingsChecker).
+// an Installer: then the note says so), or that the installation it names holds the
+// engine's server (SettingsChecker without settings), before any server starts.
 func (c *Core) checkBinaries(e engine.Engine, cfg engine.LaunchConfig) (note string, err error) {
+	if cfg.Install != "" {
+		if sc, ok := e.(engine.SettingsChecker); ok {
+			return "", sc.CheckSettings(cfg, nil)
+		}
+		return "", nil
+	}
 	if cfg.Version == "" {
 		return "", nil
 	}

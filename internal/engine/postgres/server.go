@@ -31,8 +31,9 @@ type Launcher struct {
 	// Install is an installation to run (server start --install): a directory holding
 	// initdb and postgres, or one whose bin/ does.
 	Install string
-	// Version is the major version to run (server start --version): found in DownloadDir or
-	// the OS packages' /usr/lib/postgresql/VERSION/bin, else fetched into DownloadDir.
+	// Version is the major version to run (server start --version): fetched into
+	// DownloadDir on first use, and found there afterwards (never the OS packages' copy:
+	// installedVersion says why).
 	Version string
 	// DownloadDir, when set, is where official binaries are downloaded to (and reused from),
 	// one directory per major version: a Version not installed, or DefaultVersion when no

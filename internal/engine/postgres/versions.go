@@ -30,7 +30,7 @@ func (l Launcher) binaries() (string, error) {
 			return bin, checkMajor(bin, l.Version)
 		}
 		if l.DownloadDir == "" {
-			return "", fmt.Errorf("PostgreSQL %s is not installed (looked in /usr/lib/postgresql/%s/bin): give --install DIR", l.Version, l.Version)
+			return "", fmt.Errorf("PostgreSQL %s is not fetched and there is no state directory to fetch it into: give --install DIR", l.Version)
 		}
 		return DownloadVersion(filepath.Join(l.DownloadDir, l.Version), l.Version)
 	}
@@ -60,21 +60,23 @@ func installBin(dir string) (string, error) {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("--install %s: no initdb and postgres there or in its bin/ (a PostgreSQL installation's bin directory, or the directory above it)", dir)
+	return "", fmt.Errorf("installation %s: no initdb and postgres there or in its bin/ (give a PostgreSQL installation's bin directory, or the directory above it)", dir)
 }
 
-// installedVersion finds PostgreSQL major without fetching: below cache (what Install
-// fetched; cache/bin is where dblat before versions put DefaultVersion), then where
-// Debian's packages put it.
+// installedVersion finds PostgreSQL major without fetching, below cache: what Install
+// fetched (cache/bin is where dblat before versions put DefaultVersion). The OS packages'
+// copy of a version is not used for it: every version asked for by number is the same
+// family of builds (compiler, flags, bundled libraries), so that a comparison of versions
+// does not also compare Debian's build against another. Run the OS packages' server with
+// no version, or with --install.
 func installedVersion(cache, major string) (string, bool) {
-	var dirs []string
-	if cache != "" {
-		dirs = append(dirs, filepath.Join(cache, major, "bin"))
-		if major == DefaultVersion {
-			dirs = append(dirs, filepath.Join(cache, "bin"))
-		}
+	if cache == "" {
+		return "", false
 	}
-	dirs = append(dirs, filepath.Join("/usr/lib/postgresql", major, "bin"))
+	dirs := []string{filepath.Join(cache, major, "bin")}
+	if major == DefaultVersion {
+		dirs = append(dirs, filepath.Join(cache, "bin"))
+	}
 	for _, d := range dirs {
 		if hasServer(d) {
 			return d, true
@@ -95,7 +97,7 @@ func downloadDir(cfg engine.LaunchConfig) string {
 // library's zonky builds provide and dblat has been run with.
 func (Engine) InstallVersions() []string { return Versions() }
 
-// Installed implements engine.Installer.
+// Installed implements engine.Installer: a version fetched before (installedVersion).
 func (Engine) Installed(cfg engine.LaunchConfig, version string) (string, bool) {
 	bin, ok := installedVersion(downloadDir(cfg), version)
 	if !ok {
