@@ -189,11 +189,12 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		}
 		req.Install = abs
 	}
-	if sc, ok := e.(engine.SettingsChecker); ok && req.Install != "" {
-		// A wrong directory is bad input, found before anything is created.
+	if req.Install != "" || req.Version != "" {
+		// A wrong directory or a version that cannot be had is bad input, found before
+		// anything is created.
 		cfg := c.launchConfig(e.Name())
-		cfg.Install = req.Install
-		if err := sc.CheckSettings(cfg, req.Settings); err != nil {
+		cfg.Install, cfg.Version = req.Install, req.Version
+		if _, err := c.checkBinaries(e, cfg); err != nil {
 			return nil, asInput(err)
 		}
 	}

@@ -217,13 +217,13 @@ func (c *Core) checkBinaries(e engine.Engine, cfg engine.LaunchConfig) (note str
 	}
 	in, ok := e.(engine.Installer)
 	if !ok {
-		return "", fmt.Errorf("dblat cannot fetch %s versions: unpack the version yourself and give its directory as server.install", e.Name())
+		return "", fmt.Errorf("dblat cannot fetch %s versions: unpack the version yourself and give its directory with --install DIR (server.install in a study)", e.Name())
 	}
 	if _, ok := in.Installed(cfg, cfg.Version); ok {
 		return "", nil
 	}
 	if !slices.Contains(in.InstallVersions(), cfg.Version) {
-		return "", fmt.Errorf("%s %s is not installed, and dblat fetches versions %s: install it yourself and give its directory as server.install",
+		return "", fmt.Errorf("%s %s is not installed, and dblat fetches versions %s: install it yourself and give its directory with --install DIR (server.install in a study)",
 			e.Name(), cfg.Version, strings.Join(in.InstallVersions(), ", "))
 	}
 	return fmt.Sprintf("%s %s is not installed yet: `dblat study run` fetches it into %s before its first run (or fetch it now with `dblat server install %s %s`)",
