@@ -525,8 +525,8 @@ func (c *checker) versionSettings() {
 	}
 	key := c.g.factors[vf]
 	for _, m := range measures {
-		// Per combination of the other factors: value → level → runs.
-		groups := map[string]map[string]map[string][]int64{}
+		// Per combination of the other factors: level → values, and the runs of each.
+		groups := map[string]map[string]map[string]bool{}
 		names := map[string]bool{}
 		all := map[string][]int64{}
 		for _, r := range c.fin {
@@ -535,23 +535,31 @@ func (c *checker) versionSettings() {
 				continue
 			}
 			names[name] = true
-			v := engine.FormatBytes(b)
+			v, level := engine.FormatBytes(b), results.FactorValue(r, key)
 			g := c.levelsKey(r, others)
 			if groups[g] == nil {
-				groups[g] = map[string]map[string][]int64{}
+				groups[g] = map[string]map[string]bool{}
 			}
-			if groups[g][v] == nil {
-				groups[g][v] = map[string][]int64{}
+			if groups[g][level] == nil {
+				groups[g][level] = map[string]bool{}
 			}
-			level := results.FactorValue(r, key)
-			groups[g][v][level] = append(groups[g][v][level], r.ID)
-			all[v+" ("+key+"="+level+")"] = append(all[v+" ("+key+"="+level+")"], r.ID)
+			groups[g][level][v] = true
+			label := v + " (" + key + "=" + level + ")"
+			all[label] = append(all[label], r.ID)
 		}
+		// A level that disagrees with itself is mixed-settings' to report; here, levels
+		// that each agree but not with each other.
 		differs := false
-		for _, vals := range groups {
-			if len(vals) > 1 {
-				differs = true
+		for _, levels := range groups {
+			seen := map[string]bool{}
+			consistent := true
+			for _, vals := range levels {
+				consistent = consistent && len(vals) == 1
+				for v := range vals {
+					seen[v] = true
+				}
 			}
+			differs = differs || (consistent && len(seen) > 1)
 		}
 		if !differs {
 			continue

@@ -87,6 +87,28 @@ func TestVersionStudyPlanted(t *testing.T) {
 	}
 }
 
+// TestVersionLevelDisagreesWithItself: a page size that differs inside one version's runs
+// is a like-for-like error of its own (mixed-settings), not a difference between versions.
+func TestVersionLevelDisagreesWithItself(t *testing.T) {
+	runs := loadRuns(t, "testdata/pg-versions.json")
+	for _, r := range slices.Clone(runs) {
+		if r.Params.Options[results.FactorVersion] == "17" && r.Params.RTT == 0 {
+			// A second repeat of the cell, on a database with other pages.
+			again := loadRuns(t, "testdata/pg-versions.json")[slices.IndexFunc(runs, func(x results.Run) bool { return x.ID == r.ID })]
+			again.ID = 100
+			again.Server.Settings["block_size"] = "16384"
+			runs = append(runs, again)
+		}
+	}
+	fs := Check(runs, CheckOptions{Factors: versionFactors, Repeat: 1})
+	if got := only(fs, RuleVersionSettings); len(got) != 0 {
+		t.Errorf("version-settings findings %+v", got)
+	}
+	if got := only(fs, RuleMixedSettings); len(got) != 1 || got[0].Severity != Error || !strings.Contains(got[0].Message, "block_size") {
+		t.Errorf("mixed-settings findings %+v, want the block_size error", got)
+	}
+}
+
 // TestReadConsistencyConflicts: seed 002's Firebird 4 runs, many update conflicts with
 // ReadConsistency on, get the Firebird engine's explanation; the same conflicts on 3.0,
 // or with ReadConsistency off, do not.
