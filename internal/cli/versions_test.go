@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dblat/dblat/internal/cli"
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
@@ -73,6 +75,36 @@ factors:
 	code, out, errs := e.run("check", "study", "versions")
 	if code != 0 || strings.Contains(out, "[error]") {
 		t.Errorf("check study: exit %d\n%s%s", code, out, errs)
+	}
+	// The same runs with seed 002's 32-bit build planted in one version: check study refuses
+	// them (exit 3).
+	planted := filepath.Join(e.dir, "planted.db")
+	store, err := results.Open(context.Background(), planted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SaveStudy(context.Background(), results.Study{Name: "versions", File: path, Source: src,
+		Factors: []string{results.FactorVersion}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		status := r.Status
+		r.ID, r.UID = 0, ""
+		if r.Params.Options[results.FactorVersion] == "13" {
+			r.Server.Settings[engine.SettingBits], r.Server.Settings[engine.SettingArch] = "32", "i686"
+		}
+		if _, err := store.Begin(context.Background(), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Status = status
+		if err := store.Finish(context.Background(), &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+	code, out, _ = e.run("--results", planted, "check", "study", "versions")
+	if code != cli.ExitCheckFailed || !strings.Contains(out, "[error] mixed-build") {
+		t.Errorf("check study of the planted runs: exit %d\n%s", code, out)
 	}
 	// The servers are the study's, one per version, stopped at its end.
 	if list := e.must("server", "list"); !regexp.MustCompile(`versions-13\s+postgres\s+stopped.*version 13`).MatchString(list) {
