@@ -61,6 +61,17 @@ const (
 	// RuleMixedServer: runs in one chart ran on another engine, server version or build, or
 	// target (seed 002: mismatched builds).
 	RuleMixedServer = "mixed-server"
+	// RuleMixedBuild: runs in one chart ran on server builds of different word size or
+	// instruction set (engine.SettingBits, SettingArch), whatever the factors (seed 002:
+	// Firebird 2.5 and 3.0 in 32-bit builds against 4.0 in a 64-bit one).
+	RuleMixedBuild = "mixed-build"
+	// RuleVersionSettings: the levels of a version or installation factor ran with different
+	// page sizes or cache sizes, so the chart credits the version with their effect (seed
+	// 002: Firebird 3 with 16 KB pages against Firebird 4 with 32 KB).
+	RuleVersionSettings = "version-settings"
+	// RuleConflicts: runs with many conflicts on a server whose configuration the engine
+	// knows to cause them (seed 002: Firebird 4's ReadConsistency restarting statements).
+	RuleConflicts = "conflicts"
 	// RuleMixedSettings: runs in one chart ran with other values of a server setting that
 	// matters (PostgresKeys, FirebirdKeys, MariaDBKeys) that is not a factor (seed 002:
 	// different page sizes, misleading cache settings).
@@ -223,6 +234,8 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	sort.Slice(fin, func(i, j int) bool { return fin[i].ID < fin[j].ID })
 	c := &checker{g: g, opt: opt, fin: fin}
 	c.mixed()
+	c.versionSettings()
+	c.conflicts()
 	c.settingsApplied()
 	c.engineAdvice()
 	c.defaultCache()
@@ -322,6 +335,12 @@ func settingFactor(key string) bool {
 	return strings.HasPrefix(key, results.SettingPrefix) || strings.HasPrefix(key, results.OptionPrefix)
 }
 
+// binariesFactors are the factors that run each level on other server binaries.
+var binariesFactors = []string{results.FactorVersion, results.FactorInstall}
+
+// binariesFactor reports whether key varies the server's version or installation.
+func binariesFactor(key string) bool { return slices.Contains(binariesFactors, key) }
+
 func (c *checker) items() []item {
 	p := func(name string, sev Severity, why string, get func(*results.Run) string, exempt ...string) item {
 		return item{rule: RuleMixedParams, name: name, get: get, exempt: exempt, soft: noSoft, sev: sev, why: why}
@@ -335,11 +354,13 @@ func (c *checker) items() []item {
 		{rule: RuleMixedServer, name: "engine", get: func(r *results.Run) string { return r.Server.Engine },
 			exempt: []string{results.FactorEngine}, soft: noSoft, sev: Error, why: "different products in one comparison"},
 		{rule: RuleMixedServer, name: "server version", get: func(r *results.Run) string { return r.Server.Version },
-			exempt: []string{results.FactorEngine, results.FactorTarget}, soft: noSoft, sev: Error,
+			exempt: append([]string{results.FactorEngine, results.FactorTarget}, binariesFactors...), soft: noSoft, sev: Error,
 			why: "another version or build of the server (seed 002: 32- against 64-bit builds)"},
 		{rule: RuleMixedServer, name: "target", get: func(r *results.Run) string { return r.Server.Target },
-			exempt: []string{results.FactorEngine, results.FactorTarget}, soft: settingFactor, sev: Error,
+			exempt: append([]string{results.FactorEngine, results.FactorTarget}, binariesFactors...), soft: settingFactor, sev: Error,
 			why: "another server"},
+		{rule: RuleMixedBuild, name: "server build (word size and instruction set)", get: buildText, soft: noSoft, sev: Error,
+			why: "builds of different word size or instruction set differ in pointer size, memory reach and code generation, whatever else is compared (seed 002: Firebird 2.5 and 3.0 in 32-bit builds against 4.0 in a 64-bit one)"},
 		cl("client OS", Error, func(r *results.Run) string { return strings.TrimSpace(r.Client.OS + " " + r.Client.Kernel) }),
 		cl("client CPU", Error, func(r *results.Run) string {
 			if r.Client.CPUModel == "" && r.Client.Cores == 0 {
@@ -390,12 +411,8 @@ func (c *checker) items() []item {
 		}
 	}
 	for _, k := range sortedKeys(opts) {
-		fk := k
-		if !strings.HasPrefix(k, results.SettingPrefix) {
-			fk = results.OptionPrefix + k
-		}
 		its = append(its, p("requested "+k, Error, "a different requested configuration",
-			func(r *results.Run) string { return r.Params.Options[k] }, fk))
+			func(r *results.Run) string { return r.Params.Options[k] }, results.OptionFactor(k)))
 	}
 	// Settings read back that matter, per engine.
 	engines := map[string]bool{}
@@ -408,14 +425,42 @@ func (c *checker) items() []item {
 			keys[k] = true
 		}
 	}
+	// What the version factor's own rule (versionSettings) judges, or the version fixes.
+	byVersion := map[string]bool{}
+	for e := range engines {
+		cmp := comparison(e)
+		for _, k := range cmp.VersionSettings {
+			byVersion[strings.ToLower(k)] = true
+		}
+		for _, r := range c.fin {
+			if r.Server.Engine != e {
+				continue
+			}
+			if cmp.PageSize != nil {
+				if name, _, ok := cmp.PageSize(r.Server.Settings); ok {
+					byVersion[strings.ToLower(name)] = true
+				}
+			}
+			if cmp.Cache != nil {
+				if name, _, _, ok := cmp.Cache(r.Server.Settings); ok {
+					byVersion[strings.ToLower(name)] = true
+				}
+			}
+			break
+		}
+	}
+	soft := func(f string) bool { return settingFactor(f) || binariesFactor(f) }
 	for _, k := range sortedKeys(keys) {
 		exempt := []string{results.FactorEngine}
 		for _, f := range c.g.factors {
 			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(engines, name, k) {
 				exempt = append(exempt, f)
 			}
+			if binariesFactor(f) && byVersion[strings.ToLower(k)] {
+				exempt = append(exempt, f)
+			}
 		}
-		its = append(its, item{rule: RuleMixedSettings, name: k, exempt: exempt, soft: settingFactor, sev: Error,
+		its = append(its, item{rule: RuleMixedSettings, name: k, exempt: exempt, soft: soft, sev: Error,
 			why: "a server setting that changes what is measured (seed 002: different page sizes, misleading cache settings)",
 			get: func(r *results.Run) string {
 				v, _ := engine.LookupSetting(r.Server.Settings, k)
@@ -423,6 +468,157 @@ func (c *checker) items() []item {
 			}})
 	}
 	return its
+}
+
+// buildText describes a run's server build as "64-bit x86_64", or "" when not recorded.
+func buildText(r *results.Run) string {
+	bits, _ := engine.LookupSetting(r.Server.Settings, engine.SettingBits)
+	arch, _ := engine.LookupSetting(r.Server.Settings, engine.SettingArch)
+	if bits == "" && arch == "" {
+		return ""
+	}
+	if bits != "" {
+		bits += "-bit"
+	}
+	return strings.TrimSpace(bits + " " + arch)
+}
+
+// versionSettings compares the page size and the cache size (Comparison.PageSize, Cache)
+// between the levels of a version or installation factor, within each combination of the
+// other factors' levels: seed 002 compared Firebird 3 with 16 KB pages against Firebird 4
+// with 32 KB, and the same page buffers were twice the cache on 4. Differences inside a
+// level are the like-for-like rules' (mixed-settings).
+func (c *checker) versionSettings() {
+	vf := -1
+	for i, f := range c.g.factors {
+		if binariesFactor(f) {
+			vf = i
+		}
+	}
+	if vf < 0 {
+		return
+	}
+	var others []int
+	for i := range c.g.factors {
+		if i != vf {
+			others = append(others, i)
+		}
+	}
+	type measure struct {
+		what string
+		get  func(engine.Comparison, map[string]string) (string, float64, bool)
+	}
+	measures := []measure{
+		{"page size", func(cmp engine.Comparison, s map[string]string) (string, float64, bool) {
+			if cmp.PageSize == nil {
+				return "", 0, false
+			}
+			return cmp.PageSize(s)
+		}},
+		{"cache size", func(cmp engine.Comparison, s map[string]string) (string, float64, bool) {
+			if cmp.Cache == nil {
+				return "", 0, false
+			}
+			name, b, _, ok := cmp.Cache(s)
+			return name, b, ok
+		}},
+	}
+	key := c.g.factors[vf]
+	for _, m := range measures {
+		// Per combination of the other factors: level → values, and the runs of each.
+		groups := map[string]map[string]map[string]bool{}
+		names := map[string]bool{}
+		all := map[string][]int64{}
+		for _, r := range c.fin {
+			name, b, ok := m.get(comparison(r.Server.Engine), r.Server.Settings)
+			if !ok {
+				continue
+			}
+			names[name] = true
+			v, level := engine.FormatBytes(b), results.FactorValue(r, key)
+			g := c.levelsKey(r, others)
+			if groups[g] == nil {
+				groups[g] = map[string]map[string]bool{}
+			}
+			if groups[g][level] == nil {
+				groups[g][level] = map[string]bool{}
+			}
+			groups[g][level][v] = true
+			label := v + " (" + key + "=" + level + ")"
+			all[label] = append(all[label], r.ID)
+		}
+		// A level that disagrees with itself is mixed-settings' to report; here, levels
+		// that each agree but not with each other.
+		differs := false
+		for _, levels := range groups {
+			seen := map[string]bool{}
+			consistent := true
+			for _, vals := range levels {
+				consistent = consistent && len(vals) == 1
+				for v := range vals {
+					seen[v] = true
+				}
+			}
+			differs = differs || (consistent && len(seen) > 1)
+		}
+		if !differs {
+			continue
+		}
+		var ids []int64
+		for _, l := range all {
+			ids = append(ids, l...)
+		}
+		setting := strings.Join(sortedKeys(names), ", ")
+		c.add(Finding{Rule: RuleVersionSettings, Severity: Error,
+			Message: fmt.Sprintf("the %s (%s) differs between the levels of %s: the chart credits the version with the effect of the %s (seed 002: Firebird 3 with 16 KB pages against Firebird 4 with 32 KB, whose page buffers were then twice the cache)",
+				m.what, setting, key, m.what),
+			Evidence: valuesEvidence(all), Runs: ids,
+			Fix: fmt.Sprintf("set %s to one value for every level of %s (server.settings), and rerun the odd levels", setting, key)})
+	}
+}
+
+// conflicts asks each run's engine for the cause of a high conflict rate
+// (Comparison.Conflicts): runs whose retryable errors reach ErrorRateWarning of their
+// completed transactions.
+func (c *checker) conflicts() {
+	type group struct {
+		adv   engine.Advice
+		ids   []int64
+		lines []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, r := range c.fin {
+		explain := comparison(r.Server.Engine).Conflicts
+		done := r.Summary.Committed + r.Summary.Rollbacks
+		n := r.Summary.Errors[engine.ClassRetryable.String()]
+		if explain == nil || n == 0 {
+			continue
+		}
+		rate := math.Inf(1)
+		if done > 0 {
+			rate = float64(n) / float64(done)
+		}
+		if rate < c.opt.ErrorRateWarning {
+			continue
+		}
+		a, ok := explain(r.Server.Version, r.Server.Settings)
+		if !ok {
+			continue
+		}
+		g, seen := groups[a.Rule]
+		if !seen {
+			g = &group{adv: a}
+			groups[a.Rule] = g
+			order = append(order, a.Rule)
+		}
+		g.ids = append(g.ids, r.ID)
+		g.lines = append(g.lines, fmt.Sprintf("run %d: %s conflicts per completed transaction (%d of %d); %s", r.ID, pct(rate), n, done, a.Detail))
+	}
+	for _, rule := range order {
+		g := groups[rule]
+		c.add(Finding{Rule: RuleConflicts, Severity: Warning, Message: g.adv.Message, Evidence: listed(g.lines, 8), Runs: g.ids, Fix: g.adv.Fix})
+	}
 }
 
 // governs reports whether the setting factor set.<name> governs the read-back key on one

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
 )
 
@@ -55,16 +56,17 @@ func (a *app) serverCommand() *cobra.Command {
 		Long: `Managed servers are private instances that dblat creates in its state directory
 (--state, default ./.dblat), listening on a loopback port only, and stops by PID.`,
 	}
-	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand())
+	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand())
 	return cmd
 }
 
 func (a *app) serverStartCommand() *cobra.Command {
 	var (
-		name string
-		sets []string
-		port int
-		lf   launcherFlags
+		name             string
+		sets             []string
+		port             int
+		install, version string
+		lf               launcherFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "start ENGINE --name NAME [--set key=value ...]",
@@ -73,12 +75,23 @@ func (a *app) serverStartCommand() *cobra.Command {
 in the state directory, on a loopback port, and prints its DSN. Settings are checked before
 the start (an unknown key is refused with a suggestion) and read back after it.
 
+--install DIR runs the server from an installation of your own instead of the OS
+packages' (a PostgreSQL bin directory or the directory above it, a MariaDB tarball's base
+directory, a Firebird home with bin/firebird and plugins/ as Firebird's Linux tarballs
+unpack). --version V runs version V: PostgreSQL 13-18 are fetched into the state
+directory on first use (see server install). A server keeps the installation or version
+it was created with; give another one another --name.
+
 Firebird: --set ServerMode=Super|SuperClassic|Classic chooses the architecture, any other
-firebird.conf key of 3.0 may be set, and --set PageSize=N the benchmark database's page size.`,
+firebird.conf key of the server's version may be set, and --set PageSize=N the benchmark
+database's page size.`,
 		Example: `  dblat server start postgres --name pg1
   dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off
+  dblat server start postgres --name pg13 --version 13
   dblat server start mariadb --name m1 --set innodb_buffer_pool_size=1G
-  dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192`,
+  dblat server start mariadb --name m114 --install /opt/mariadb-11.4.5-linux-systemd-x86_64
+  dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192
+  dblat server start firebird --name fb5 --install /opt/firebird5`,
 		Args: exactArgs(1, "an ENGINE ("+strings.Join(engine.Managed(), ", ")+")"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := managed.CheckName(name); err != nil {
@@ -93,7 +106,8 @@ firebird.conf key of 3.0 may be set, and --set PageSize=N the benchmark database
 				return usageError{err}
 			}
 			lf.apply(a, e)
-			inst, err := a.servers().StartServer(cmd.Context(), e.Name(), name, port, settings)
+			inst, err := a.servers().Start(cmd.Context(), execution.ServerStart{Engine: e.Name(), Name: name, Port: port,
+				Settings: settings, Install: install, Version: version})
 			if err != nil {
 				return err
 			}
@@ -104,6 +118,8 @@ firebird.conf key of 3.0 may be set, and --set PageSize=N the benchmark database
 	cmd.Flags().StringVar(&name, "name", "", "name of the server (required)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "server setting key=value (repeatable); replaces the settings of an earlier start")
 	cmd.Flags().IntVar(&port, "port", 0, "loopback port (default: a free one, kept across restarts)")
+	cmd.Flags().StringVar(&install, "install", "", "run the server from this installation directory (default: the OS packages')")
+	cmd.Flags().StringVar(&version, "version", "", "run this version of the server (PostgreSQL 13-18, fetched on first use)")
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -169,15 +185,52 @@ func (a *app) serverListCommand() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tDSN")
+			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tBINARIES\tDSN")
 			for _, inst := range list {
 				state, pid := "stopped", "-"
 				if inst.PID != 0 {
 					state, pid = "running", fmt.Sprint(inst.PID)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, inst.DSN)
+				bins := inst.Binaries
+				if inst.Version != "" {
+					bins = "version " + inst.Version
+				}
+				if bins == "" {
+					bins = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, bins, inst.DSN)
 			}
 			return tw.Flush()
+		},
+	}
+}
+
+func (a *app) serverInstallCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "install ENGINE VERSION",
+		Short: "Fetch a version of a server into the state directory, for --version and studies",
+		Long: `Fetches VERSION of ENGINE's server into the state directory (once; later calls find
+it), checks that it runs and is that version, and prints its directory. Managed servers
+then run it with ` + "`server start --version VERSION`" + `, and studies with server.version.
+
+PostgreSQL 13, 14, 15, 16, 17 and 18 come from the zonky builds that the embedded-postgres
+library downloads from its default repository; without network access, the error says
+which file to fetch and where to save it. Other engines: unpack the server yourself and
+use --install DIR (server start) or server.install (studies).`,
+		Example: `  dblat server install postgres 13
+  dblat server start postgres --name pg13 --version 13`,
+		Args: exactArgs(2, "an ENGINE and a VERSION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := engine.Lookup(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			dir, err := a.servers().Install(cmd.Context(), e.Name(), args[1])
+			if err != nil {
+				return err
+			}
+			a.printf("%s\n", dir)
+			return nil
 		},
 	}
 }

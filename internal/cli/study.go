@@ -77,6 +77,9 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	tw.Flush()
 	fmt.Fprintf(w, "%d runs to go (of %d), %d server starts, estimated %s\n", len(plan), len(cells)*st.Repeat,
 		sp.Restarts, sp.Estimate.Round(time.Second))
+	for _, n := range sp.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 }
 
 func (a *app) studyRunCommand() *cobra.Command {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/dblat/dblat/internal/managed"
@@ -26,6 +27,15 @@ type LaunchConfig struct {
 	// BinDir is the directory of the server's binaries; "" means the engine's own search
 	// (the OS packages' locations).
 	BinDir string
+	// Install is an installation of the server to run, in the layout the engine's own
+	// distribution unpacks to (a PostgreSQL bin directory or its parent, a MariaDB
+	// tarball's base directory, a Firebird home with bin/firebird and plugins/); "" means
+	// BinDir or the engine's search. Relative paths are taken from the working directory.
+	Install string
+	// Version asks for a version of the server (PostgreSQL's "16"): an installation of it
+	// that the engine finds (below StateDir, in the OS packages' locations), or, for an
+	// Installer, fetches at start. "" means whatever BinDir, Install or the search finds.
+	Version string
 	// RunAs is the unprivileged OS user the server runs as when dblat runs as root; ""
 	// means the first of managed.Unprivileged's candidates.
 	RunAs string
@@ -34,6 +44,48 @@ type LaunchConfig struct {
 	StateDir string
 	// Warn receives warnings about the start (a setting the server adjusted); nil ignores them.
 	Warn func(string)
+}
+
+// Installer is an optional Manager capability: fetching versions of the server into the
+// state directory (`dblat server install`), so that managed servers and studies can run
+// any of them (LaunchConfig.Version).
+type Installer interface {
+	// InstallVersions lists the versions Install can fetch, oldest first.
+	InstallVersions() []string
+	// Installed returns the directory of an installation of version that needs no fetching
+	// (fetched before into cfg.StateDir, or from the OS packages), and false when there is
+	// none. It does not run anything.
+	Installed(cfg LaunchConfig, version string) (dir string, ok bool)
+	// Install fetches version into cfg.StateDir (once: a later call finds it), verifies
+	// that it runs and is that version, and returns its directory. Offline, the error says
+	// what to fetch and where to put it.
+	Install(ctx context.Context, cfg LaunchConfig, version string) (dir string, err error)
+}
+
+// Read-back settings that describe the server's build rather than its configuration, in
+// every engine's Info.Settings where the engine (or, for a managed server, its executable)
+// can tell. The credibility checks never compare builds of different word size (seed 002).
+const (
+	// SettingBits is the server build's word size, "32" or "64".
+	SettingBits = "build.bits"
+	// SettingArch is the server build's instruction set as uname -m spells it ("x86_64").
+	SettingArch = "build.arch"
+)
+
+// ArchBits returns the word size of an instruction set named as uname -m, compilers'
+// target triples or MariaDB's version_compile_machine name it, or 0 when it cannot tell.
+func ArchBits(arch string) int {
+	a := strings.ToLower(strings.TrimSpace(arch))
+	switch {
+	case a == "":
+		return 0
+	case strings.Contains(a, "64") || a == "s390x":
+		return 64 // x86_64, amd64, aarch64, arm64, ppc64le, riscv64, sparc64, loongarch64
+	case a == "x86" || a == "i386" || a == "i486" || a == "i586" || a == "i686" || strings.HasPrefix(a, "arm") ||
+		a == "ppc" || a == "powerpc" || a == "mips" || a == "mipsel" || a == "riscv32":
+		return 32
+	}
+	return 0
 }
 
 // SettingsChecker is an optional Manager capability: checking a managed server's settings
@@ -152,6 +204,20 @@ type Comparison struct {
 	// Advise returns the engine's own findings about one run's read-back settings at the
 	// given concurrency (Firebird Classic's per-connection caches). Nil: none.
 	Advise func(settings map[string]string, connections int) []Advice
+	// PageSize reads the size in bytes of the database's pages from read-back settings,
+	// with the setting's name; ok is false when the settings do not say. Nil: the engine
+	// has no page-size rule. Versions compared with different page sizes compare index
+	// depths and cache sizes too (seed 002: Firebird 3 with 16 KB pages, 4 with 32 KB).
+	PageSize func(settings map[string]string) (name string, bytes float64, ok bool)
+	// VersionSettings are read-back settings that follow from the server's version itself
+	// (Firebird's on-disk structure): they differ between the levels of a version factor by
+	// necessity, not by configuration.
+	VersionSettings []string
+	// Conflicts explains a high rate of conflicts (retryable errors) in a run of this
+	// server version with these read-back settings, where the engine knows a cause in its
+	// configuration (Firebird 4's ReadConsistency restarting statements: seed 002); ok is
+	// false when it knows none. Nil: none.
+	Conflicts func(version string, settings map[string]string) (advice Advice, ok bool)
 }
 
 // Advice is one engine-specific finding about a run's configuration.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
@@ -142,9 +144,29 @@ func closeDB(t workload.Target) {
 // StartServer creates (if new) or restarts the managed server name of engine engineName on
 // port (0: a free one, kept across restarts) with settings (nil: those of the last start),
 // and saves its record. A server that already runs is left as it is, unless settings or the
-// port differ, which is an error.
+// port differ, which is an error. It is Start without an installation or version.
 func (c *Core) StartServer(ctx context.Context, engineName, name string, port int, settings map[string]string) (*managed.Instance, error) {
-	e, err := engine.Lookup(engineName)
+	return c.Start(ctx, ServerStart{Engine: engineName, Name: name, Port: port, Settings: settings})
+}
+
+// ServerStart says which managed server to start and how.
+type ServerStart struct {
+	Engine, Name string
+	// Port is the loopback port; 0 takes a free one, kept across restarts.
+	Port int
+	// Settings replace those of the last start; nil keeps them.
+	Settings map[string]string
+	// Install and Version choose the server's binaries (engine.LaunchConfig); "" keeps
+	// those the server was created with. A server created with another one is an error:
+	// its data directory belongs to that version.
+	Install, Version string
+}
+
+// Start creates (if new) or restarts a managed server as req says, and saves its record.
+// A server that already runs is left as it is, unless its settings, port, installation or
+// version differ, which is an error.
+func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, error) {
+	e, err := engine.Lookup(req.Engine)
 	if err != nil {
 		return nil, asInput(err)
 	}
@@ -153,8 +175,28 @@ func (c *Core) StartServer(ctx context.Context, engineName, name string, port in
 		return nil, Inputf("dblat cannot manage %s servers (managed engines: %s); connect to your own with --target DSN",
 			e.Name(), strings.Join(engine.Managed(), ", "))
 	}
+	name := req.Name
 	if err := managed.CheckName(name); err != nil {
 		return nil, asInput(err)
+	}
+	if req.Install != "" && req.Version != "" {
+		return nil, Inputf("give --install DIR or --version V, not both")
+	}
+	if req.Install != "" {
+		abs, err := filepath.Abs(req.Install)
+		if err != nil {
+			return nil, asInput(err)
+		}
+		req.Install = abs
+	}
+	if req.Install != "" || req.Version != "" {
+		// A wrong directory or a version that cannot be had is bad input, found before
+		// anything is created.
+		cfg := c.launchConfig(e.Name())
+		cfg.Install, cfg.Version = req.Install, req.Version
+		if _, err := c.checkBinaries(e, cfg); err != nil {
+			return nil, asInput(err)
+		}
 	}
 	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
@@ -170,20 +212,33 @@ func (c *Core) StartServer(ctx context.Context, engineName, name string, port in
 		return nil, err
 	case inst.Engine != e.Name():
 		return nil, Inputf("server %q is a %s server, not %s", name, inst.Engine, e.Name())
-	case inst.PID != 0:
-		if settings != nil || (port != 0 && port != inst.Port) {
+	}
+	if have, want := otherBinaries(inst, req); have != "" {
+		return nil, Inputf("server %q runs %s, not %s: its data directory belongs to %s; give %s another --name (or remove %s)",
+			name, have, want, have, want, inst.Dir)
+	}
+	if inst.PID != 0 {
+		if req.Settings != nil || (req.Port != 0 && req.Port != inst.Port) {
 			return nil, Inputf("server %q is running (PID %d): stop it first to change its settings", name, inst.PID)
 		}
 		c.info("server %s is already running (PID %d)", name, inst.PID)
 		return inst, nil
 	}
-	if settings != nil {
-		inst.Settings = settings
+	if req.Settings != nil {
+		inst.Settings = req.Settings
 	}
-	if port != 0 {
-		inst.Port = port
+	if req.Port != 0 {
+		inst.Port = req.Port
 	}
-	l := c.launcher(mgr, e.Name())
+	if req.Install != "" || req.Version != "" {
+		inst.Install, inst.Version = req.Install, req.Version
+	}
+	l := c.launcherFor(mgr, e.Name(), inst)
+	if in, ok := e.(engine.Installer); ok && inst.Version != "" {
+		if _, ok := in.Installed(c.launchConfig(e.Name()), inst.Version); !ok {
+			c.info("%s %s is not installed: fetching it into %s first (once; `dblat server install` does only that)", e.Name(), inst.Version, c.launchConfig(e.Name()).StateDir)
+		}
+	}
 	c.info("starting %s server %s in %s ...", e.Name(), name, inst.Dir)
 	if err := l.Start(ctx, inst); err != nil {
 		return nil, fmt.Errorf("server %s: %w", name, err)
@@ -196,7 +251,37 @@ func (c *Core) StartServer(ctx context.Context, engineName, name string, port in
 	return inst, nil
 }
 
-func (c *Core) launcher(mgr engine.Manager, engineName string) managed.Launcher {
+// otherBinaries says which binaries inst was created with (have) when req asks for others
+// (want), or "" when it does not: an installation or version given now differs from the
+// one recorded (nothing recorded means the engine's default, which a request may pin down).
+func otherBinaries(inst *managed.Instance, req ServerStart) (have, want string) {
+	if req.Install == "" && req.Version == "" {
+		return "", ""
+	}
+	describe := func(install, version string) string {
+		if install != "" {
+			return "the installation " + install
+		}
+		return "version " + version
+	}
+	have, want = describe(inst.Install, inst.Version), describe(req.Install, req.Version)
+	if (inst.Install == "" && inst.Version == "") || have == want {
+		return "", ""
+	}
+	return have, want
+}
+
+// launcherFor returns the launcher of inst: the core's configuration with the
+// installation and version inst records.
+func (c *Core) launcherFor(mgr engine.Manager, engineName string, inst *managed.Instance) managed.Launcher {
+	cfg := c.launchConfig(engineName)
+	cfg.Install, cfg.Version = inst.Install, inst.Version
+	return mgr.Launcher(cfg)
+}
+
+// launchConfig is how servers of engineName are launched: the core's Launch with the
+// engine's BinDirs entry and the state directory filled in.
+func (c *Core) launchConfig(engineName string) engine.LaunchConfig {
 	cfg := c.Launch
 	if d := c.BinDirs[engineName]; d != "" {
 		cfg.BinDir = d
@@ -207,7 +292,7 @@ func (c *Core) launcher(mgr engine.Manager, engineName string) managed.Launcher 
 	if cfg.Warn == nil {
 		cfg.Warn = func(msg string) { c.info("warning: %s", msg) }
 	}
-	return mgr.Launcher(cfg)
+	return cfg
 }
 
 // StopServer stops the managed server name if it runs (its data is kept).
@@ -229,10 +314,37 @@ func (c *Core) StopServer(ctx context.Context, name string) error {
 		return fmt.Errorf("server %s: engine %s no longer manages servers", name, inst.Engine)
 	}
 	pid := inst.PID
-	if err := c.launcher(mgr, e.Name()).Stop(ctx, inst); err != nil {
+	if err := c.launcherFor(mgr, e.Name(), inst).Stop(ctx, inst); err != nil {
 		_ = c.Servers.Save(inst)
 		return fmt.Errorf("stop server %s: %w", name, err)
 	}
 	c.info("server %s stopped (PID %d)", name, pid)
 	return c.Servers.Save(inst)
+}
+
+// Install fetches version of engineName's server into the state directory (once; a later
+// call finds it) and returns its directory, for `dblat server install` and studies that
+// ask for a version not installed yet.
+func (c *Core) Install(ctx context.Context, engineName, version string) (string, error) {
+	e, err := engine.Lookup(engineName)
+	if err != nil {
+		return "", asInput(err)
+	}
+	in, ok := e.(engine.Installer)
+	if !ok {
+		return "", Inputf("dblat cannot fetch %s servers: unpack one yourself and start it with `dblat server start %s --install DIR`", e.Name(), e.Name())
+	}
+	if !slices.Contains(in.InstallVersions(), version) {
+		return "", Inputf("%s %q: dblat fetches versions %s", e.Name(), version, strings.Join(in.InstallVersions(), ", "))
+	}
+	cfg := c.launchConfig(e.Name())
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return "", Inputf("state directory %s: %v (choose another with --state)", cfg.StateDir, err)
+	}
+	if dir, ok := in.Installed(cfg, version); ok {
+		c.info("%s %s is installed in %s", e.Name(), version, dir)
+	} else {
+		c.info("fetching %s %s into %s ...", e.Name(), version, cfg.StateDir)
+	}
+	return in.Install(ctx, cfg, version)
 }

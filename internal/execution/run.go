@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,6 +124,7 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 	if err != nil {
 		return nil, fmt.Errorf("read server settings: %w", err)
 	}
+	addBuild(&info, t.Server)
 	hooks, _ := t.Engine.(engine.RunHooks)
 	rc := &engine.RunContext{DSN: dsn, DB: wt.DB, Server: t.Server, Options: p.run, Stats: engine.Stats{},
 		Notes: map[string]string{}, Info: c.info}
@@ -221,6 +223,23 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 		return run, ErrInterrupted
 	}
 	return run, nil
+}
+
+// addBuild fills in the build of a managed server whose engine could not read it from the
+// server itself (Firebird has no SQL for it): the word size and instruction set of the
+// executable its process runs.
+func addBuild(info *engine.Info, inst *managed.Instance) {
+	if inst == nil || info.Settings[engine.SettingBits] != "" {
+		return
+	}
+	b, err := managed.ExecutableBuild(inst.PID)
+	if err != nil {
+		return
+	}
+	if info.Settings == nil {
+		info.Settings = map[string]string{}
+	}
+	info.Settings[engine.SettingBits], info.Settings[engine.SettingArch] = strconv.Itoa(b.Bits), b.Arch
 }
 
 // afterRun runs the engine's after-run hook and reads the statistics and the database size

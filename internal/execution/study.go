@@ -2,9 +2,12 @@ package execution
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +38,9 @@ type StudyPlan struct {
 	// they need.
 	Estimate time.Duration
 	Restarts int
+	// Notes are what the user should know before running: versions that `study run` will
+	// fetch first.
+	Notes []string
 }
 
 // CellCounts is what Plan reads of the results store.
@@ -49,7 +55,8 @@ type CellCounts interface {
 // a study.ErrorList, each positioned in the study file, wrapped in an *InputError.
 func (c *Core) Plan(ctx context.Context, st *study.Study) (*StudyPlan, error) {
 	cells := st.Cells()
-	if err := c.checkStudy(st, cells); err != nil {
+	notes, err := c.checkStudy(st, cells)
+	if err != nil {
 		return nil, err
 	}
 	counts, err := c.Store.CellCounts(ctx, st.Name)
@@ -62,7 +69,7 @@ func (c *Core) Plan(ctx context.Context, st *study.Study) (*StudyPlan, error) {
 	}
 	runs := st.Plan(done)
 	return &StudyPlan{Study: st, Cells: cells, Done: done, Runs: runs,
-		Estimate: st.Estimate(runs, DefaultOverhead), Restarts: study.Restarts(runs)}, nil
+		Estimate: st.Estimate(runs, DefaultOverhead), Restarts: study.Restarts(runs), Notes: notes}, nil
 }
 
 // cellEngine returns the engine a cell runs on and whether its server is managed.
@@ -101,8 +108,10 @@ func errorPath(st *study.Study, key, base string) string {
 	return base
 }
 
-// checkStudy checks every cell of st; see Plan.
-func (c *Core) checkStudy(st *study.Study, cells []study.Cell) error {
+// checkStudy checks every cell of st, and returns notes about what a run will do first;
+// see Plan.
+func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error) {
+	var notes []string
 	// One problem is reported once, at its place in the file, with the first cell it
 	// affects, however many cells share it.
 	var errs study.ErrorList
@@ -161,13 +170,26 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) error {
 			}
 		}
 		if managed && p.Target == "" {
-			key := p.Engine + "\x00" + fmt.Sprint(p.Settings)
-			if sc, ok := e.(engine.SettingsChecker); ok && !checkedSettings[key] {
-				checkedSettings[key] = true
-				cfg := c.Launch
-				if d := c.BinDirs[e.Name()]; d != "" {
-					cfg.BinDir = d
+			key := p.Engine + "\x00" + p.Version + "\x00" + p.Install + "\x00" + fmt.Sprint(p.Settings)
+			if checkedSettings[key] {
+				continue
+			}
+			checkedSettings[key] = true
+			cfg := c.launchConfig(e.Name())
+			cfg.Version, cfg.Install = p.Version, p.Install
+			note, err := c.checkBinaries(e, cfg)
+			if err != nil {
+				path := errorPath(st, results.FactorInstall, "server.install")
+				if p.Version != "" {
+					path = errorPath(st, results.FactorVersion, "server.version")
 				}
+				add(st.Errorf(path, "%v", err))
+				continue
+			}
+			if note != "" && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
+			if sc, ok := e.(engine.SettingsChecker); ok {
 				if err := sc.CheckSettings(cfg, p.Settings); err != nil {
 					add(st.Errorf(settingErrorPath(st, err), "%v", err))
 				}
@@ -175,9 +197,37 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &InputError{Err: errs}
+		return nil, &InputError{Err: errs}
 	}
-	return nil
+	return notes, nil
+}
+
+// checkBinaries checks that the version cfg asks for can be had (installed, or fetched by
+// an Installer: then the note says so), or that the installation it names holds the
+// engine's server (SettingsChecker without settings), before any server starts.
+func (c *Core) checkBinaries(e engine.Engine, cfg engine.LaunchConfig) (note string, err error) {
+	if cfg.Install != "" {
+		if sc, ok := e.(engine.SettingsChecker); ok {
+			return "", sc.CheckSettings(cfg, nil)
+		}
+		return "", nil
+	}
+	if cfg.Version == "" {
+		return "", nil
+	}
+	in, ok := e.(engine.Installer)
+	if !ok {
+		return "", fmt.Errorf("dblat cannot fetch %s versions: unpack the version yourself and give its directory with --install DIR (server.install in a study)", e.Name())
+	}
+	if _, ok := in.Installed(cfg, cfg.Version); ok {
+		return "", nil
+	}
+	if !slices.Contains(in.InstallVersions(), cfg.Version) {
+		return "", fmt.Errorf("%s %s is not installed, and dblat fetches versions %s: install it yourself and give its directory with --install DIR (server.install in a study)",
+			e.Name(), cfg.Version, strings.Join(in.InstallVersions(), ", "))
+	}
+	return fmt.Sprintf("%s %s is not installed yet: `dblat study run` fetches it into %s before its first run (or fetch it now with `dblat server install %s %s`)",
+		e.Name(), cfg.Version, cfg.StateDir, e.Name(), cfg.Version), nil
 }
 
 func unwrapInput(err error) error {
@@ -254,6 +304,7 @@ func SpecOf(st *study.Study, cell study.Cell, target string) (Spec, error) {
 	for k, v := range p.Settings {
 		s.Record[results.SettingPrefix+k] = v
 	}
+	recordBinaries(s.Record, p)
 	if p.Mix != "" {
 		s.Record["mix"] = p.Mix
 	}
@@ -366,17 +417,50 @@ func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell stu
 	return sr.c.runOn(ctx, drain, &spec, t)
 }
 
+// recordBinaries adds the version and installation a cell asks for to the options stored
+// with its run, under their factor keys.
+func recordBinaries(opts map[string]string, p study.Params) {
+	if p.Version != "" {
+		opts[results.FactorVersion] = p.Version
+	}
+	if p.Install != "" {
+		opts[results.FactorInstall] = p.Install
+	}
+}
+
 // serverName is the managed server a cell runs on: the study's, suffixed by the engine when
-// the study compares engines.
-func (sr *studyRun) serverName(engineName string) string {
+// the study compares engines, and by the version or installation when it compares those
+// (each has its own data directory).
+func (sr *studyRun) serverName(p study.Params) string {
 	name := sr.st.Server.Name
 	if name == "" {
 		name = sr.st.Name
 	}
 	if len(sr.st.Engines()) > 1 {
-		name += "-" + engineName
+		name += "-" + p.Engine
+	}
+	if f, ok := sr.st.BinariesFactor(); ok {
+		suffix := p.Version
+		if f.Key == results.FactorInstall {
+			suffix = installSuffix(p.Install)
+		}
+		name = name[:min(len(name), 62-len(suffix))] + "-" + suffix
 	}
 	return name
+}
+
+// installSuffix names an installation directory in a server name: its base name in the
+// characters names allow, and a short hash of the whole path, so that /opt/a/fb and
+// /opt/b/fb differ.
+func installSuffix(dir string) string {
+	base := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(filepath.Clean(dir)))
+	sum := sha256.Sum256([]byte(dir))
+	return base[:min(len(base), 24)] + "-" + hex.EncodeToString(sum[:3])
 }
 
 // prepareServer makes the cell's server run with the cell's settings and resolves it.
@@ -385,7 +469,7 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 	p := cell.Params
 	spec := p.Target
 	if spec == "" {
-		name := sr.serverName(p.Engine)
+		name := sr.serverName(p)
 		if !slices.Contains(sr.servers, name) {
 			sr.servers = append(sr.servers, name)
 		}
@@ -402,7 +486,8 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 			if settings == nil {
 				settings = map[string]string{}
 			}
-			if _, err := c.StartServer(ctx, p.Engine, name, 0, settings); err != nil {
+			if _, err := c.Start(ctx, ServerStart{Engine: p.Engine, Name: name, Settings: settings,
+				Install: p.Install, Version: p.Version}); err != nil {
 				return nil, err
 			}
 		}
@@ -488,6 +573,7 @@ func (sr *studyRun) recordFailure(ctx context.Context, cell study.Cell, cause er
 	for k, v := range p.Settings {
 		opts[results.SettingPrefix+k] = v
 	}
+	recordBinaries(opts, p)
 	maps.Copy(opts, p.Options)
 	if p.Mode != "" {
 		opts["mode"] = p.Mode

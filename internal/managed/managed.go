@@ -38,6 +38,12 @@ type Instance struct {
 	Settings map[string]string `json:"settings,omitempty"`
 	// Binaries is the directory of the server binaries used.
 	Binaries string `json:"binaries"`
+	// Install is the installation directory the server was asked to run from (server start
+	// --install), and Version the server version it was asked for (--version); "" when the
+	// engine chose (its default search). A restart without them reuses these, so that the
+	// data directory keeps meeting the version that created it.
+	Install string `json:"install,omitempty"`
+	Version string `json:"version,omitempty"`
 	// RunAs is the unprivileged OS user the server runs as when dblat runs as root.
 	RunAs   string    `json:"run_as,omitempty"`
 	Started time.Time `json:"started,omitzero"`

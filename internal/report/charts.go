@@ -980,6 +980,10 @@ func factorLabel(key string) string {
 		results.FactorEngine, results.FactorTarget, results.FactorThink, results.FactorDuration,
 		results.FactorWarmup:
 		return key
+	case results.FactorVersion:
+		return "version"
+	case results.FactorInstall:
+		return "installation"
 	}
 	if k, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 		return k

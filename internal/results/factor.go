@@ -22,6 +22,13 @@ const (
 	FactorEngine      = "engine"
 	FactorThink       = "think"
 	FactorTarget      = "target"
+	// FactorVersion and FactorInstall vary the managed server's version and installation
+	// (study files' server.version and server.install); their requested values are kept
+	// in Params.Options under the same keys.
+	FactorVersion = ServerPrefix + "version"
+	FactorInstall = ServerPrefix + "install"
+	// ServerPrefix marks what chooses a managed server's binaries.
+	ServerPrefix = "server."
 	// SettingPrefix marks a server setting factor; its requested value is kept in
 	// Params.Options under the same key ("set.shared_buffers").
 	SettingPrefix = "set."
@@ -53,7 +60,7 @@ func FactorValue(r *Run, key string) string {
 	case FactorTarget:
 		return r.Server.Target
 	}
-	if strings.HasPrefix(key, SettingPrefix) {
+	if strings.HasPrefix(key, SettingPrefix) || strings.HasPrefix(key, ServerPrefix) {
 		return p.Options[key]
 	}
 	if k, ok := strings.CutPrefix(key, OptionPrefix); ok {
@@ -62,9 +69,19 @@ func FactorValue(r *Run, key string) string {
 	return ""
 }
 
+// OptionFactor returns the factor key of a key of Params.Options: requested settings
+// ("set.…") and the server's version and installation ("server.…") are stored under their
+// factor's key, workload and engine options under their bare name ("mode" is opt.mode).
+func OptionFactor(key string) string {
+	if strings.HasPrefix(key, SettingPrefix) || strings.HasPrefix(key, ServerPrefix) {
+		return key
+	}
+	return OptionPrefix + key
+}
+
 // InferFactors returns the factor keys whose values differ between runs: the standard keys
-// first (RTT, terminals, then the rest), then settings ("set.…") and options ("opt.…")
-// sorted by name.
+// first (RTT, terminals, then the rest), then settings ("set.…"), the server's version and
+// installation ("server.…") and options ("opt.…") sorted by name.
 func InferFactors(runs []Run) []string {
 	candidates := []string{
 		FactorRTT, FactorTerminals, FactorConnections, FactorWarehouses, FactorEngine,
@@ -73,11 +90,7 @@ func InferFactors(runs []Run) []string {
 	opts := map[string]bool{}
 	for i := range runs {
 		for k := range runs[i].Params.Options {
-			if strings.HasPrefix(k, SettingPrefix) {
-				opts[k] = true
-			} else {
-				opts[OptionPrefix+k] = true
-			}
+			opts[OptionFactor(k)] = true
 		}
 	}
 	candidates = append(candidates, slices.Sorted(maps.Keys(opts))...)

@@ -107,6 +107,8 @@ func CellKey(p Params) string {
 	}
 	add("engine", p.Engine)
 	add("target", p.Target)
+	add(results.FactorVersion, p.Version)
+	add(results.FactorInstall, p.Install)
 	add("workload", p.Workload)
 	add("warehouses", strconv.Itoa(p.Warehouses))
 	add("terminals", strconv.Itoa(p.Terminals))
@@ -160,12 +162,26 @@ func (p *parser) check(s *Study) {
 		p.errPath("server", "server needs an engine (postgres, mariadb, firebird, ...)")
 	}
 	managed := s.Managed()
+	version := s.Server.Version != "" || s.hasFactor(results.FactorVersion)
+	install := s.Server.Install != "" || s.hasFactor(results.FactorInstall)
+	if version && install {
+		path := "server.install"
+		if s.hasFactor(results.FactorInstall) {
+			path = "factors." + results.FactorInstall
+		}
+		p.errPath(path, "give server.version or server.install, not both: an installation is one version")
+	}
 	for _, f := range s.Factors {
+		if f.Binaries() && s.hasFactor(results.FactorEngine) {
+			p.errPath("factors."+f.Key, "%s and an engine factor do not combine: a version or installation belongs to one engine (write one study per engine)", f.Key)
+		}
 		if managed {
 			continue
 		}
 		if f.Key == results.FactorEngine {
 			p.errPath("factors."+f.Key, "an engine factor needs a managed server (server:); a target runs the engine it runs")
+		} else if f.Binaries() {
+			p.errPath("factors."+f.Key, "%s needs a managed server (server:) that dblat starts; a target runs the version it runs", f.Key)
 		} else if f.RestartsServer() && f.Key != results.FactorTarget {
 			p.errPath("factors."+f.Key, "server settings need a managed server (server:) that dblat can restart; a target is used as it is")
 		}
@@ -194,5 +210,6 @@ func (p *parser) check(s *Study) {
 
 // sameServer reports whether two cells run on the same server configuration.
 func sameServer(a, b *Params) bool {
-	return a.Engine == b.Engine && a.Target == b.Target && maps.Equal(a.Settings, b.Settings)
+	return a.Engine == b.Engine && a.Target == b.Target && a.Version == b.Version && a.Install == b.Install &&
+		maps.Equal(a.Settings, b.Settings)
 }

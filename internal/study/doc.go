@@ -25,6 +25,8 @@
 //	server:                   # a managed server that dblat starts ...
 //	  engine: postgres
 //	  name: latency           # managed server name (default: the study name)
+//	  version: 16             # the server version (PostgreSQL 13-18: fetched on first use) ...
+//	  # install: /opt/pg16    # ... or an installation directory to run it from
 //	  settings: {shared_buffers: 256MB}
 //	# target: pg1             # ... or an existing server (name or DSN without password)
 //	base:                     # every run's parameters unless a factor says otherwise
@@ -46,8 +48,18 @@
 //	  set.shared_buffers: [128MB, 1GB]   # a server setting: the server restarts between levels
 //
 // Factor keys are those of package results: rtt, terminals, connections, warehouses,
-// duration, warmup, engine, think, target, set.NAME (a server setting) and opt.NAME (a
-// workload or engine option; opt.mode and opt.mix set base.mode and base.mix). Durations are
+// duration, warmup, engine, think, target, server.version and server.install (the managed
+// server's version or installation), set.NAME (a server setting) and opt.NAME (a workload
+// or engine option; opt.mode and opt.mix set base.mode and base.mix).
+//
+// # Versions
+//
+// server.version: [13, 15, 17] (or server.install: [DIR1, DIR2]) runs every level on a
+// server of its own, named after the study's server with the level appended, each with
+// its own data and pristine copy: a data directory belongs to one version. order: grouped
+// restarts each server once per round. A version or installation belongs to one engine,
+// so it does not combine with an engine factor; an installation's path is taken from the
+// working directory when relative. Durations are
 // Go durations ("1.5ms", "100µs" or "100us", "2m"); a bare 0 is allowed, other bare numbers
 // are not. Levels are compared after canonical formatting, so [1ms, 1000us] is a duplicate.
 //

@@ -14,6 +14,7 @@ func TestExamples(t *testing.T) {
 		estimate    time.Duration // without per-run overhead or restarts
 	}{
 		"quickstart.yaml":           {12, 12, 155 * time.Second},
+		"pg-versions.yaml":          {6, 30, 35*time.Minute + 58*time.Second},
 		"seed000-firebird.yaml":     {84, 420, 11*time.Hour + 39*time.Minute + 50*time.Second},
 		"seed000-microseconds.yaml": {72, 360, 9*time.Hour + 59*time.Minute + 50*time.Second},
 		"seed001-ofat.yaml":         {11, 55, 2*time.Hour + 26*time.Minute + 30*time.Second},

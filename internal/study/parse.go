@@ -21,20 +21,21 @@ import (
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "seed", "order", "cooldown",
 		"between_runs", "max_failures", "server", "target", "base", "factors"}
-	serverKeys = []string{"engine", "name", "settings"}
+	serverKeys = []string{"engine", "name", "version", "install", "settings"}
 	baseKeys   = []string{"workload", "warehouses", "terminals", "connections", "duration",
 		"warmup", "rtt", "mode", "think", "mix", "seed", "options"}
 	// plainFactors are the factor keys without a prefix (package results names them).
 	plainFactors = []string{results.FactorRTT, results.FactorTerminals, results.FactorConnections,
 		results.FactorWarehouses, results.FactorDuration, results.FactorWarmup,
-		results.FactorEngine, results.FactorThink, results.FactorTarget}
+		results.FactorEngine, results.FactorThink, results.FactorTarget, results.FactorVersion, results.FactorInstall}
 	// hints map words people write to the key dblat uses.
 	hints = map[string]string{
 		"latency": "rtt", "delay": "rtt", "clients": "terminals", "threads": "terminals",
 		"users": "terminals", "pool": "connections", "scale": "warehouses",
 		"mode": "opt.mode", "mix": "opt.mix", "warm_up": "warmup", "window": "duration",
 		"settings": "set.NAME", "cool_down": "cooldown", "repeats": "repeat",
-		"repetitions": "repeat",
+		"repetitions": "repeat", "version": results.FactorVersion, "install": results.FactorInstall,
+		"installation": results.FactorInstall,
 	}
 )
 
@@ -361,6 +362,7 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 		s.Server.Name = s.Name
 	}
 	s.Base.Engine, s.Base.Target = s.Server.Engine, s.Target
+	s.Base.Version, s.Base.Install = s.Server.Version, s.Server.Install
 	s.Base.Settings = maps.Clone(s.Server.Settings)
 	if s.Base.Settings == nil {
 		s.Base.Settings = map[string]string{}
@@ -374,6 +376,10 @@ func (p *parser) server(s *Study, n *yaml.Node) {
 			set(&s.Server.Engine)(field(p, v, "engine", checkWord))
 		case "name":
 			set(&s.Server.Name)(field(p, v, "name", checkName))
+		case "version":
+			set(&s.Server.Version)(field(p, v, "server.version", checkVersion))
+		case "install":
+			set(&s.Server.Install)(field(p, v, "server.install", checkValue))
 		case "settings":
 			s.Server.Settings = p.settings(v, "server.settings", "setting")
 		}

@@ -72,12 +72,17 @@ func (s *Study) rank(r int, kind, item string) uint64 {
 	return binary.BigEndian.Uint64(h[:8])
 }
 
-// serverID names a server configuration: engine, target and settings.
+// serverID names a server configuration: engine, target, settings, and the version and
+// installation when given (appended only then, so that the order of existing studies
+// stays as it was).
 func serverID(p *Params) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(p.Engine) + strconv.Quote(p.Target))
 	for _, k := range slices.Sorted(maps.Keys(p.Settings)) {
 		b.WriteString(strconv.Quote(k) + strconv.Quote(p.Settings[k]))
+	}
+	if p.Version != "" || p.Install != "" {
+		b.WriteString("\x00" + strconv.Quote(p.Version) + strconv.Quote(p.Install))
 	}
 	return b.String()
 }

@@ -74,6 +74,9 @@ type ServerSpec struct {
 	Engine   string            // "postgres", "firebird", ...; "" when an engine factor names them
 	Name     string            // managed server name; defaults to the study's name
 	Settings map[string]string // server settings at their base values (name → value as written)
+	// Version is the server version to run ("16"; engine.LaunchConfig.Version) and Install
+	// an installation directory to run it from (as written); "" for the engine's default.
+	Version, Install string
 }
 
 // Params are the parameters of one run. In a Cell they are fully resolved.
@@ -93,6 +96,9 @@ type Params struct {
 	Seed        int64  // the terminals' random seed
 	// Settings are the managed server's settings (factor set.NAME → Settings[NAME]).
 	Settings map[string]string
+	// Version and Install choose the managed server's binaries (factors server.version and
+	// server.install); "" for the engine's default.
+	Version, Install string
 	// Options are other workload or engine options (factor opt.NAME → Options[NAME]).
 	Options map[string]string
 }
@@ -113,7 +119,24 @@ func (f Factor) Setting() (name string, ok bool) {
 // configuration: a server setting, the engine or the target.
 func (f Factor) RestartsServer() bool {
 	_, set := f.Setting()
-	return set || f.Key == results.FactorEngine || f.Key == results.FactorTarget
+	return set || f.Key == results.FactorEngine || f.Key == results.FactorTarget || f.Binaries()
+}
+
+// Binaries reports whether the factor varies the managed server's binaries (its version
+// or installation): each level runs on a server of its own, with its own data.
+func (f Factor) Binaries() bool {
+	return f.Key == results.FactorVersion || f.Key == results.FactorInstall
+}
+
+// BinariesFactor returns the study's factor that varies the managed server's binaries,
+// and false when it has none.
+func (s *Study) BinariesFactor() (Factor, bool) {
+	for _, f := range s.Factors {
+		if f.Binaries() {
+			return f, true
+		}
+	}
+	return Factor{}, false
 }
 
 // Cell is one combination of levels.
@@ -189,7 +212,8 @@ func (s *Study) Label(c Cell) string {
 }
 
 // NeedsServerRestart reports whether running c after prev needs another server
-// configuration: a different engine, target or server setting, or no previous run at all.
+// configuration: a different engine, target, version, installation or server setting, or
+// no previous run at all.
 func (c Cell) NeedsServerRestart(prev *Cell) bool {
 	if prev == nil {
 		return true
@@ -239,6 +263,10 @@ func (p Params) Value(key string) string {
 		return strconv.FormatBool(p.Think)
 	case results.FactorTarget:
 		return p.Target
+	case results.FactorVersion:
+		return p.Version
+	case results.FactorInstall:
+		return p.Install
 	case optMode:
 		return p.Mode
 	case optMix:
@@ -282,6 +310,10 @@ func (p *Params) set(key, level string) error {
 		p.Think, err = parseBool(level)
 	case results.FactorTarget:
 		p.Target, err = checkTarget(level)
+	case results.FactorVersion:
+		p.Version, err = checkVersion(level)
+	case results.FactorInstall:
+		p.Install, err = checkValue(level)
 	case optMode:
 		p.Mode, err = checkWord(level)
 	case optMix:

@@ -25,6 +25,8 @@ var (
 	// u:pw@tcp(h)/db, sysdba:pw@host/path).
 	userPassword = regexp.MustCompile(`(^|//)[^:/@\s]*:[^@\s/]+@`)
 	validWeight  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+	// validVersion is a server version: "16", "10.11", "4.0.5"; the engine says which it runs.
+	validVersion = regexp.MustCompile(`^[0-9][0-9A-Za-z._-]{0,31}$`)
 )
 
 // The checks below return errors that read after a label: "terminals must be at least 1,
@@ -125,4 +127,13 @@ func checkTarget(s string) (string, error) {
 		return "", errors.New("holds a password, and study files are stored with the results: pass it through the environment (PGPASSWORD, ~/.pgpass, ...) or use a managed server")
 	}
 	return s, nil
+}
+
+// checkVersion accepts a server version ("16", "10.11"): it starts with a digit.
+func checkVersion(s string) (string, error) {
+	v := strings.TrimSpace(s)
+	if !validVersion.MatchString(v) {
+		return "", fmt.Errorf("must be a version number such as 16 or 10.11, got %q", s)
+	}
+	return v, nil
 }

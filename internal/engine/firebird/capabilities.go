@@ -23,7 +23,7 @@ var (
 
 // Launcher implements engine.Manager.
 func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
-	return Launcher{BinDir: cfg.BinDir, RunAs: cfg.RunAs}
+	return Launcher{BinDir: launchBinDir(cfg), RunAs: cfg.RunAs}
 }
 
 // Run options of Firebird (seed 001: sweep and gstat -r around each session).
@@ -98,9 +98,12 @@ func (Engine) Comparison() engine.Comparison {
 		KeySettings: []string{
 			KeyPageSize, "DefaultDbCachePages", "ForcedWrites", "ServerMode",
 			"wire_encrypted", "wire_compressed", "network_protocol",
-			"ods_version", "sql_dialect", "character_set", "sweep_interval",
+			"ods_version", "sql_dialect", "character_set", "sweep_interval", "ReadConsistency",
 		},
-		Aliases: map[string][]string{"wirecrypt": {"wire_encrypted"}},
+		PageSize:        pageSize,
+		VersionSettings: []string{"ods_version"},
+		Conflicts:       conflicts,
+		Aliases:         map[string][]string{"wirecrypt": {"wire_encrypted"}},
 		Canonical: func(v string) (string, bool) {
 			c, ok := serverModes[strings.ToLower(strings.TrimSpace(v))]
 			return strings.ToLower(c), ok
@@ -166,9 +169,18 @@ func advise(settings map[string]string, connections int) []engine.Advice {
 
 var _ engine.SettingsChecker = Engine{}
 
-// CheckSettings implements engine.SettingsChecker against Firebird 3.0's firebird.conf keys
-// and dblat's own (PageSize, ForcedWrites).
-func (Engine) CheckSettings(_ engine.LaunchConfig, settings map[string]string) error {
-	_, err := checkSettings(settings)
+// CheckSettings implements engine.SettingsChecker against the firebird.conf keys of the
+// server's version (3.0's, and from 4.0 on the keys 4.0 and 5.0 added) and dblat's own
+// (PageSize, ForcedWrites). An installation (cfg.Install) must hold a Firebird 3.0 to 5.0.
+func (Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
+	major := 3
+	if dir := launchBinDir(cfg); dir != "" {
+		bin, err := FindBinaries(dir)
+		if err != nil {
+			return err
+		}
+		major = majorOf(bin.Version)
+	}
+	_, err := checkSettingsFor(major, settings)
 	return err
 }

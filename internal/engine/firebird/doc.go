@@ -2,7 +2,8 @@
 // driver github.com/nakagami/firebirdsql (database/sql name "firebirdsql"), classifies
 // Firebird errors, reads back the effective database settings and the monitoring (MON$)
 // counters, bulk-loads rows with parameterised EXECUTE BLOCK statements, and runs private
-// managed Firebird 3.0 servers in each of the three architectures (server.go).
+// managed Firebird servers (3.0; 4.0 and 5.0 from their own tarballs: versions.go) in each
+// of the three architectures (server.go).
 //
 // It sits below the workloads and the runner, which reach it only through engine.Engine,
 // engine.BulkLoader and managed.Launcher; package engine and package managed are the only

@@ -137,7 +137,8 @@ func onOff(v any) string {
 // (RDB$GET_CONTEXT('SYSTEM', 'ENGINE_VERSION')), the wire's encryption, compression and
 // protocol as this connection got them, MON$DATABASE's page size, page buffers, forced
 // writes, sweep interval, ODS version, SQL dialect and size (MON$PAGES × MON$PAGE_SIZE, which
-// is the database file's size), the default character set, and the architecture.
+// is the database file's size), the default character set, and the architecture; from 4.0
+// on also ReadConsistency and the file-system cache settings, from RDB$CONFIG (versions.go).
 //
 // Firebird 3.0 cannot report its firebird.conf (RDB$CONFIG is 4.0+), so ServerMode is
 // inferred: a "Cache Writer" system attachment exists only in Super (the one shared page
@@ -206,6 +207,9 @@ func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 		return rows.Err()
 	})
 	if err != nil {
+		return info, err
+	}
+	if err := inspectConfig(ctx, db, info.Version, info.Settings); err != nil {
 		return info, err
 	}
 	switch {

@@ -23,8 +23,10 @@ import (
 	"github.com/dblat/dblat/internal/managed"
 )
 
-// Launcher runs private Firebird 3.0 servers (managed.Launcher). An instance directory
-// holds the whole server:
+// Launcher runs private Firebird servers (managed.Launcher): 3.0 from Debian's packages,
+// and 3.0 to 5.0 from a Firebird home such as their Linux tarballs unpack to (BinDir is
+// its bin/; versions.go says what differs between versions). An instance directory holds
+// the whole server:
 //
 //	firebird.conf      written on every start: port, 127.0.0.1, ServerMode, the user's keys
 //	databases.conf     forbids remote access to the security database
@@ -129,7 +131,7 @@ func FindBinaries(dir string) (Binaries, error) {
 			}
 		}
 		if !isFile(b.Server) || b.ISQL == "" || !isFile(b.GFix) {
-			return b, fmt.Errorf("--fb-bin %s: no firebird, isql and gfix there", dir)
+			return b, fmt.Errorf("%s: no firebird, isql and gfix there (give --install a Firebird home holding bin/, or --fb-bin its bin directory)", dir)
 		}
 	} else {
 		b.Server = debianServer
@@ -149,10 +151,7 @@ func FindBinaries(dir string) (Binaries, error) {
 		return b, fmt.Errorf("%s -z: %v", b.Server, err)
 	}
 	b.Version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Firebird TCP/IP server version"))
-	if !strings.Contains(b.Version, "Firebird 3.0") {
-		return b, fmt.Errorf("%s is %q: dblat manages Firebird 3.0 servers only", b.Server, b.Version)
-	}
-	return b, nil
+	return b, supportedVersion(b.Server, b.Version)
 }
 
 // Start implements managed.Launcher. It checks inst.Settings (checkSettings) before touching
@@ -164,7 +163,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := checkSettings(inst.Settings)
+	cfg, err := checkSettingsFor(majorOf(bin.Version), inst.Settings)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ var (
 
 // Launcher implements engine.Manager.
 func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
-	return Launcher{BinDir: cfg.BinDir, RunAs: cfg.RunAs, Warn: cfg.Warn}
+	return Launcher{BinDir: launchBinDir(cfg), RunAs: cfg.RunAs, Warn: cfg.Warn}
 }
 
 // SocketDSN implements engine.Sockets.
@@ -73,7 +73,7 @@ func (Engine) Comparison() engine.Comparison {
 		// performance_schema. Names as SHOW GLOBAL VARIABLES spells them (Inspect).
 		KeySettings: []string{
 			"innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_doublewrite",
-			"innodb_flush_method", "innodb_log_file_size", "log_bin", "innodb_io_capacity", "innodb_page_size",
+			"innodb_flush_method", "innodb_log_file_size", "log_bin", "binlog_format", "innodb_io_capacity", "innodb_page_size",
 			"tx_isolation", "transaction_isolation", "max_connections", "thread_handling",
 			"version_compile_machine", "version_compile_os", "query_cache_type", "performance_schema",
 			"innodb_adaptive_hash_index",
@@ -88,6 +88,7 @@ func (Engine) Comparison() engine.Comparison {
 			b, ok := engine.SettingBytes(settings[name], 1)
 			return name, b, b == defaultBufferPool, ok
 		},
+		PageSize: pageSize,
 	}
 }
 
@@ -95,7 +96,7 @@ var _ engine.SettingsChecker = Engine{}
 
 // CheckSettings implements engine.SettingsChecker against mariadbd's own option table.
 func (Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
-	bin, err := FindBinaries(cfg.BinDir)
+	bin, err := FindBinaries(launchBinDir(cfg))
 	if err != nil {
 		return err
 	}

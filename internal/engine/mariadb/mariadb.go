@@ -251,7 +251,9 @@ const (
 // variable from SHOW GLOBAL VARIABLES (about 650 on MariaDB 10.11: the full configuration,
 // so two runs can be compared setting by setting), and the size of the current database as
 // the sum of data_length+index_length of its tables in information_schema. InnoDB estimates
-// those from its statistics, so the size is approximate until ANALYZE TABLE has run.
+// those from its statistics, so the size is approximate until ANALYZE TABLE has run. The
+// build's word size and instruction set (engine.SettingBits, SettingArch) come from
+// version_compile_machine.
 func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 	info := engine.Info{Settings: map[string]string{}}
 	if err := db.QueryRowContext(ctx, "SELECT CONCAT(VERSION(), ' (', @@version_comment, ')')").Scan(&info.Version); err != nil {
@@ -262,6 +264,7 @@ func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 	}); err != nil {
 		return info, err
 	}
+	buildSettings(info.Settings)
 	err := db.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS SIGNED)
 		FROM information_schema.tables WHERE table_schema = DATABASE()`).Scan(&info.DatabaseBytes)
 	return info, err

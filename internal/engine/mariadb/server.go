@@ -87,7 +87,13 @@ func FindBinaries(dir string) (Binaries, error) {
 		b.Server = find(servers, []string{dir})
 		b.InstallDB = find(installers, []string{dir, filepath.Join(dir, "..", "scripts"), filepath.Join(dir, "..", "bin")})
 		if b.Server == "" || b.InstallDB == "" {
-			return b, fmt.Errorf("--bin-dir %s: no mariadbd and mariadb-install-db there", dir)
+			if b.Server != "" && isMySQL(b.Server) {
+				return b, mysqlError(b.Server)
+			}
+			return b, fmt.Errorf("%s: no mariadbd and mariadb-install-db there (give --install a MariaDB tarball's base directory, or --bin-dir the directory of mariadbd)", dir)
+		}
+		if isMySQL(b.Server) {
+			return b, mysqlError(b.Server)
 		}
 		return b, nil
 	}
@@ -162,7 +168,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		}
 	}
 
-	cmd := command(acct, inst.Dir, bins.Server, serverArgs(inst, data, sock, logPath)...)
+	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath))...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
 	// it itself, by PID.

@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
@@ -26,11 +29,7 @@ var (
 // Launcher implements engine.Manager: managed servers from the installed binaries, or
 // binaries downloaded into the state directory when none are installed.
 func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
-	l := Launcher{BinDir: cfg.BinDir, RunAs: cfg.RunAs}
-	if cfg.StateDir != "" {
-		l.DownloadDir = filepath.Join(cfg.StateDir, "binaries", "postgres")
-	}
-	return l
+	return Launcher{BinDir: cfg.BinDir, Install: cfg.Install, Version: cfg.Version, RunAs: cfg.RunAs, DownloadDir: downloadDir(cfg)}
 }
 
 // SocketDSN implements engine.Sockets: the server's socket directory is run/ in its own
@@ -71,21 +70,48 @@ func (Engine) Comparison() engine.Comparison {
 			b, ok := engine.SettingBytes(settings[name], 8192)
 			return name, b, b == defaultSharedBuffers, ok
 		},
+		PageSize: func(settings map[string]string) (string, float64, bool) {
+			const name = "block_size"
+			b, ok := engine.SettingBytes(settings[name], 1)
+			return name, b, ok
+		},
 	}
 }
 
 var _ engine.SettingsChecker = Engine{}
 
-// CheckSettings implements engine.SettingsChecker against the installed server's
-// `postgres --describe-config`. Without installed binaries (a start would download them)
-// there is nothing to check against yet, and it returns nil.
-func (Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
-	bin, err := FindBinaries(cfg.BinDir)
-	if err != nil {
-		if cfg.BinDir != "" {
+// CheckSettings implements engine.SettingsChecker against the server's own
+// `postgres --describe-config`: the installation cfg.Install names, the installed
+// cfg.Version, or the installed binaries. A version that is not installed yet, or no
+// installed binaries at all (a start would fetch them), leave nothing to check against
+// yet, and it returns nil; a version dblat cannot fetch is an error.
+func (e Engine) CheckSettings(cfg engine.LaunchConfig, settings map[string]string) error {
+	var bin string
+	var err error
+	switch {
+	case cfg.Install != "" && cfg.Version != "":
+		return errors.New("give an installation or a version, not both")
+	case cfg.Install != "":
+		if bin, err = installBin(cfg.Install); err != nil {
 			return err
 		}
-		return nil
+	case cfg.Version != "":
+		dir, ok := e.Installed(cfg, cfg.Version)
+		if !ok {
+			if !slices.Contains(Versions(), cfg.Version) {
+				return fmt.Errorf("PostgreSQL %q is not installed, and dblat fetches major versions %s only: install it and give its directory instead",
+					cfg.Version, strings.Join(Versions(), ", "))
+			}
+			return nil
+		}
+		bin = filepath.Join(dir, "bin")
+	default:
+		if bin, err = FindBinaries(cfg.BinDir); err != nil {
+			if cfg.BinDir != "" {
+				return err
+			}
+			return nil
+		}
 	}
 	return checkSettings(bin, settings)
 }

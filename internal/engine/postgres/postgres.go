@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -90,8 +91,10 @@ func (Engine) Classify(err error) engine.ErrorClass {
 	return engine.ClassOther
 }
 
-// Inspect reads version(), every setting that is not at its built-in default (plus the
-// ones that decide durability and caching), and the current database's size.
+// Inspect reads version() (and from it the build's word size and instruction set, as
+// engine.SettingBits and SettingArch), every setting that is not at its built-in default
+// (plus the ones that decide durability, caching and isolation), and the current
+// database's size.
 func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 	info := engine.Info{Settings: map[string]string{}}
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&info.Version); err != nil {
@@ -119,28 +122,50 @@ func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 	if err := rows.Err(); err != nil {
 		return info, err
 	}
+	if bits, arch := buildOf(info.Version); bits != "" {
+		info.Settings[engine.SettingBits], info.Settings[engine.SettingArch] = bits, arch
+	}
 	err = db.QueryRowContext(ctx, "SELECT pg_database_size(current_database())").Scan(&info.DatabaseBytes)
 	return info, err
 }
 
-// Stats reads pg_stat_database for the current database, pg_stat_wal, pg_stat_bgwriter and
-// the dead tuples summed over user tables. Counters are flushed by backends with a delay, so
+// buildOf reads the build's word size and instruction set from version(): "PostgreSQL
+// 13.21 on x86_64-pc-linux-gnu, compiled by gcc (GCC) 8.5.0, 64-bit" gives "64" and
+// "x86_64"; "" when version() does not say.
+func buildOf(version string) (bits, arch string) {
+	_, rest, ok := strings.Cut(version, " on ")
+	if !ok {
+		return "", ""
+	}
+	target, _, _ := strings.Cut(rest, ",")
+	arch, _, _ = strings.Cut(strings.TrimSpace(target), "-")
+	if i := strings.LastIndex(version, ", "); i >= 0 {
+		if b, ok := strings.CutSuffix(strings.TrimSpace(version[i+2:]), "-bit"); ok {
+			bits = b
+		}
+	}
+	if bits == "" {
+		if n := engine.ArchBits(arch); n > 0 {
+			bits = strconv.Itoa(n)
+		}
+	}
+	return bits, arch
+}
+
+// Stats reads pg_stat_database for the current database, pg_stat_wal, pg_stat_bgwriter
+// (and pg_stat_checkpointer from 17 on: statsQueries) and the dead tuples summed over user
+// tables. Counters are flushed by backends with a delay, so
 // callers reading "after" values should let ~1 s pass after the load stops.
 func (Engine) Stats(ctx context.Context, db *sql.DB) (engine.Stats, error) {
 	st := engine.Stats{}
-	queries := []struct{ prefix, sql string }{
-		{"pg_stat_database.", `SELECT xact_commit, xact_rollback, blks_read, blks_hit, tup_returned, tup_fetched,
-			tup_inserted, tup_updated, tup_deleted, conflicts, temp_files, temp_bytes, deadlocks
-			FROM pg_stat_database WHERE datname = current_database()`},
-		{"pg_stat_wal.", `SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal`},
-		{"pg_stat_bgwriter.", `SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, buffers_backend FROM pg_stat_bgwriter`},
-		{"pg_stat_user_tables.", `SELECT coalesce(sum(n_dead_tup), 0) AS n_dead_tup, coalesce(sum(n_live_tup), 0) AS n_live_tup,
-			coalesce(sum(n_tup_hot_upd), 0) AS n_tup_hot_upd FROM pg_stat_user_tables`},
+	var num int
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
+		return nil, err
 	}
 	if _, err := db.ExecContext(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 		return nil, err
 	}
-	for _, q := range queries {
+	for _, q := range statsQueries(num) {
 		rows, err := db.QueryContext(ctx, q.sql)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(q.prefix, "."), err)
@@ -168,6 +193,36 @@ func (Engine) Stats(ctx context.Context, db *sql.DB) (engine.Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// statsQueries are Stats' queries for a server of version num (server_version_num), each
+// with the prefix of its counters. The views moved between the versions dblat runs:
+// pg_stat_wal came with 14, and lost wal_write and wal_sync to pg_stat_io in 18;
+// checkpoints left pg_stat_bgwriter for pg_stat_checkpointer in 17, and buffers_backend
+// went to pg_stat_io. Each counter keeps the name its view gives it.
+func statsQueries(num int) []struct{ prefix, sql string } {
+	qs := []struct{ prefix, sql string }{
+		{"pg_stat_database.", `SELECT xact_commit, xact_rollback, blks_read, blks_hit, tup_returned, tup_fetched,
+			tup_inserted, tup_updated, tup_deleted, conflicts, temp_files, temp_bytes, deadlocks
+			FROM pg_stat_database WHERE datname = current_database()`},
+		{"pg_stat_user_tables.", `SELECT coalesce(sum(n_dead_tup), 0) AS n_dead_tup, coalesce(sum(n_live_tup), 0) AS n_live_tup,
+			coalesce(sum(n_tup_hot_upd), 0) AS n_tup_hot_upd FROM pg_stat_user_tables`},
+	}
+	switch {
+	case num >= 180000:
+		qs = append(qs, struct{ prefix, sql string }{"pg_stat_wal.", `SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full FROM pg_stat_wal`})
+	case num >= 140000:
+		qs = append(qs, struct{ prefix, sql string }{"pg_stat_wal.", `SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal`})
+	}
+	if num >= 170000 {
+		qs = append(qs,
+			struct{ prefix, sql string }{"pg_stat_checkpointer.", `SELECT num_timed, num_requested, buffers_written FROM pg_stat_checkpointer`},
+			struct{ prefix, sql string }{"pg_stat_bgwriter.", `SELECT buffers_clean FROM pg_stat_bgwriter`})
+	} else {
+		qs = append(qs, struct{ prefix, sql string }{"pg_stat_bgwriter.",
+			`SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, buffers_backend FROM pg_stat_bgwriter`})
+	}
+	return qs
 }
 
 // Redact removes any password from a URL or key=value DSN.

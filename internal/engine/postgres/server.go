@@ -28,8 +28,16 @@ import (
 type Launcher struct {
 	// BinDir overrides the search for server binaries (server start --bin-dir).
 	BinDir string
-	// DownloadDir, when set, is where official binaries are downloaded to (and reused from)
-	// when no installed ones are found.
+	// Install is an installation to run (server start --install): a directory holding
+	// initdb and postgres, or one whose bin/ does.
+	Install string
+	// Version is the major version to run (server start --version): fetched into
+	// DownloadDir on first use, and found there afterwards (never the OS packages' copy:
+	// installedVersion says why).
+	Version string
+	// DownloadDir, when set, is where official binaries are downloaded to (and reused from),
+	// one directory per major version: a Version not installed, or DefaultVersion when no
+	// installed binaries are found.
 	DownloadDir string
 	// RunAs names the unprivileged user to run as when dblat runs as root ("" = auto).
 	RunAs string
@@ -85,14 +93,7 @@ func pgMajor(binDir string) int {
 
 // Start implements managed.Launcher.
 func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
-	bin, err := FindBinaries(l.BinDir)
-	if err != nil && l.BinDir == "" && l.DownloadDir != "" {
-		var derr error
-		if bin, derr = DownloadBinaries(l.DownloadDir); derr != nil {
-			return fmt.Errorf("%w; downloading instead failed too: %v", err, derr)
-		}
-		err = nil
-	}
+	bin, err := l.binaries()
 	if err != nil {
 		return err
 	}
