@@ -211,7 +211,7 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"--blobs-per-tx is not an option of select-only"}, "run", "simple", "select-only", "--target", dsn, "--blobs-per-tx", "2")
 	e.fails(cli.ExitUsage, []string{"unknown option \"interpolate_params\" for workload tpcc on postgres"}, "run", "tpcc", "--target", dsn, "--interpolate-params")
 	// A typo in a subcommand is an error, not the parent's help and exit 0.
-	e.fails(cli.ExitUsage, []string{`unknown command "diff" for "dblat results"`}, "results", "diff", "1", "2")
+	e.fails(cli.ExitUsage, []string{`unknown command "dif" for "dblat results"`, "did you mean diff?"}, "results", "dif", "1", "2")
 	e.fails(cli.ExitUsage, []string{"did you mean list?"}, "study", "lst")
 	e.fails(cli.ExitUsage, []string{"not a number"}, "results", "show", "abc")
 	e.fails(cli.ExitUsage, []string{"not found"}, "results", "show", "999")
