@@ -32,6 +32,8 @@ type probe struct {
 	// inputs records, per terminal and transaction input (Next's count), the tries Run
 	// made with it.
 	inputs map[[2]int]int
+	// pause is the keying and think time of every transaction.
+	pause workload.Pause
 }
 
 func (p *probe) Name() string                                  { return "probe" }
@@ -49,7 +51,7 @@ type probeTerm struct {
 func (t *probeTerm) Next() (int, workload.Pause) {
 	t.n++
 	t.txType = t.p.next(t.id, t.n)
-	return t.txType, workload.Pause{}
+	return t.txType, t.p.pause
 }
 
 func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn) error {
