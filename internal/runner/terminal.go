@@ -114,6 +114,7 @@ func (d *driver) terminal(id int, term workload.Terminal, p *pause) {
 			txType   int
 			intended time.Time
 			think    time.Duration
+			counted  bool // an arrival of the window, counted as started
 		)
 		if d.sched != nil {
 			due := d.sched.take()
@@ -126,7 +127,7 @@ func (d *driver) terminal(id int, term workload.Terminal, p *pause) {
 				}
 				continue
 			}
-			if d.inWindow(due) {
+			if counted = d.inWindow(due); counted {
 				d.started.Add(1)
 			}
 			txType, _ = term.Next() // think times do not apply to arrivals
@@ -148,6 +149,9 @@ func (d *driver) terminal(id int, term workload.Terminal, p *pause) {
 		}
 		o, ok := d.run(id, term, txType, intended)
 		if !ok {
+			if counted {
+				d.started.Add(-1) // the run stopped before it had a connection: not started
+			}
 			return
 		}
 		if o.class == engine.ClassConnection && o.failed && o.svc == 0 {
