@@ -88,6 +88,18 @@ func TestResponseAtRate(t *testing.T) {
 	}
 }
 
+// TestFitLatencyKnowsAnOpenLoop: the plateau of an open loop's throughput is its rate, and
+// the latency model says so rather than blaming the server.
+func TestFitLatencyKnowsAnOpenLoop(t *testing.T) {
+	fits := FitLatency(rateStudy(t, modelSvc), []string{results.FactorRTT})
+	if len(fits) != 1 || !fits[0].OpenLoop || strings.Contains(fits[0].Why, "the server") {
+		t.Errorf("fits %+v", fits)
+	}
+	if fits := FitLatency(cleanStudy(), factorsRT); fits[0].OpenLoop {
+		t.Error("a closed-loop series marked open-loop")
+	}
+}
+
 // TestResponseAtRateDeparts: where the server itself slows down, the departure says so.
 func TestResponseAtRateDeparts(t *testing.T) {
 	rs := ResponseAtRate(rateStudy(t, func(r time.Duration) time.Duration {
