@@ -806,6 +806,9 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 	}
 	fam := r.family(p, cells)
 	subject := "Response time"
+	if r.Latency == LatencyResponse {
+		subject += " from the intended start"
+	}
 	if p.x >= 0 {
 		if r.isRTT(p.x) {
 			subject += " vs added RTT"
@@ -862,11 +865,7 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 	if len(grid) == 0 {
 		return nil
 	}
-	label := "response time (ms)"
-	if r.Latency == LatencyResponse {
-		label = "response time from the intended start (ms)"
-	}
-	y := valueAxis(label, all, r.Options.YScale)
+	y := valueAxis("response time (ms)", all, r.Options.YScale)
 	ncols := len(fam.panels)
 	var out []Chart
 	for start := 0; start < ncols; start += maxPercentileCols {
@@ -885,7 +884,7 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 				ch.Panels = append(ch.Panels, pn)
 			}
 		}
-		ch.Note = percentileNote(ch, pooled)
+		ch.Note = percentileNote(ch, pooled, r.Latency == LatencyResponse)
 		out = append(out, ch)
 	}
 	return out
@@ -923,7 +922,7 @@ func throughputNote(ch Chart, models bool) string {
 	return strings.TrimSpace(b.String())
 }
 
-func percentileNote(ch Chart, pooled bool) string {
+func percentileNote(ch Chart, pooled, response bool) string {
 	b := strings.Builder{}
 	if ch.Lines {
 		b.WriteString("Solid lines are the median (p50), dashed lines the 99th percentile, one row per transaction type with its own time range. ")
@@ -935,7 +934,7 @@ func percentileNote(ch Chart, pooled bool) string {
 	} else {
 		b.WriteString("Some runs stored no histogram: their cells show the mean of the runs' own percentiles. ")
 	}
-	if ch.Kind == ChartPercentiles && strings.Contains(ch.Y.Label, "from the intended start") {
+	if response {
 		b.WriteString("Response time from each transaction's intended start, schedule lag and retries included. The 90th percentiles, and the service time and lag apart, are in the transaction tables. ")
 	} else {
 		b.WriteString("Service time only; waiting for a pooled connection is excluded. The 90th percentiles are in the transaction tables. ")
