@@ -203,32 +203,34 @@ func TestOpenLoopOverload(t *testing.T) {
 }
 
 // TestThinkTimesCountFromTheIntendedStart: under keying times a transaction's intended
-// start is the end of its keying time, as scheduled. Four terminals key for 20 ms and then
-// share one connection for 5 ms: the response time is the wait for the connection plus the
-// service time (response = lag + service), and leaves the keying time out.
+// start is the end of its keying time, as scheduled. Eight terminals key for 40 ms and then
+// share one connection for 5 ms each, nearly all it can serve, so they queue for it: the
+// response time is that wait plus the service time (response = lag + service), and the
+// keying time before the intended start is in neither.
 func TestThinkTimesCountFromTheIntendedStart(t *testing.T) {
 	tg := target(t)
+	const keying = 40 * time.Millisecond
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 },
-		pause: workload.Pause{Keying: 20 * time.Millisecond}}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 4, Connections: 1, Warmup: 200 * time.Millisecond,
+		pause: workload.Pause{Keying: keying}}
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 8, Connections: 1, Warmup: 200 * time.Millisecond,
 		Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := find(res, "sleep")
-	if s.Committed < 100 {
+	if s.Committed < 50 {
 		t.Fatalf("only %d transactions", s.Committed)
 	}
 	// Means add up: response = lag + service, to the histograms' precision.
 	if d := s.RespMeanUs - (s.LagMeanUs + s.MeanUs); d > 0.01*s.RespMeanUs || d < -0.01*s.RespMeanUs {
 		t.Errorf("response mean %.0f µs ≠ lag %.0f + service %.0f", s.RespMeanUs, s.LagMeanUs, s.MeanUs)
 	}
-	// The lag holds the wait for the one connection (and how late the terminal woke).
-	if s.LagMeanUs < s.WaitMeanUs || s.WaitMeanUs < 1000 {
-		t.Errorf("lag mean %.0f µs, pool wait mean %.0f µs: want a wait of milliseconds, all of it in the lag", s.LagMeanUs, s.WaitMeanUs)
-	}
-	// The 20 ms keying time before the intended start is not response time.
-	if s.RespMeanUs >= 20000+s.MeanUs {
-		t.Errorf("response mean %.0f µs includes the keying time", s.RespMeanUs)
+	// Eight terminals need the connection for 5 ms per cycle of at least 45 ms: they wait
+	// for it. The lag holds that wait, and besides it only how late a terminal woke from its
+	// keying time (a fraction of a millisecond, more on a busy machine), not the 40 ms of
+	// keying itself.
+	t.Logf("%d transactions: response mean %.0f µs = lag %.0f (pool wait %.0f) + service %.0f", s.Committed, s.RespMeanUs, s.LagMeanUs, s.WaitMeanUs, s.MeanUs)
+	if s.WaitMeanUs < 500 || s.LagMeanUs < s.WaitMeanUs || s.LagMeanUs-s.WaitMeanUs > float64(keying.Microseconds())/2 {
+		t.Errorf("lag mean %.0f µs, pool wait mean %.0f µs: want a wait, and the lag that wait plus a late wake-up", s.LagMeanUs, s.WaitMeanUs)
 	}
 }
