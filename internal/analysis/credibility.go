@@ -115,6 +115,14 @@ const (
 	// RuleLinkCPU: the latency link's own timing took a large share of a CPU during the
 	// window: CPU the database server on the same machine could have used.
 	RuleLinkCPU = "link-cpu"
+	// RuleOverload: open-loop runs that did not sustain their offered rate (arrivals skipped
+	// or left unstarted: results.IsOverload). Their response times measure a growing
+	// backlog; a cell that mixes them with runs that kept the rate averages two regimes.
+	RuleOverload = "overload"
+	// RuleRetryRate: transactions retried after a retryable error (serialization failure,
+	// deadlock, update conflict) above a threshold of those completed: not failures, but a
+	// share of the response time and of the server's work that the conflicts cost.
+	RuleRetryRate = "retry-rate"
 )
 
 // Finding is one credibility problem with its evidence.
@@ -145,6 +153,8 @@ const (
 	DefaultClientCPUError    = 0.8
 	DefaultMinWarmup         = 10 * time.Second
 	DefaultMinWarmupFraction = 0.10
+	DefaultRetryRateInfo     = 0.01
+	DefaultRetryRateWarning  = 0.05
 )
 
 // CheckOptions tune Check. Zero fields take the defaults (Default…).
@@ -191,6 +201,12 @@ type CheckOptions struct {
 	// caches; a missing one puts all of that in the window.
 	MinWarmup         time.Duration
 	MinWarmupFraction float64
+	// RetryRateInfo and RetryRateWarning bound the transactions retried per completed
+	// transaction [0.01, 0.05], with the error rule's reasoning: 1 % is TPC-C's own designed
+	// rollback rate; at 5 %, one transaction in twenty runs twice and its conflicts shape
+	// the response times as much as the engine does. Retries are not errors: this rule
+	// reports them on their own.
+	RetryRateInfo, RetryRateWarning float64
 }
 
 func (o CheckOptions) withDefaults() CheckOptions {
@@ -209,6 +225,8 @@ func (o CheckOptions) withDefaults() CheckOptions {
 	def(&o.ClientCPUWarning, DefaultClientCPUWarning)
 	def(&o.ClientCPUError, DefaultClientCPUError)
 	def(&o.MinWarmupFraction, DefaultMinWarmupFraction)
+	def(&o.RetryRateInfo, DefaultRetryRateInfo)
+	def(&o.RetryRateWarning, DefaultRetryRateWarning)
 	if o.RTTTolerance <= 0 {
 		o.RTTTolerance = DefaultRTTTolerance
 	}
@@ -241,6 +259,8 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	c.defaultCache()
 	c.dataInRAM()
 	c.errorRates()
+	c.retryRates()
+	c.overload()
 	c.repeats()
 	c.variation()
 	c.clientBound()
@@ -400,6 +420,14 @@ func (c *checker) items() []item {
 		p("seed", Warning, "the terminals draw different random sequences",
 			func(r *results.Run) string { return strconv.FormatInt(r.Params.Seed, 10) }),
 		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
+		p("rate", Error, "a different offered load (0: a closed loop, which slows down with the server)",
+			func(r *results.Run) string { return results.FormatRate(r.Params.Rate) }, results.FactorRate),
+		p("arrival", Error, "arrivals spaced differently (Poisson arrivals queue more than constant ones)",
+			func(r *results.Run) string { return r.Params.Arrival }, results.FactorArrival),
+		p("latency limit", Error, "a different bound on the backlog (skipped arrivals leave the figures)",
+			func(r *results.Run) string { return results.FormatDuration(r.Params.LatencyLimit) }, results.FactorLatencyLimit),
+		p("max tries", Error, "retries on in some runs and off in others (a retried conflict adds response time, a failed one an error)",
+			func(r *results.Run) string { return itoa(max(r.Params.MaxTries, 1)) }, results.FactorMaxTries),
 	}
 	// Requested settings and options that are not factors.
 	opts := map[string]bool{}
@@ -1023,6 +1051,106 @@ func (c *checker) errorRates() {
 			Message:  fmt.Sprintf("errors reach %s of completed transactions: the figures reflect conflicts or failures of the test logic as much as the engine (seed 002: update conflicts; TPC-C's own rollbacks are 1 %%)", pct(limit)),
 			Evidence: listed(lines, 8), Runs: ids,
 			Fix: "find the cause in the error classes (retryable = conflicts and deadlocks, connection = lost connections): spread the load over more warehouses, fix the isolation or the transaction logic, or raise the server's limits"})
+	}
+}
+
+// retryRates flags runs whose transactions were retried often, apart from errors: a retried
+// transaction committed in the end.
+func (c *checker) retryRates() {
+	for _, sev := range []Severity{Warning, Info} {
+		var ids []int64
+		var lines []string
+		for _, r := range c.fin {
+			if r.Summary.Retried == 0 {
+				continue
+			}
+			done := r.Summary.Committed + r.Summary.Rollbacks
+			for _, n := range r.Summary.Errors {
+				done += n
+			}
+			rate := math.Inf(1)
+			if done > 0 {
+				rate = float64(r.Summary.Retried) / float64(done)
+			}
+			s := Severity(-1)
+			switch {
+			case rate >= c.opt.RetryRateWarning:
+				s = Warning
+			case rate >= c.opt.RetryRateInfo:
+				s = Info
+			}
+			if s != sev {
+				continue
+			}
+			var types []string
+			for _, t := range r.Tx {
+				if t.Retried > 0 {
+					types = append(types, fmt.Sprintf("%s %d", t.Type, t.Retried))
+				}
+			}
+			ids = append(ids, r.ID)
+			lines = append(lines, fmt.Sprintf("run %d: %s of %d transactions retried, %d retries in all (max tries %d; %s)",
+				r.ID, pct(rate), done, r.Summary.Retries, max(r.Params.MaxTries, 1), strings.Join(types, ", ")))
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		limit := c.opt.RetryRateInfo
+		if sev == Warning {
+			limit = c.opt.RetryRateWarning
+		}
+		c.add(Finding{Rule: RuleRetryRate, Severity: sev,
+			Message:  fmt.Sprintf("%s of transactions or more were retried after a serialization failure, deadlock or update conflict: they committed, so they are not errors, but each retry is response time and server work that the conflicts cost (seed 002: test logic that provokes update conflicts)", pct(limit)),
+			Evidence: listed(lines, 8), Runs: ids,
+			Fix: "read the retry rate next to the throughput; to lower it, spread the load over more warehouses or rows, shorten the transactions, or compare with max_tries 1 to see what the conflicts cost"})
+	}
+}
+
+// overload flags open-loop runs that did not sustain their offered rate, and cells that
+// average such runs with runs that did.
+func (c *checker) overload() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		if !r.Params.OpenLoop() || !r.Summary.Overload {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d (%s): offered %s/s, achieved %.1f/s; %d of %d arrivals skipped, %d not started by the window's end",
+			r.ID, orAll(c.cellOf(r)), results.FormatRate(r.Params.Rate), r.Summary.AchievedRate, r.Summary.Skipped, r.Summary.Offered, r.Summary.Backlog))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	verb := " are each"
+	if len(ids) == 1 {
+		verb = " is"
+	}
+	c.add(Finding{Rule: RuleOverload, Severity: Warning,
+		Message:  fmt.Sprintf("%s an overload point: the offered rate was not sustained, so the response times measure a backlog that grows through the window (they depend on its length), not the server at that rate; reports mark these points instead of reading them as part of the curve", plural(len(ids), "open-loop run")+verb),
+		Evidence: listed(lines, 8), Runs: ids,
+		Fix: "lower the rate or add terminals to find where the rate is still sustained (the saturation point); with --latency-limit the backlog stays bounded and the skipped arrivals are counted"})
+	// A cell whose repeats disagree on it averages two regimes.
+	var cells, mixed []string
+	var mids []int64
+	for _, cl := range c.g.cells {
+		over := 0
+		for _, r := range cl.fin {
+			if r.Params.OpenLoop() && r.Summary.Overload {
+				over++
+			}
+		}
+		if over > 0 && over < len(cl.fin) {
+			cells = append(cells, cl.key)
+			mids = append(mids, cl.ids...)
+			mixed = append(mixed, fmt.Sprintf("%s: %d of %d finished runs are overload points", orAll(cl.key), over, len(cl.fin)))
+		}
+	}
+	if len(cells) > 0 {
+		c.add(Finding{Rule: RuleOverload, Severity: Error,
+			Message:  "some repeats of a cell kept the offered rate and others did not: the cell's mean averages a sustained load with a growing backlog",
+			Evidence: listed(mixed, 8), Runs: mids, Cells: cells,
+			Fix: "the cell sits at the saturation point: read its runs apart, or move the rate away from it"})
 	}
 }
 

@@ -511,3 +511,96 @@ func TestVariationBeyondCounting(t *testing.T) {
 		}
 	}
 }
+
+// openLoop makes every run of runs open-loop at rate per second, sustained.
+func openLoop(runs []results.Run, rate float64) []results.Run {
+	for i := range runs {
+		r := &runs[i]
+		r.Params.Rate, r.Params.Arrival = rate, results.ArrivalConstant
+		r.Summary.Offered = int64(rate * tEl.Seconds())
+		r.Summary.AchievedRate = rate
+	}
+	return runs
+}
+
+func TestCheckOverload(t *testing.T) {
+	runs := openLoop(cleanStudy(), 500)
+	if fs := Check(runs, cleanOpt); len(fs) != 0 {
+		t.Fatalf("a sustained open-loop study: %+v", fs)
+	}
+	// Every repeat of cell rtt=1ms terminals=8 fell behind: a warning on its runs.
+	cellRuns := []int64{2, 6, 10, 14, 18}
+	for _, id := range cellRuns {
+		r := byID(runs, id)
+		r.Summary.Backlog, r.Summary.AchievedRate = 9000, 350
+		r.Summary.Overload = results.IsOverload(r.Summary.Offered, r.Summary.Skipped, r.Summary.Backlog)
+	}
+	fs := Check(runs, cleanOpt)
+	expect(t, fs, RuleOverload, Warning, cellRuns, "5 open-loop runs are each an overload point", "run 2 (rtt=1ms terminals=8): offered 500/s, achieved 350.0/s")
+	// One repeat kept up: the cell averages two regimes, an error naming the cell.
+	r := byID(runs, 18)
+	r.Summary.Backlog, r.Summary.AchievedRate, r.Summary.Overload = 0, 500, false
+	var errs []Finding
+	for _, f := range only(Check(runs, cleanOpt), RuleOverload) {
+		if f.Severity == Error {
+			errs = append(errs, f)
+		}
+	}
+	if len(errs) != 1 || !slices.Equal(errs[0].Cells, []string{"rtt=1ms terminals=8"}) || !strings.Contains(errs[0].Evidence, "4 of 5") {
+		t.Errorf("mixed cell: %+v", errs)
+	}
+}
+
+func TestCheckRetryRate(t *testing.T) {
+	runs := cleanStudy()
+	// Run 3 retried 2 % of its transactions, run 7 10 %: an info and a warning, not errors.
+	for id, share := range map[int64]float64{3: 0.02, 7: 0.10} {
+		r := byID(runs, id)
+		r.Params.MaxTries = 3
+		r.Summary.Retried = int64(share * float64(r.Summary.Committed))
+		r.Summary.Retries = r.Summary.Retried + 5
+		r.Tx[0].Retried = r.Summary.Retried
+	}
+	for i := range runs {
+		if runs[i].Params.MaxTries == 0 {
+			runs[i].Params.MaxTries = 3 // like for like: every run may retry
+		}
+	}
+	fs := Check(runs, cleanOpt)
+	var info, warn []Finding
+	for _, f := range only(fs, RuleRetryRate) {
+		switch f.Severity {
+		case Info:
+			info = append(info, f)
+		case Warning:
+			warn = append(warn, f)
+		}
+	}
+	if len(info) != 1 || !slices.Equal(info[0].Runs, []int64{3}) || len(warn) != 1 || !slices.Equal(warn[0].Runs, []int64{7}) {
+		t.Errorf("retry findings: info %+v, warning %+v", info, warn)
+	}
+	if !strings.Contains(warn[0].Evidence, "run 7: 10 % of") || !strings.Contains(warn[0].Evidence, "new_order") {
+		t.Errorf("retry evidence %q", warn[0].Evidence)
+	}
+	if len(only(fs, RuleErrorRate)) != 0 {
+		t.Error("retries counted as errors")
+	}
+}
+
+func TestCheckMixedOpenLoopParameters(t *testing.T) {
+	runs := openLoop(cleanStudy(), 500)
+	byID(runs, 5).Params.Rate = 400
+	byID(runs, 9).Params.MaxTries = 2
+	fs := Check(runs, cleanOpt)
+	var names []string
+	for _, f := range only(fs, RuleMixedParams) {
+		names = append(names, f.Message)
+	}
+	if len(names) != 2 || !strings.Contains(strings.Join(names, "|"), "rate") || !strings.Contains(strings.Join(names, "|"), "max tries") {
+		t.Errorf("mixed-params findings: %v", names)
+	}
+	// A rate factor varies it by design.
+	if fs := Check(runs, CheckOptions{Factors: []string{results.FactorRTT, results.FactorTerminals, results.FactorRate}}); len(only(fs, RuleMixedParams)) != 1 {
+		t.Errorf("with a rate factor: %+v", only(fs, RuleMixedParams))
+	}
+}

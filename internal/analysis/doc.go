@@ -23,24 +23,32 @@
 // calibrated RTT the link added), and only s, and C where the data show a plateau, are
 // fitted. See FitLatency for the method and for when the model is said not to fit.
 //
+// # Response time at a fixed rate
+//
+// Open-loop runs (results.Params.Rate) offer the same load at every RTT, so their response
+// times show what a user waits as the RTT grows. ResponseAtRate models a transaction's
+// service time as R·r + s and its response time as that plus M/M/N's wait for a free
+// terminal, finds where the terminals saturate (λ·(R·r + s) = N) and where the runs stopped
+// sustaining the rate, and says where the measured response departs from the model and why
+// (the server's own queueing, bursts near saturation, constant arrivals queueing less).
+//
 // # The credibility check
 //
 // Check applies one rule per pitfall (see the Rule… constants): runs in one chart that
 // differ in anything besides the study's factors (seed 002), engine pitfalls
 // (engines.md §1.3–1.5, §6), error and conflict rates, too few or too noisy repeats
-// (seed 000), a saturated client, an RTT that the link did not deliver, and a missing or short
-// warm-up. Each Finding names its severity, the runs and cells it concerns, the evidence and
-// what to change; errors mean the figure must not be quoted, so `dblat check` exits non-zero
-// on them.
+// (seed 000), a saturated client, an RTT that the link did not deliver, a missing or short
+// warm-up, open-loop runs that did not sustain their rate (overload points), and retries
+// after conflicts, a finding of their own apart from errors. Each Finding names its
+// severity, the runs and cells it concerns, the evidence and what to change; errors mean the
+// figure must not be quoted, so `dblat check` exits non-zero on them.
 //
 // # What it does not do
 //
 // It does not open a results store (the CLI reads runs with results.Store.List and passes
 // them in), run anything, or render the report's charts. It does not know what a study
 // claims: "cache-bound" and "disk" findings are stated as what the data show, for the
-// reader to weigh. Terminals late against a keying/think schedule are not checked: the
-// runner sleeps the think time after each transaction and keeps no schedule, so no lateness
-// is recorded.
+// reader to weigh.
 //
 // # Neighbours
 //

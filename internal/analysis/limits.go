@@ -33,14 +33,17 @@ type ResponseLimit struct {
 	Runs  int   `json:"runs"`
 	Count int64 `json:"count"`
 	// P90 is the 90th percentile of the pooled distribution (the runs' HDR histograms
-	// merged) when Pooled, else the mean of the runs' own p90s. It is service time as the
-	// runner measures it: a wait for a pooled connection (connections < terminals) is not
-	// included, WaitP99 shows its size.
-	P90     time.Duration `json:"p90"`
-	Pooled  bool          `json:"pooled"`
-	WaitP99 time.Duration `json:"wait_p99,omitempty"`
-	Limit   time.Duration `json:"limit"`
-	OK      bool          `json:"ok"`
+	// merged) when Pooled, else the mean of the runs' own p90s. When Response is set it is
+	// the response time from each transaction's intended start, what the user waited (the
+	// cell's runs are open-loop or have think times, and stored it); otherwise the service
+	// time, without a wait for a pooled connection (connections < terminals), whose size
+	// WaitP99 shows.
+	P90      time.Duration `json:"p90"`
+	Pooled   bool          `json:"pooled"`
+	Response bool          `json:"response,omitempty"`
+	WaitP99  time.Duration `json:"wait_p99,omitempty"`
+	Limit    time.Duration `json:"limit"`
+	OK       bool          `json:"ok"`
 }
 
 // ResponseLimits checks TPC-C's response-time limits (ResponseTimeLimits) in every cell
@@ -80,8 +83,15 @@ func ResponseLimits(runs []results.Run, factors []string) []ResponseLimit {
 			if rl.Count == 0 {
 				continue
 			}
-			p90, pooled := pooledP90(txs)
-			rl.P90, rl.Pooled = time.Duration(p90)*time.Microsecond, pooled
+			paced := true
+			for _, r := range c.fin {
+				paced = paced && (r.Params.OpenLoop() || r.Params.Think)
+			}
+			for _, t := range txs {
+				paced = paced && t.RespHist != ""
+			}
+			p90, pooled := pooledP90(txs, paced)
+			rl.P90, rl.Pooled, rl.Response = time.Duration(p90)*time.Microsecond, pooled, paced
 			var w int64
 			for _, t := range txs {
 				w = max(w, t.WaitP99Us)
@@ -100,15 +110,20 @@ func ResponseLimits(runs []results.Run, factors []string) []ResponseLimit {
 // limitOrder is the spec's order of the transaction types (clause 2).
 var limitOrder = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
 
-// pooledP90 returns the 90th percentile in microseconds of the merged histograms, or, when a
-// run lacks one or one does not decode, the mean of the runs' own p90s (false).
-func pooledP90(txs []*results.TxSummary) (int64, bool) {
-	if h, ok := merge(txs, func(t *results.TxSummary) string { return t.Hist }); ok {
+// pooledP90 returns the 90th percentile in microseconds of the merged histograms of the
+// service time, or of the response time when response is set, or, when a run lacks one or
+// one does not decode, the mean of the runs' own p90s (false).
+func pooledP90(txs []*results.TxSummary, response bool) (int64, bool) {
+	get, p90 := func(t *results.TxSummary) string { return t.Hist }, func(t *results.TxSummary) int64 { return t.P90Us }
+	if response {
+		get, p90 = func(t *results.TxSummary) string { return t.RespHist }, func(t *results.TxSummary) int64 { return t.RespP90Us }
+	}
+	if h, ok := merge(txs, get); ok {
 		return h.ValueAtQuantile(90), true
 	}
 	var sum float64
 	for _, t := range txs {
-		sum += float64(t.P90Us)
+		sum += float64(p90(t))
 	}
 	return int64(math.Round(sum / float64(len(txs)))), false
 }

@@ -103,6 +103,10 @@ type Fit struct {
 	// between levels; 0 when the series does not fit or the crossing lies beyond MaxRTT.
 	ModelKnee10 time.Duration `json:"model_knee10,omitempty"`
 	ModelKnee50 time.Duration `json:"model_knee50,omitempty"`
+	// OpenLoop is set when every finished run of the series was open-loop: its throughput
+	// is then bounded by the offered rate, not by the server, wherever the rate was kept,
+	// and C is that rate (ResponseAtRate says what the users waited meanwhile).
+	OpenLoop bool `json:"open_loop,omitempty"`
 }
 
 // FitLatency fits the latency model to every series of runs: the cells grouped by the
@@ -183,11 +187,14 @@ func concurrency(p *results.Params) int {
 
 // fitSeries fits one series; false when it has no finished run.
 func fitSeries(s *series) (Fit, bool) {
-	f := Fit{Series: s.name, Points: []Point{}}
+	f := Fit{Series: s.name, Points: []Point{}, OpenLoop: true}
 	var rtSum, rtW float64
 	for _, c := range s.cells {
 		if len(c.fin) == 0 {
 			continue
+		}
+		for _, run := range c.fin {
+			f.OpenLoop = f.OpenLoop && run.Params.OpenLoop()
 		}
 		if f.N == 0 {
 			f.N = concurrency(&c.fin[0].Params)
@@ -212,6 +219,10 @@ func fitSeries(s *series) (Fit, bool) {
 	}
 	if len(f.Points) == 0 {
 		return f, false
+	}
+	bound := "the server bounds"
+	if f.OpenLoop {
+		bound = "the offered rate of an open loop bounds"
 	}
 	f.Base, f.MaxRTT = f.Points[0].RTT, f.Points[len(f.Points)-1].RTT
 	if rtW > 0 {
@@ -299,8 +310,8 @@ func fitSeries(s *series) (Fit, bool) {
 		f.Why = fmt.Sprintf("N/(R·r + s) with R = %.1f round trips (%s) and s = %s is within %.0f %% of every point: the network bounds throughput over the whole range",
 			f.R, rsrc, fmtDur(f.S), f.MaxErrPct)
 	default:
-		f.Why = fmt.Sprintf("min(N/(R·r + s), C) with R = %.1f round trips (%s), s = %s and C = %.1f tx/s is within %.0f %% of every point: the server bounds throughput up to %s of added RTT, the network beyond",
-			f.R, rsrc, fmtDur(f.S), f.Capacity, f.MaxErrPct, fmtDur(f.Crossover))
+		f.Why = fmt.Sprintf("min(N/(R·r + s), C) with R = %.1f round trips (%s), s = %s and C = %.1f tx/s is within %.0f %% of every point: %s throughput up to %s of added RTT, the network beyond",
+			f.R, rsrc, fmtDur(f.S), f.Capacity, f.MaxErrPct, bound, fmtDur(f.Crossover))
 	}
 	return f, true
 }
@@ -443,8 +454,12 @@ func diagnose(f Fit, pts []xy) (string, float64) {
 					sum += p.Measured
 				}
 				c := round(sum/float64(len(f.Points)), 3)
-				return fmt.Sprintf("throughput stays within %.0f %% of its %s value up to %s (%.1f → %.1f tx/s) where N/(R·r + s) with R = %.1f would fall by %.0f %%: the server, not the network, bounds it over the measured range (about %.1f tx/s)",
-					FitTolerance*100, first.Level, last.Level, first.Measured, last.Measured, f.R, fall*100, c), c
+				bound := "the server"
+				if f.OpenLoop {
+					bound = "the offered rate of an open loop"
+				}
+				return fmt.Sprintf("throughput stays within %.0f %% of its %s value up to %s (%.1f → %.1f tx/s) where N/(R·r + s) with R = %.1f would fall by %.0f %%: %s, not the network, bounds it over the measured range (about %.1f tx/s)",
+					FitTolerance*100, first.Level, last.Level, first.Measured, last.Measured, f.R, fall*100, bound, c), c
 			}
 		} else {
 			return fmt.Sprintf("R·r alone (%.1f round trips × %s) exceeds the time per transaction at %s: the round-trip count or the achieved RTT is wrong",

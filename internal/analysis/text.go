@@ -21,10 +21,13 @@ type Analysis struct {
 	Factors []string `json:"factors"`
 	// Fits is nil when RTT is not a factor; Pool when neither terminals nor connections is;
 	// Limits when no cell is TPC-C.
-	Fits     []Fit           `json:"latency_model"`
-	Pool     []PoolAdvice    `json:"pool_sizing"`
-	Limits   []ResponseLimit `json:"response_limits"`
-	Findings []Finding       `json:"findings"`
+	Fits   []Fit           `json:"latency_model"`
+	Pool   []PoolAdvice    `json:"pool_sizing"`
+	Limits []ResponseLimit `json:"response_limits"`
+	// Rates is the response time against RTT of each series of open-loop runs at a fixed
+	// offered rate (ResponseAtRate); nil without such runs or without RTT as a factor.
+	Rates    []RateSeries `json:"response_at_rate,omitempty"`
+	Findings []Finding    `json:"findings"`
 	// Notes explain how the figures were computed.
 	Notes []string `json:"notes"`
 }
@@ -44,6 +47,7 @@ func Analyze(runs []results.Run, opt CheckOptions) *Analysis {
 		Fits:     FitLatency(runs, factors),
 		Pool:     PoolSizing(runs, factors),
 		Limits:   ResponseLimits(runs, factors),
+		Rates:    ResponseAtRate(runs, factors),
 		Findings: Check(runs, opt),
 	}
 	if a.Findings == nil {
@@ -59,7 +63,8 @@ func Notes() []string {
 		fmt.Sprintf("Latency model: X(r) = min(N/(R·r + s), C) in completed transactions per second, with N the terminals (or the pool when smaller), R the round trips per transaction measured on the client's connections at each RTT level (weighted by each type's completed transactions), r the added RTT the link's calibration measured, and s (and C, where throughput shows a plateau) fitted by least squares on N/X weighted by 1/(N/X)², i.e. on relative error. A series fits when the curve is within %.0f %% of every level; otherwise it is said not to fit, and why, instead of forcing a number.", FitTolerance*100),
 		"Knees are the smallest RTTs at which throughput has fallen to 90 % and 50 % of its value at the lowest RTT measured: from the measured means, interpolated linearly between the two levels that bracket the crossing, and from the fitted curve; neither is extrapolated beyond the highest RTT measured.",
 		fmt.Sprintf("Pool sizing compares the mean throughput of the pool sizes measured at each RTT; \"enough\" is the smallest size within %.0f %% of the best, and each step's efficiency is its gain per added terminal over the throughput per terminal before it (1 = linear scaling).", (1-EnoughFraction)*100),
-		"Response-time limits are TPC-C's (clause 5.2.5.3): the 90th percentile of each type within 5 s, Stock-Level within 20 s, read from the runs' HDR histograms merged per cell. They are service times: a wait for a pooled connection is not included.",
+		"Response-time limits are TPC-C's (clause 5.2.5.3): the 90th percentile of each type within 5 s, Stock-Level within 20 s, read from the runs' HDR histograms merged per cell. In open-loop runs and under think times they are response times, from each transaction's intended start (what the user waited); otherwise service times, without a wait for a pooled connection.",
+		fmt.Sprintf("Response time at a fixed rate: below saturation a transaction's service time is R·r + s (R round trips measured at the lowest RTT, s from its service time there) and its response time that plus the wait for a free terminal, taken as M/M/N's (Erlang C: exact for Poisson arrivals and exponential service, an upper bound for constant arrivals). The terminals saturate where λ·(R·r + s) = N, at r* = (N/λ − s)/R; measured, saturation is the lowest RTT whose runs did not sustain the rate (overload points). Departures are levels where the measured mean response differs from the model by more than %.0f %% and 1 ms, with the likely cause.", ModelTolerance*100),
 	}
 }
 
@@ -83,6 +88,10 @@ func WriteText(w io.Writer, a *Analysis) error {
 	}
 	if len(a.Limits) > 0 {
 		writeLimits(ew, a.Limits)
+		ew.Printf("\n")
+	}
+	for i := range a.Rates {
+		WriteRate(ew, &a.Rates[i])
 		ew.Printf("\n")
 	}
 	if err := ew.Err(); err != nil {
@@ -189,6 +198,62 @@ func writePool(ew *TextWriter, p *PoolAdvice) {
 		gains[i] = fmt.Sprintf("%d→%d %+.1f per terminal (efficiency %.2f)", g.From, g.To, g.PerConnection, g.Efficiency)
 	}
 	ew.Printf("    each step: %s\n", strings.Join(gains, "; "))
+}
+
+// WriteRate writes one series' response time against RTT at its fixed rate: the model's
+// parameters, the saturation RTT (measured and modelled), a table per RTT level and the
+// departures from the model.
+func WriteRate(ew *TextWriter, rs *RateSeries) {
+	ew.Printf("Response time against RTT at %s per second (%s arrivals, %d terminals; %s)\n",
+		results.FormatRate(rs.Rate), rs.Arrival, rs.Terminals, rs.Series)
+	if rs.R > 0 {
+		ew.Printf("  model: response ≈ R·r + s plus the wait for a terminal, R = %.1f round trips, s = %s; saturation at r* = %s\n",
+			rs.R, fmtMs(rs.S), orNone(fmtDurOr(rs.ModelSaturation)))
+	} else {
+		ew.Printf("  model: no round-trip counts (unmetered connections), no model\n")
+	}
+	switch {
+	case rs.Saturated && rs.SustainedLevel != "":
+		ew.Printf("  measured saturation: the rate was sustained up to RTT %s and not at %s\n", rs.SustainedLevel, rs.SaturationLevel)
+	case rs.Saturated:
+		ew.Printf("  measured saturation: the rate was not sustained at any RTT measured (from %s)\n", rs.SaturationLevel)
+	default:
+		ew.Printf("  measured saturation: none; the rate was sustained at every RTT measured\n")
+	}
+	tw := ew.Table("    ")
+	tw.Row("rtt", "offered/s", "achieved/s", "overload", "service", "response", "model", "ρ", "type", "p50", "p90", "p99")
+	for _, p := range rs.Points {
+		over := "-"
+		if p.Overloaded > 0 {
+			over = fmt.Sprintf("%d of %d", p.Overloaded, p.Runs)
+		}
+		model, rho := "-", "-"
+		if p.Model > 0 {
+			model = fmtMs(p.Model)
+		}
+		if p.Utilisation > 0 {
+			rho = fmt.Sprintf("%.2f", p.Utilisation)
+		}
+		for i, t := range p.Types {
+			if i == 0 {
+				tw.Row(p.Level, trimNum(p.Offered), trimNum(p.Achieved), over, fmtMs(p.Service), fmtMs(p.Response), model, rho,
+					t.Type, fmtMs(t.P50), fmtMs(t.P90), fmtMs(t.P99))
+				continue
+			}
+			tw.Row("", "", "", "", "", "", "", "", t.Type, fmtMs(t.P50), fmtMs(t.P90), fmtMs(t.P99))
+		}
+	}
+	tw.Flush()
+	for _, d := range rs.Departures {
+		ew.Printf("  departs: %s\n", d)
+	}
+}
+
+func fmtDurOr(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmtDur(d)
 }
 
 func writeLimits(ew *TextWriter, ls []ResponseLimit) {

@@ -355,6 +355,30 @@ func TestSimpleWorkloads(t *testing.T) {
 	if r := e.lastRun(); r.Link == nil || r.Summary.TPS > 1000 {
 		t.Errorf("ping at 1 ms RTT: %.0f TPS through %+v; one terminal cannot exceed ~1000", r.Summary.TPS, r.Link)
 	}
+
+	// Open loop: the summary leads with response time and the rate kept.
+	out := e.must("run", "simple", "select-only", "--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s",
+		"--rate", "200", "--arrival", "poisson", "--max-tries", "3", "--latency-limit", "1s")
+	if !strings.Contains(out, "open loop: offered 200/s (poisson)") || !strings.Contains(out, "response p50 ms") ||
+		!strings.Contains(out, "retries 0") || strings.Contains(out, "OVERLOAD") {
+		t.Errorf("open-loop summary:\n%s", out)
+	}
+	if r := e.lastRun(); r.Params.Rate != 200 || r.Params.Arrival != "poisson" || r.Params.MaxTries != 3 ||
+		r.Params.LatencyLimit != time.Second || r.Summary.Offered == 0 || r.Summary.Overload || r.Tx[0].RespHist == "" {
+		t.Errorf("stored open-loop run: %+v %+v", r.Params, r.Summary)
+	}
+	// One terminal 1 ms away serves under 1,000 pings a second: 5,000 offered is an overload
+	// point, an exit status only when asked for.
+	overload := []string{"run", "simple", "ping", "--target", dsn, "--terminals", "1", "--duration", "1s", "--warmup", "0s",
+		"--rtt", "1ms", "--rate", "5000"}
+	if out := e.must(overload...); !strings.Contains(out, "OVERLOAD POINT") {
+		t.Errorf("overloaded run's summary:\n%s", out)
+	}
+	e.fails(cli.ExitOverload, []string{"overload point"}, append(overload, "--fail-on-overload")...)
+	e.fails(cli.ExitUsage, []string{"--arrival", "--rate"}, "run", "simple", "ping", "--target", dsn, "--arrival", "poisson")
+	e.fails(cli.ExitUsage, []string{"--think", "--rate"}, "run", "tpcc", "--target", dsn, "--think", "--rate", "10")
+	e.fails(cli.ExitUsage, []string{"--max-tries"}, "run", "tpcc", "--target", dsn, "--max-tries", "0")
+	e.fails(cli.ExitUsage, []string{"--fail-on-overload needs --rate"}, "run", "tpcc", "--target", dsn, "--fail-on-overload")
 }
 
 // TestSharedPostgresStore: two dblat processes running at once into one PostgreSQL results

@@ -17,6 +17,7 @@ const (
 	ExitFailure     = 1   // the command failed
 	ExitUsage       = 2   // bad flags, arguments or input
 	ExitCheckFailed = 3   // a consistency or credibility check found a problem
+	ExitOverload    = 4   // dblat run --fail-on-overload: the run is an overload point
 	ExitInterrupted = 130 // stopped by Ctrl-C (128 + SIGINT)
 )
 
@@ -29,6 +30,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // errCheckFailed is returned when a check ran and found failures (already printed).
 var errCheckFailed = errors.New("check failed")
+
+// errOverload is returned by `dblat run --fail-on-overload` for a run that is an overload
+// point (it was stored and its summary says so).
+var errOverload = errors.New("the run is an overload point: the offered rate was not sustained")
 
 // errInterrupted is returned when the user interrupted a command (what was finished is saved).
 var errInterrupted = execution.ErrInterrupted
@@ -44,6 +49,8 @@ func exitCode(err error) int {
 		return ExitInterrupted
 	case errors.Is(err, errCheckFailed):
 		return ExitCheckFailed
+	case errors.Is(err, errOverload):
+		return ExitOverload
 	case errors.As(err, &ue), errors.As(err, &ie), errors.Is(err, workload.ErrNotLoaded), errors.Is(err, managed.ErrNoInstance),
 		errors.Is(err, results.ErrNotFound):
 		return ExitUsage

@@ -27,9 +27,13 @@ func (o *observer) LoadProgress(label string) func(done, total int64) {
 }
 
 func (o *observer) RunStarted(r *results.Run) {
-	o.a.info("run %d: %s on %s, %s, %d terminals, %d connections, %s, warm-up %v, window %v",
+	pace := ""
+	if r.Params.OpenLoop() {
+		pace = fmt.Sprintf(", open loop at %s/s (%s)", results.FormatRate(r.Params.Rate), r.Params.Arrival)
+	}
+	o.a.info("run %d: %s on %s, %s, %d terminals, %d connections%s, %s, warm-up %v, window %v",
 		r.ID, r.Params.Workload, r.Server.Target, scaleText(r), r.Params.Terminals, r.Params.Connections,
-		describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
+		pace, describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
 	o.prog = newRunProgress(o.a, o.printEvery, r)
 }
 
@@ -92,8 +96,21 @@ func oneRunLine(r *results.Run) string {
 	head := headlineType(r)
 	for _, t := range r.Tx {
 		if t.Type == head || head == "" && len(r.Tx) == 1 {
-			s += fmt.Sprintf("  %s p90 %.2f ms, %.1f round trips", t.Type, ms(t.P90Us), t.RoundTrips)
+			if r.Params.OpenLoop() {
+				s += fmt.Sprintf("  %s response p90 %.2f ms, %.1f round trips", t.Type, ms(t.RespP90Us), t.RoundTrips)
+			} else {
+				s += fmt.Sprintf("  %s p90 %.2f ms, %.1f round trips", t.Type, ms(t.P90Us), t.RoundTrips)
+			}
 		}
+	}
+	if r.Params.OpenLoop() {
+		s += fmt.Sprintf("  achieved %.1f/s", r.Summary.AchievedRate)
+		if r.Summary.Overload {
+			s += " OVERLOAD"
+		}
+	}
+	if r.Summary.Retries > 0 {
+		s += fmt.Sprintf("  retries %d", r.Summary.Retries)
 	}
 	if n := sum(r.Summary.Errors); n > 0 {
 		s += fmt.Sprintf("  errors %s", fmtErrors(r.Summary.Errors))

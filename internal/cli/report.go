@@ -15,7 +15,7 @@ import (
 )
 
 func (a *app) reportCommand() *cobra.Command {
-	var out, format, scale string
+	var out, format, scale, latency string
 	var full bool
 	cmd := &cobra.Command{
 		Use:   "report STUDY [-o FILE] [--format html|text|csv|json] [--full]",
@@ -42,6 +42,13 @@ self-contained (inline SVG charts, no network needed).`,
 			opts, err := chartOptions(scale)
 			if err != nil {
 				return err
+			}
+			switch latency {
+			case "auto":
+			case report.LatencyResponse, report.LatencyService:
+				opts.Latency = latency
+			default:
+				return usagef("--latency %q: use auto, response or service", latency)
 			}
 			rep, err := a.buildReport(cmd.Context(), args[0], opts)
 			if err != nil {
@@ -80,6 +87,7 @@ self-contained (inline SVG charts, no network needed).`,
 	cmd.Flags().StringVar(&format, "format", "", "html, text, csv or json (default: from the -o extension, else text)")
 	cmd.Flags().BoolVar(&full, "full", false, "text: every table of the report instead of the one-screen summary")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "chart axes: auto (log where values span decades), linear or log")
+	cmd.Flags().StringVar(&latency, "latency", "auto", "the time response-time figures show: response (from each transaction's intended start), service (from the connection checkout), or auto (response time when a run is open-loop)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,12 @@ type runFlags struct {
 	transport   string
 	link        linkOptions
 	live        liveFlags
+	// Open loop and retries.
+	rate           float64
+	arrival        string
+	latencyLimit   time.Duration
+	maxTries       int
+	failOnOverload bool
 }
 
 func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
@@ -39,6 +46,11 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.Int64Var(&o.seed, "seed", 1, "random seed of the terminals")
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", execution.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
+	f.Float64Var(&o.rate, "rate", 0, "open loop: transactions arrive at this many per second in total, however fast the server answers; --terminals bounds how many run at once (default 0: closed loop)")
+	f.StringVar(&o.arrival, "arrival", results.ArrivalConstant, "how --rate's arrivals are spaced: constant, or poisson (seeded by --seed)")
+	f.DurationVar(&o.latencyLimit, "latency-limit", 0, "skip and count arrivals picked up later than this, count slower transactions as late, retry none past it (pgbench's --latency-limit)")
+	f.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction: one that fails with a serialization failure, deadlock or update conflict is run again with the same input (pgbench's --max-tries)")
+	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
 	o.link.add(cmd)
 	o.live.add(f)
 }
@@ -135,6 +147,13 @@ With --rtt (or --up/--down/--jitter/--bandwidth) the terminals reach the server 
 dblat's latency link, which adds that delay precisely; a short calibration before the run
 stores the RTT actually added next to the one requested.
 %s
+With --rate R the run is open-loop: transactions arrive at R per second in total on a
+schedule fixed in advance, whatever the server does, and the summary shows response times
+from each arrival's intended start (service time and schedule lag beside them). A run that
+could not keep the rate is marked an overload point. Without --rate each terminal starts its
+next transaction when the last one ends (closed loop), which slows down with the server and
+never shows a backlog.
+
 Ctrl-C once finishes the transactions in flight and saves the run as aborted with what was
 measured; twice stops at once.`
 
@@ -247,6 +266,18 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		return usagef("--warmup must not be negative, got %v", rf.warmup)
 	case wf.scale < 0:
 		return usagef("--%s must not be negative, got %d", def.Scale.Name, wf.scale)
+	case rf.rate < 0 || math.IsNaN(rf.rate) || math.IsInf(rf.rate, 0):
+		return usagef("--rate must be a positive number of transactions per second (0: closed loop), got %v", rf.rate)
+	case rf.maxTries < 1:
+		return usagef("--max-tries must be at least 1, got %d", rf.maxTries)
+	case rf.latencyLimit < 0:
+		return usagef("--latency-limit must not be negative, got %v", rf.latencyLimit)
+	case rf.rate == 0 && cmd.Flags().Changed("arrival"):
+		return usagef("--arrival spaces the arrivals of an open-loop run: give --rate too")
+	case rf.rate == 0 && rf.failOnOverload:
+		return usagef("--fail-on-overload needs --rate: only an open-loop run can be an overload point")
+	case rf.rate > 0 && wf.think:
+		return usagef("--think paces a closed loop and --rate an open one: give either, not both")
 	}
 	f := cmd.Flags()
 	given := wf.opts.given(f)
@@ -264,7 +295,11 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	}
 	spec := execution.Spec{Target: rf.target, Workload: def.Name, Scale: wf.scale, Terminals: rf.terminals,
 		Connections: rf.connections, Duration: rf.duration, Warmup: rf.warmup, Seed: rf.seed, Think: wf.think,
-		Options: given, Transport: rf.transport, Link: link}
+		Options: given, Transport: rf.transport, Link: link,
+		Rate: rf.rate, LatencyLimit: rf.latencyLimit, MaxTries: rf.maxTries}
+	if rf.rate > 0 {
+		spec.Arrival = rf.arrival
+	}
 	if f.Lookup("mix") != nil && f.Changed("mix") {
 		if spec.Mix, err = workload.ParseMix(wf.mix, def.TxTypes); err != nil {
 			return usagef("--mix: %v", err)
@@ -288,6 +323,9 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if run != nil && (err == nil || err == errInterrupted) && a.json == nil {
 		printSummary(a.st.Stdout, run)
 		a.info("stored as run %d in %s", run.ID, core.Store.(results.Store).Location())
+	}
+	if err == nil && rf.failOnOverload && run.Summary.Overload {
+		return errOverload
 	}
 	return err
 }

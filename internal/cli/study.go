@@ -141,6 +141,7 @@ func (a *app) studyResumeCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	lf.add(cmd.Flags())
 	return cmd
 }
 

@@ -18,6 +18,7 @@ type runProgress struct {
 	a          *app
 	every      time.Duration
 	head       string // the headline's transaction type; "" for TPS
+	open       bool   // an open-loop run: report response time, not service time
 	nextAt     time.Duration
 	started    bool
 	commits    int64
@@ -28,7 +29,7 @@ type runProgress struct {
 }
 
 func newRunProgress(a *app, every time.Duration, r *results.Run) *runProgress {
-	return &runProgress{a: a, every: every, head: headlineType(r)}
+	return &runProgress{a: a, every: every, head: headlineType(r), open: r.Params.OpenLoop()}
 }
 
 func (p *runProgress) sample(ss []results.Sample) {
@@ -46,7 +47,11 @@ func (p *runProgress) sample(ss []results.Sample) {
 		case s.Type == "":
 			p.commits += s.Committed
 			p.errors += s.Errors
-			p.worstP99 = max(p.worstP99, s.P99Us)
+			if p.open {
+				p.worstP99 = max(p.worstP99, s.RespP99Us)
+			} else {
+				p.worstP99 = max(p.worstP99, s.P99Us)
+			}
 		case s.Type == p.head:
 			p.headCount += s.Committed
 		}
@@ -63,7 +68,11 @@ func (p *runProgress) sample(ss []results.Sample) {
 	if p.head != "" {
 		head = fmt.Sprintf("tpm %9.0f  nopm %9.0f", float64(p.commits)/span.Minutes(), float64(p.headCount)/span.Minutes())
 	}
-	p.a.info("%8s %-7s  %s  worst 1-s p99 %8.2f ms  errors %d", fmtOffset(off), phase, head, float64(p.worstP99)/1000, p.errors)
+	what := "p99"
+	if p.open {
+		what = "response p99"
+	}
+	p.a.info("%8s %-7s  %s  worst 1-s %s %8.2f ms  errors %d", fmtOffset(off), phase, head, what, float64(p.worstP99)/1000, p.errors)
 	p.commits, p.headCount, p.errors, p.worstP99 = 0, 0, 0, 0
 	p.windowFrom = off
 	p.nextAt = off + p.every
@@ -73,7 +82,9 @@ func fmtOffset(d time.Duration) string {
 	return fmt.Sprintf("%+.0fs", d.Seconds())
 }
 
-// printSummary writes a run's headline figures and per-type table.
+// printSummary writes a run's headline figures and per-type table. An open-loop run's table
+// leads with response times (from each transaction's intended start), then service time
+// and schedule lag; a closed-loop run's shows service times, as the runs before open loops.
 func printSummary(w io.Writer, r *results.Run) {
 	s := r.Summary
 	fmt.Fprintf(w, "run %d  %s  %s on %s (%s)\n", r.ID, r.Status, r.Params.Workload, r.Server.Target, shortVersion(r.Server.Version))
@@ -82,11 +93,32 @@ func printSummary(w io.Writer, r *results.Run) {
 	}
 	fmt.Fprintf(w, "  %s, %d terminals, %d connections, window %.1f s after %v warm-up\n",
 		scaleText(r), r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
+	open := r.Params.OpenLoop()
+	if open {
+		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %d arrivals in the window, %d skipped, %d not started by its end\n",
+			results.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, s.Offered, s.Skipped, s.Backlog)
+		if s.Overload {
+			fmt.Fprintf(w, "  OVERLOAD POINT: the offered rate was not sustained; the response times measure a growing backlog, not the server at %s/s\n",
+				results.FormatRate(r.Params.Rate))
+		}
+	}
 	head := fmt.Sprintf("TPS %.1f   TPM %.0f", s.TPS, s.TPM)
 	if results.MetricOf([]results.Run{*r}) == results.MetricNOPM {
 		head = fmt.Sprintf("NOPM %.0f   TPM %.0f   TPS %.1f", s.NOPM, s.TPM, s.TPS)
 	}
 	fmt.Fprintf(w, "  %s   committed %d   rolled back %d   errors %s\n", head, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
+	if r.Params.MaxTries > 1 || s.Retries > 0 {
+		done := s.Committed + s.Rollbacks + sum(s.Errors)
+		rate := 0.0
+		if done > 0 {
+			rate = 100 * float64(s.Retried) / float64(done)
+		}
+		fmt.Fprintf(w, "  retries %d (%d transactions retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
+			s.Retries, s.Retried, rate, max(r.Params.MaxTries, 1))
+	}
+	if r.Params.LatencyLimit > 0 {
+		fmt.Fprintf(w, "  latency limit %v: %d transactions took longer\n", r.Params.LatencyLimit, s.Late)
+	}
 	for _, class := range sortedKeys(s.ErrorExamples) {
 		for _, m := range s.ErrorExamples[class] {
 			fmt.Fprintf(w, "  e.g. %s: %s\n", class, m)
@@ -108,8 +140,15 @@ func printSummary(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "  link: calibrated +%s (p50); released late by up %s, down %s; %s\n",
 			results.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
 	}
+	if open {
+		fmt.Fprintln(w, "  response = from the intended start to the end; service = from the connection checkout; lag = response − service")
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\twait ms\tround trips\tbytes up\tbytes down\t")
+	if open {
+		fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tretries\tresponse p50 ms\tp90 ms\tp99 ms\tmax ms\tservice p50 ms\tp99 ms\tlag p99 ms\tround trips\t")
+	} else {
+		fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tretries\tp50 ms\tp90 ms\tp99 ms\tmax ms\twait ms\tround trips\tbytes up\tbytes down\t")
+	}
 	for _, t := range r.Tx {
 		if t.Committed+t.Rollbacks+sum(t.Errors) == 0 {
 			continue // a type this run never ran (blob_write in a read run)
@@ -118,8 +157,14 @@ func printSummary(w io.Writer, r *results.Run) {
 		if t.Committed+t.Rollbacks == 0 {
 			lat = func(int64) string { return "–" }
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
-			sum(t.Errors), lat(t.P50Us), lat(t.P90Us), lat(t.P99Us), lat(t.MaxUs), t.WaitMeanUs/1000,
+		if open {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
+				sum(t.Errors), t.Retries, lat(t.RespP50Us), lat(t.RespP90Us), lat(t.RespP99Us), lat(t.RespMaxUs),
+				lat(t.P50Us), lat(t.P99Us), lat(t.LagP99Us), orDash(t.RoundTrips, "%.1f"))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", t.Type, t.Committed, t.Rollbacks,
+			sum(t.Errors), t.Retries, lat(t.P50Us), lat(t.P90Us), lat(t.P99Us), lat(t.MaxUs), t.WaitMeanUs/1000,
 			orDash(t.RoundTrips, "%.1f"), orDash(t.BytesUp, "%.0f"), orDash(t.BytesDown, "%.0f"))
 	}
 	tw.Flush()

@@ -154,6 +154,7 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 			Workload: p.def.Name, Scale: scale, Terminals: spec.Terminals, Connections: conns,
 			Duration: spec.Duration, Warmup: spec.Warmup, Seed: spec.Seed, Mix: mixOf(w), Think: spec.Think,
 			RTT: links.rtt(), Options: options,
+			Rate: spec.Rate, Arrival: spec.arrival(), LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
 		},
 		Link: links.describe(cal),
 		Server: results.Server{Engine: t.Engine.Name(), Target: t.Label, Managed: t.Server != nil,
@@ -173,6 +174,7 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 	res, runErr := runner.Run(ctx, wt, w, runner.Config{
 		Terminals: spec.Terminals, Connections: conns, Warmup: spec.Warmup, Duration: spec.Duration,
 		Drain: runDrain, NOPMType: p.def.Metric.TxType, WindowStart: links.windowStart, WindowEnd: links.windowEnd,
+		Rate: spec.Rate, Arrival: spec.arrival(), Seed: spec.Seed, LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
 		Samples: func(s []results.Sample) {
 			c.obs().Samples(run, s)
 			if err := c.Store.AddSamples(context.WithoutCancel(ctx), run.ID, s); err != nil {

@@ -3,6 +3,7 @@ package execution
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/suggest"
 	"github.com/dblat/dblat/internal/workload"
 )
@@ -43,6 +45,23 @@ type Spec struct {
 	Mix workload.Mix
 	// Think turns on keying and think times, where the workload has them.
 	Think bool
+	// Rate, when positive, drives the run open-loop: transactions arrive at Rate per second
+	// in total, on a schedule fixed in advance (Arrival, seeded by Seed) that does not
+	// depend on how fast the server answers; Terminals bounds how many run at once. 0 drives
+	// it closed-loop: each terminal starts its next transaction when the last one ends.
+	Rate float64
+	// Arrival spaces an open-loop run's arrivals: results.ArrivalConstant ("" too) or
+	// results.ArrivalPoisson. It needs a Rate.
+	Arrival string
+	// LatencyLimit, when positive, bounds the backlog as pgbench's --latency-limit does:
+	// arrivals picked up later than it are skipped and counted, slower transactions are
+	// counted late, and no transaction is retried past it.
+	LatencyLimit time.Duration
+	// MaxTries is how many tries a transaction that fails with a retryable error gets, its
+	// first included (pgbench's --max-tries); it is run again with the same input. 0 means
+	// 1: no retries. It is a field of the run rather than an option of a workload or an
+	// engine because the runner retries, for every workload on every engine.
+	MaxTries int
 	// Options are workload options, engine run options and database options by name
 	// (option.Option.Name), as given; they are checked against the declarations.
 	Options map[string]string
@@ -100,6 +119,18 @@ func check(s *Spec, e engine.Engine, managed bool) (*plan, error) {
 		return nil, Inputf("%s must not be negative, got %d", scaleName(def), s.Scale)
 	case s.Think && !def.Think:
 		return nil, Inputf("workload %s has no think times", def.Name)
+	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return nil, Inputf("rate must be a positive number of transactions per second (0: closed loop), got %v", s.Rate)
+	case s.Arrival != "" && !slices.Contains(results.Arrivals, s.Arrival):
+		return nil, Inputf("arrival %q: use %s", s.Arrival, strings.Join(results.Arrivals, " or "))
+	case s.Arrival != "" && s.Rate == 0:
+		return nil, Inputf("arrival %s spaces the arrivals of an open-loop run: give a rate too", s.Arrival)
+	case s.Rate > 0 && s.Think:
+		return nil, Inputf("think times pace a closed loop and a rate paces an open one: give either, not both")
+	case s.LatencyLimit < 0:
+		return nil, Inputf("latency limit must not be negative, got %v", s.LatencyLimit)
+	case s.MaxTries < 0:
+		return nil, Inputf("max tries must be at least 1, got %d", s.MaxTries)
 	}
 	if s.Mix != nil {
 		if len(def.TxTypes) < 2 {
@@ -188,6 +219,20 @@ func check(s *Spec, e engine.Engine, managed bool) (*plan, error) {
 	}
 	return p, nil
 }
+
+// arrival is the arrival process a Spec's run uses: "" for a closed-loop run.
+func (s *Spec) arrival() string {
+	switch {
+	case s.Rate <= 0:
+		return ""
+	case s.Arrival == "":
+		return results.ArrivalConstant
+	}
+	return s.Arrival
+}
+
+// maxTries is the tries a Spec's transactions get: at least 1.
+func (s *Spec) maxTries() int { return max(s.MaxTries, 1) }
 
 func (p *plan) workloadConfig(s *Spec) workload.Config {
 	return workload.Config{Scale: s.Scale, Seed: s.Seed, Mix: s.Mix, Think: s.Think, Options: p.work}

@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,15 @@ func TestCheckRefusesWhatCannotRun(t *testing.T) {
 		{"blob option on select-only", "postgres", true, func(s *Spec) { *s = base("select-only"); s.Options = map[string]string{"blobs_per_tx": "2"} }, `unknown option "blobs_per_tx" for workload select-only`},
 		{"zero terminals", "postgres", true, func(s *Spec) { s.Terminals = 0 }, "terminals must be at least 1"},
 		{"zero window", "postgres", true, func(s *Spec) { s.Duration = 0 }, "duration must be positive"},
+		{"open loop", "firebird", false, func(s *Spec) {
+			s.Rate, s.Arrival, s.LatencyLimit, s.MaxTries = 500, "poisson", time.Second, 5
+		}, ""},
+		{"negative rate", "postgres", true, func(s *Spec) { s.Rate = -1 }, "rate must be a positive number"},
+		{"unknown arrival", "postgres", true, func(s *Spec) { s.Rate, s.Arrival = 10, "uniform" }, `arrival "uniform": use constant or poisson`},
+		{"arrival without a rate", "postgres", true, func(s *Spec) { s.Arrival = "poisson" }, "give a rate too"},
+		{"rate with think times", "postgres", true, func(s *Spec) { s.Rate, s.Think = 10, true }, "give either, not both"},
+		{"negative latency limit", "postgres", true, func(s *Spec) { s.LatencyLimit = -time.Second }, "latency limit must not be negative"},
+		{"negative max tries", "postgres", true, func(s *Spec) { s.MaxTries = -1 }, "max tries must be at least 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := base("tpcc")
@@ -88,6 +98,41 @@ func TestCheckStoresEveryOptionWithItsDefault(t *testing.T) {
 		if p.stored[k] != want {
 			t.Errorf("stored %s = %q, want %q (all: %v)", k, p.stored[k], want, p.stored)
 		}
+	}
+}
+
+// TestSpecOfOpenLoop: the open-loop and retry keys of a study reach the Spec; a problem
+// with them is reported at its line.
+func TestSpecOfOpenLoop(t *testing.T) {
+	st, err := study.Parse("t.yaml", []byte(`study: t
+server: {engine: postgres}
+base: {workload: select-only, rate: 750, latency_limit: 80ms, max_tries: 4}
+factors:
+  rtt: [0, 1ms]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range st.Cells() {
+		s, err := SpecOf(st, cell, "srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Rate != 750 || s.Arrival != "constant" || s.LatencyLimit != 80*time.Millisecond || s.MaxTries != 4 {
+			t.Errorf("cell %s: spec %+v", st.Label(cell), s)
+		}
+		if _, err := check(&s, mustEngine(t, "postgres"), true); err != nil {
+			t.Errorf("cell %s: %v", st.Label(cell), err)
+		}
+	}
+	bad, err := study.Parse("t.yaml", []byte("study: t\nserver: {engine: postgres}\nbase:\n  think: true\n  rate: 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, _ := newCore(t)
+	_, err = core.Plan(context.Background(), bad)
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:4:3: think times pace a closed loop") {
+		t.Errorf("Plan of think with a rate: %v", err)
 	}
 }
 

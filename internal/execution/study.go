@@ -252,8 +252,11 @@ func specErrorPath(st *study.Study, err error) string {
 			return "base.options." + name
 		}
 	}
-	for _, key := range []string{"mode", "mix", "think", "terminals", "connections", "duration", "warmup", "warehouses"} {
-		if strings.Contains(msg, key) {
+	// The run's own keys, those whose messages may name others first (an arrival without a
+	// rate, think times with a rate) first; a key is found as written or in words.
+	for _, key := range []string{results.FactorArrival, results.FactorLatencyLimit, results.FactorMaxTries, "think",
+		results.FactorRate, "mode", "mix", "terminals", "connections", "duration", "warmup", "warehouses"} {
+		if strings.Contains(msg, key) || strings.Contains(msg, strings.ReplaceAll(key, "_", " ")) {
 			return errorPath(st, key, "base."+key)
 		}
 	}
@@ -290,6 +293,7 @@ func SpecOf(st *study.Study, cell study.Cell, target string) (Spec, error) {
 	}
 	s := Spec{Target: target, Workload: p.Workload, Scale: p.Warehouses, Terminals: p.Terminals, Connections: p.Connections,
 		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, Mix: mix, Think: p.Think, Study: st.Name, Cell: cell.Key,
+		Rate: p.Rate, Arrival: p.Arrival, LatencyLimit: p.LatencyLimit, MaxTries: p.MaxTries,
 		Options: map[string]string{}, Record: map[string]string{}, Transport: TransportTCP}
 	for k, v := range p.Options {
 		if k == "transport" {
@@ -583,7 +587,7 @@ func (sr *studyRun) recordFailure(ctx context.Context, cell study.Cell, cause er
 	}
 	r := &results.Run{Study: sr.st.Name, CellKey: cell.Key, Params: results.Params{Workload: p.Workload, Scale: p.Warehouses,
 		Terminals: p.Terminals, Connections: p.Connections, Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, RTT: p.RTT,
-		Think: p.Think, Options: opts},
+		Think: p.Think, Options: opts, Rate: p.Rate, Arrival: p.Arrival, LatencyLimit: p.LatencyLimit, MaxTries: max(p.MaxTries, 1)},
 		Server: results.Server{Engine: p.Engine, Target: p.Target}}
 	ctx = context.WithoutCancel(ctx)
 	if _, err := sr.c.Store.Begin(ctx, r); err != nil {

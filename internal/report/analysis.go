@@ -196,7 +196,7 @@ const analysisHTML = `{{if .Fits}}
 {{if .Limits}}
 <section id="response-limits">
 <h2>Response-time limits</h2>
-<p>TPC-C clause 5.2.5.3: the 90th percentile of each transaction type within 5 s (Stock-Level 20 s), from the runs' histograms merged per cell, in milliseconds. Service time: a wait for a pooled connection is not included.</p>
+<p>TPC-C clause 5.2.5.3: the 90th percentile of each transaction type within 5 s (Stock-Level 20 s), from the runs' histograms merged per cell, in milliseconds. Response time from each transaction's intended start in cells of open-loop runs or with think times (what the user waited); service time otherwise, without a wait for a pooled connection.</p>
 <div class="scroll"><table>
 <tr><th>cell</th>{{range limitTypes}}<th class="num">{{.}}</th>{{end}}<th>verdict</th></tr>
 {{range limitRows .Limits}}<tr{{if .Over}} class="failed"{{end}}><td>{{none .Cell}}</td>{{range .P90}}<td class="num">{{.}}</td>{{end}}<td>{{.Verdict}}</td></tr>

@@ -50,10 +50,19 @@ type Options struct {
 	// ScaleAuto choose by LogSpan. Categorical axes stay categorical.
 	XScale string `json:"x_scale,omitempty"`
 	YScale string `json:"y_scale,omitempty"`
+	// Latency chooses the time the response-time figures and tables show: LatencyResponse
+	// or LatencyService; "" chooses response time when any run is open-loop, else service
+	// time (Report.Latency).
+	Latency string `json:"latency,omitempty"`
 }
 
-// check rejects unknown scale names.
+// check rejects unknown scale and latency names.
 func (o Options) check() error {
+	switch o.Latency {
+	case "", LatencyResponse, LatencyService:
+	default:
+		return fmt.Errorf("report: latency %q: use %s or %s", o.Latency, LatencyResponse, LatencyService)
+	}
 	for _, s := range []struct{ name, v string }{{"x", o.XScale}, {"y", o.YScale}} {
 		switch s.v {
 		case "", ScaleAuto, ScaleLinear, ScaleLog:
@@ -300,7 +309,7 @@ func (r *Report) charts(fits []analysis.Fit, runs []results.Run) []Chart {
 		out = append(out, r.throughputChart(p, measured, fits, runs))
 	}
 	out = append(out, r.percentileCharts(ps[0], measured)...)
-	return out
+	return append(out, r.rateCharts()...)
 }
 
 // xAxis returns the X axis of plan p over the levels its cells have, and each cell's
@@ -797,6 +806,9 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 	}
 	fam := r.family(p, cells)
 	subject := "Response time"
+	if r.Latency == LatencyResponse {
+		subject += " from the intended start"
+	}
 	if p.x >= 0 {
 		if r.isRTT(p.x) {
 			subject += " vs added RTT"
@@ -872,7 +884,7 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 				ch.Panels = append(ch.Panels, pn)
 			}
 		}
-		ch.Note = percentileNote(ch, pooled)
+		ch.Note = percentileNote(ch, pooled, r.Latency == LatencyResponse)
 		out = append(out, ch)
 	}
 	return out
@@ -910,7 +922,7 @@ func throughputNote(ch Chart, models bool) string {
 	return strings.TrimSpace(b.String())
 }
 
-func percentileNote(ch Chart, pooled bool) string {
+func percentileNote(ch Chart, pooled, response bool) string {
 	b := strings.Builder{}
 	if ch.Lines {
 		b.WriteString("Solid lines are the median (p50), dashed lines the 99th percentile, one row per transaction type with its own time range. ")
@@ -922,7 +934,11 @@ func percentileNote(ch Chart, pooled bool) string {
 	} else {
 		b.WriteString("Some runs stored no histogram: their cells show the mean of the runs' own percentiles. ")
 	}
-	b.WriteString("Service time only; waiting for a pooled connection is excluded. The 90th percentiles are in the transaction tables. ")
+	if response {
+		b.WriteString("Response time from each transaction's intended start, schedule lag and retries included. The 90th percentiles, and the service time and lag apart, are in the transaction tables. ")
+	} else {
+		b.WriteString("Service time only; waiting for a pooled connection is excluded. The 90th percentiles are in the transaction tables. ")
+	}
 	b.WriteString(axisNote(ch.X, ch.Y))
 	return strings.TrimSpace(b.String())
 }

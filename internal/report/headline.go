@@ -298,6 +298,9 @@ func (r *Report) verdict(knees []KneeRow) string {
 		return "No run has finished yet: there is nothing to conclude."
 	}
 	var s []string
+	if rs := r.rateSentence(); rs != "" {
+		s = append(s, rs)
+	}
 	s = append(s, r.kneeSentence(knees)...)
 	s = append(s, r.keepSentence()...)
 	s = append(s, r.compareSentence()...)
@@ -318,10 +321,32 @@ func (r *Report) verdict(knees []KneeRow) string {
 			s = append(s, fmt.Sprintf("The latency model N/(R·r + s) fits %d of %d series within %.0f %%.", fit, len(knees), analysis.FitTolerance*100))
 		}
 	}
+	if rt := r.retrySentence(); rt != "" {
+		s = append(s, rt)
+	}
 	if c := r.credibilitySentence(); c != "" {
 		s = append(s, c)
 	}
 	return strings.Join(s, " ")
+}
+
+// retrySentence says how many transactions were retried after a conflict, at most, next
+// to the throughput they are part of; "" when none was.
+func (r *Report) retrySentence() string {
+	var worst *Cell
+	for i := range r.Cells {
+		if c := &r.Cells[i]; c.RetryRate > 0 && (worst == nil || c.RetryRate > worst.RetryRate) {
+			worst = c
+		}
+	}
+	if worst == nil {
+		return ""
+	}
+	where := ""
+	if worst.Key != "" {
+		where = " (" + worst.Key + ")"
+	}
+	return fmt.Sprintf("Up to %s of the transactions were retried after a serialization failure, deadlock or update conflict%s: they count in the throughput, and their retries in its response times.", pctText(worst.RetryRate), where)
 }
 
 // plural is "the series" for one, else all.

@@ -12,6 +12,7 @@ import (
 
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
 
+	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -42,11 +43,30 @@ func WriteHTML(w io.Writer, r *Report) error {
 			return err
 		}
 		hc := htmlChart{Chart: ch, SVG: template.HTML(svg)} // vgsvg escapes the text it draws
-		if ch.Kind == ChartThroughput {
+		switch ch.Kind {
+		case ChartThroughput:
 			v.Throughput = append(v.Throughput, hc)
-		} else {
+		case ChartRate:
+			v.RateCharts = append(v.RateCharts, hc)
+		default:
 			v.Percentiles = append(v.Percentiles, hc)
 		}
+	}
+	for i := range r.AtRate {
+		rs := &r.AtRate[i]
+		sec := rateSection{Title: rateTitle(rs, len(r.AtRate) > 1), Series: rs}
+		for j := range v.RateCharts {
+			if v.RateCharts[j].ID == fmt.Sprintf("%s-%d", ChartRate, i+1) {
+				sec.Chart = &v.RateCharts[j]
+			}
+		}
+		for _, p := range rs.Points {
+			for k, t := range p.Types {
+				row := rateRow{Point: p, Type: t, First: k == 0, Span: len(p.Types)}
+				sec.Rows = append(sec.Rows, row)
+			}
+		}
+		v.Rates = append(v.Rates, sec)
 	}
 	for _, typ := range r.TxTypes {
 		t := txTable{Type: typ}
@@ -65,8 +85,10 @@ func WriteHTML(w io.Writer, r *Report) error {
 
 type htmlView struct {
 	*Report
-	Throughput, Percentiles []htmlChart
-	Tx                      []txTable
+	Throughput, Percentiles, RateCharts []htmlChart
+	Tx                                  []txTable
+	// Rates are the response-time-at-a-fixed-rate sections, one per Report.AtRate series.
+	Rates []rateSection
 	// AnalysisHTML holds the latency-model, pool-sizing and response-limit sections.
 	AnalysisHTML template.HTML
 }
@@ -74,6 +96,24 @@ type htmlView struct {
 type htmlChart struct {
 	*Chart
 	SVG template.HTML
+}
+
+// rateSection is one series' response time against RTT at its fixed rate: its chart, and
+// one table row per RTT level and transaction type.
+type rateSection struct {
+	Title  string
+	Series *analysis.RateSeries
+	Chart  *htmlChart
+	Rows   []rateRow
+}
+
+// rateRow is one transaction type at one RTT level; First marks the level's first row,
+// which carries the level's own figures over Span rows.
+type rateRow struct {
+	Point analysis.RatePoint
+	Type  analysis.RateType
+	First bool
+	Span  int
 }
 
 type txTable struct {
@@ -115,6 +155,11 @@ func page() *template.Template {
 			"rttLevel": func(l string) string { return columnLabel(results.FactorRTT, l) },
 			"knee":     kneeCell,
 			"series":   func(c Config) string { return seriesHeading(c) },
+			"dms":      func(d time.Duration) string { return msText(d.Microseconds()) },
+			"rate":     func(f float64) string { return fmtNum(f) },
+			"pct":      pctText,
+			"overload": overloadText,
+			"reason":   runReason,
 		}).Parse(pageHTML))
 	})
 	return pageTmpl
@@ -229,6 +274,7 @@ const pageHTML = `<!DOCTYPE html>
 <nav><ul>
 <li><a href="#findings">Findings</a></li>
 {{if .Percentiles}}<li><a href="#response">Response time</a></li>{{end}}
+{{if .Rates}}<li><a href="#at-rate">At a fixed rate</a></li>{{end}}
 {{if .Analysis}}{{if .Analysis.Fits}}<li><a href="#latency-model">Latency model</a></li>{{end}}{{end}}
 <li><a href="#cells">Cells</a></li>
 {{if .Tx}}<li><a href="#transactions">Transactions</a></li>{{end}}
@@ -278,12 +324,35 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Percentiles}}
 <section id="response">
 <h2>Response time</h2>
-<p>What a user of each transaction waits for: the median and the 99th percentile.</p>
+<p>What a user of each transaction waits for: the median and the 99th percentile{{if eq .Latency "response"}} of the response time, from each transaction's intended start{{else}} of the service time{{end}}.</p>
 {{range .Percentiles}}
 <figure class="chart" id="{{.ID}}">
 {{.SVG}}
 <figcaption>{{.Note}}</figcaption>
 </figure>
+{{end}}
+</section>
+{{end}}
+
+{{if .Rates}}
+<section id="at-rate">
+<h2>Response time at a fixed rate</h2>
+<p>Open-loop runs offer the same load at every RTT: what a user waits as the RTT grows, and the RTT at which the offered rate can no longer be sustained (the saturation RTT). Times from each transaction's intended start; "service" runs from the connection checkout; the model is R·r + s plus M/M/N's wait for a free terminal.</p>
+{{range .Rates}}
+{{with .Chart}}<figure class="chart" id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Note}}</figcaption>
+</figure>{{else}}<h3>{{.Title}}</h3>{{end}}
+{{with .Series}}<p class="desc">{{if .R}}Model: R = {{f1 .R}} round trips, s = {{dms .S}} ms{{if .ModelSaturation}}, saturation at r* = {{rtt .ModelSaturation}}{{end}}. {{end}}{{if .Saturated}}Measured: {{if .SustainedLevel}}sustained up to RTT {{rttLevel .SustainedLevel}}, not at {{rttLevel .SaturationLevel}}{{else}}not sustained at any RTT measured{{end}}.{{else}}Measured: sustained at every RTT.{{end}}</p>{{end}}
+<div class="scroll"><table>
+<thead><tr><th>RTT</th><th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th><th class="num">service (ms)</th><th class="num">response (ms)</th><th class="num">model (ms)</th><th class="num">ρ</th><th>type</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{if .First}}<td rowspan="{{.Span}}">{{rttLevel .Point.Level}}</td><td class="num" rowspan="{{.Span}}">{{rate .Point.Offered}}</td><td class="num" rowspan="{{.Span}}">{{rate .Point.Achieved}}</td><td class="num" rowspan="{{.Span}}">{{if .Point.Overloaded}}{{.Point.Overloaded}} of {{.Point.Runs}}{{else}}no{{end}}</td><td class="num" rowspan="{{.Span}}">{{dms .Point.Service}}</td><td class="num" rowspan="{{.Span}}">{{dms .Point.Response}}</td><td class="num" rowspan="{{.Span}}">{{if .Point.Model}}{{dms .Point.Model}}{{else}}–{{end}}</td><td class="num" rowspan="{{.Span}}">{{if .Point.Utilisation}}{{printf "%.2f" .Point.Utilisation}}{{else}}–{{end}}</td>{{end}}<td>{{.Type.Type}}</td><td class="num">{{dms .Type.P50}}</td><td class="num">{{dms .Type.P90}}</td><td class="num">{{dms .Type.P99}}</td></tr>
+{{end}}</tbody>
+</table></div>
+{{with .Series.Departures}}<p>Where the measurement departs from the model:</p>
+<ul class="notes">{{range .}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
 {{end}}
 </section>
 {{end}}
@@ -305,12 +374,13 @@ const pageHTML = `<!DOCTYPE html>
 <h2>Cells</h2>
 <p>{{.Metric}} per cell: mean of the finished repeats with its 95 % confidence interval, and the RTT the link achieved.</p>
 <div class="scroll"><table>
-<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th></tr></thead>
+{{$open := .OpenLoop}}{{$retried := .Retried}}
+<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th>{{if $retried}}<th class="num">retried</th>{{end}}{{if $open}}<th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th>{{end}}</tr></thead>
 <tbody>
 {{range .Cells}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{if .Throughput.N}}{{rtt .AchievedRTT}}{{else}}–{{end}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput.N}}</td>
 {{- if eq .Throughput.N 0}}<td class="num" colspan="5">no finished run</td>
 {{- else if .Throughput.CI}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num">{{f1 .Throughput.CI.Half}}</td><td class="num">{{f1 .Throughput.CI.Low}}</td><td class="num">{{f1 .Throughput.CI.High}}</td><td class="num">{{f1 .Throughput.SD}}</td>
-{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}</tr>
+{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}{{if $retried}}<td class="num">{{pct .RetryRate}}</td>{{end}}{{if $open}}<td class="num">{{rate .Offered}}</td><td class="num">{{rate .Achieved}}</td><td class="num">{{overload .}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 </section>
@@ -318,14 +388,15 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Tx}}
 <section id="transactions">
 <h2>Transactions</h2>
-<p>Per transaction type and cell: pooled response-time percentiles (ms, service time), p99 wait for a pooled connection (ms), and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
-{{$f := .Factors}}
+{{if eq .Latency "response"}}<p>Per transaction type and cell: pooled response-time percentiles (ms, from each transaction's intended start), the service time's p50 and p99 (ms, from the connection checkout) and the schedule lag's p99 (ms, intended start to checkout){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
+{{else}}<p>Per transaction type and cell: pooled response-time percentiles (ms, service time), p99 wait for a pooled connection (ms){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
+{{end}}{{$f := .Factors}}{{$resp := eq .Latency "response"}}{{$retried := .Retried}}
 {{range .Tx}}
 <h3>{{.Type}}</h3>
 <div class="scroll"><table>
-<thead><tr>{{range $f}}<th>{{.Label}}</th>{{end}}<th class="num">n</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">max</th><th class="num">wait p99</th><th class="num">round trips</th><th class="num">bytes up</th><th class="num">bytes down</th></tr></thead>
+<thead><tr>{{range $f}}<th>{{.Label}}</th>{{end}}<th class="num">n</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">max</th>{{if $resp}}<th class="num">service p50</th><th class="num">service p99</th><th class="num">lag p99</th>{{else}}<th class="num">wait p99</th>{{end}}{{if $retried}}<th class="num">retries</th>{{end}}<th class="num">round trips</th><th class="num">bytes up</th><th class="num">bytes down</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td>{{if .Tx.Done}}<td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td><td class="num">{{ms .Tx.WaitP99Us}}</td><td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td>{{if .Tx.Done}}<td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td>{{if $resp}}<td class="num">{{ms .Tx.ServiceP50Us}}</td><td class="num">{{ms .Tx.ServiceP99Us}}</td><td class="num">{{ms .Tx.LagP99Us}}</td>{{else}}<td class="num">{{ms .Tx.WaitP99Us}}</td>{{end}}{{if $retried}}<td class="num">{{.Tx.Retries}}</td>{{end}}<td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td>{{if $resp}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{else}}<td class="num">–</td>{{end}}{{if $retried}}<td class="num">–</td>{{end}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{end}}
@@ -361,7 +432,7 @@ const pageHTML = `<!DOCTYPE html>
 <div class="scroll"><table>
 <thead><tr><th class="num">id</th><th>started</th><th>status</th>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">{{.Metric}}</th><th class="num">elapsed (s)</th><th>reason</th></tr></thead>
 <tbody>
-{{range .Runs}}<tr class="{{.Status}}"><td class="num">{{.ID}}</td><td>{{time .Started}}</td><td class="status">{{.Status}}</td>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{f1 .Throughput}}</td><td class="num">{{f1 .ElapsedS}}</td><td>{{.Reason}}</td></tr>
+{{range .Runs}}<tr class="{{.Status}}"><td class="num">{{.ID}}</td><td>{{time .Started}}</td><td class="status">{{.Status}}</td>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{f1 .Throughput}}</td><td class="num">{{f1 .ElapsedS}}</td><td>{{reason .}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </section>

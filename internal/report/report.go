@@ -39,6 +39,16 @@ const (
 	MetricTPS  = results.MetricTPS  // transactions completed per second
 )
 
+// The times a report's response-time figures may show (Report.Latency).
+const (
+	// LatencyService is the service time: from checking out a connection for a
+	// transaction's first try to its end.
+	LatencyService = "service"
+	// LatencyResponse is the response time: from the transaction's intended start (its
+	// arrival in an open-loop run) to its end, what the user waited.
+	LatencyResponse = "response"
+)
+
 // Report is the data behind every chart and table of a report. Build fills it
 // deterministically: the same runs give the same Report, in the same order.
 type Report struct {
@@ -49,6 +59,9 @@ type Report struct {
 	Headline Headline `json:"headline"`
 	// Metric is MetricNOPM when every run is TPC-C, else MetricTPS.
 	Metric string `json:"metric"`
+	// Latency is the time the response-time charts and tables show: LatencyResponse when
+	// any run is open-loop (or Options.Latency asks for it), else LatencyService.
+	Latency string `json:"latency"`
 	// Workloads are the distinct workload names of the runs, sorted.
 	Workloads []string `json:"workloads"`
 	// Factors are the factors the study varies with the levels found in its runs.
@@ -73,6 +86,10 @@ type Report struct {
 	Notes []string `json:"notes"`
 	// Source is the study file text, if given.
 	Source string `json:"source,omitempty"`
+	// AtRate is the response time against RTT of each series of open-loop runs at a fixed
+	// offered rate, with its saturation RTT and the model's departures
+	// (analysis.ResponseAtRate); empty without such runs or without RTT as a factor.
+	AtRate []analysis.RateSeries `json:"response_at_rate,omitempty"`
 	// Analysis is the latency model, pool sizing and response-time limits of the same runs
 	// (set by BuildWithAnalysis; nil from Build).
 	Analysis *analysis.Analysis `json:"analysis,omitempty"`
@@ -116,6 +133,15 @@ type Cell struct {
 	AchievedRTT time.Duration `json:"achieved_rtt"`
 	// Tx holds the per-transaction-type figures, by type name.
 	Tx []TxCell `json:"tx,omitempty"`
+	// Open-loop cells: Overloaded counts the finished runs that were overload points
+	// (results.Summary.Overload), Offered and Achieved are the arrivals due and started
+	// per second of the window (means over the finished runs).
+	Overloaded int     `json:"overloaded,omitempty"`
+	Offered    float64 `json:"offered_rate,omitempty"`
+	Achieved   float64 `json:"achieved_rate,omitempty"`
+	// RetryRate is the share of the transactions that ended in the finished runs which
+	// needed more than one try (results.Summary.Retried).
+	RetryRate float64 `json:"retry_rate,omitempty"`
 }
 
 // TxCell is one transaction type's figures in one cell, pooled over its finished runs. A
@@ -132,7 +158,8 @@ type TxCell struct {
 	// into one distribution; false when some run had no histogram and they are the means
 	// of the runs' own percentiles instead.
 	Pooled bool `json:"pooled"`
-	// Latencies in microseconds (service time; connection wait excluded).
+	// Latencies in microseconds: the time Report.Latency names. Service time excludes the
+	// connection wait; response time includes it and any wait for a terminal.
 	MeanUs float64 `json:"mean_us"`
 	P50Us  int64   `json:"p50_us"`
 	P90Us  int64   `json:"p90_us"`
@@ -146,6 +173,15 @@ type TxCell struct {
 	RoundTrips float64 `json:"round_trips"`
 	BytesUp    float64 `json:"bytes_up"`
 	BytesDown  float64 `json:"bytes_down"`
+	// When the latencies above are response times: the service time's median and 99th
+	// percentile, and the schedule lag's 99th percentile (pooled like them).
+	ServiceP50Us int64 `json:"service_p50_us,omitempty"`
+	ServiceP99Us int64 `json:"service_p99_us,omitempty"`
+	LagP99Us     int64 `json:"lag_p99_us,omitempty"`
+	// Retries counts the tries beyond the first, Retried the transactions that needed more
+	// than one (sums over the finished runs).
+	Retries int64 `json:"retries,omitempty"`
+	Retried int64 `json:"retried,omitempty"`
 }
 
 // RunRow is one line of the run table.
@@ -160,6 +196,8 @@ type RunRow struct {
 	Throughput float64 `json:"throughput"`
 	// ElapsedS is the measured window achieved, in seconds.
 	ElapsedS float64 `json:"elapsed_s"`
+	// Overload marks an open-loop run that did not sustain its rate.
+	Overload bool `json:"overload,omitempty"`
 }
 
 // Warning is one credibility finding about the runs of a report. Build leaves
@@ -206,6 +244,7 @@ func Build(in Input) (*Report, error) {
 		Description: in.Description,
 		Source:      in.Source,
 		Metric:      results.MetricOf(in.Runs),
+		Latency:     latencyOf(in),
 		Workloads:   []string{},
 		Factors:     []Factor{},
 		Cells:       []Cell{},
@@ -288,16 +327,31 @@ func Build(in Input) (*Report, error) {
 		r.Runs = append(r.Runs, RunRow{
 			ID: run.ID, Started: run.Started.UTC(), Status: run.Status, Reason: run.Reason,
 			Levels: r.levelsOf(run), Throughput: round(r.metric(run), 4),
-			ElapsedS: round(run.Summary.Elapsed.Seconds(), 3),
+			ElapsedS: round(run.Summary.Elapsed.Seconds(), 3), Overload: run.Params.OpenLoop() && run.Summary.Overload,
 		})
 	}
 
 	fits := analysis.FitLatency(in.Runs, factors)
+	r.AtRate = analysis.ResponseAtRate(in.Runs, factors)
 	r.Charts = r.charts(fits, in.Runs)
 	r.Config = r.config(in.Runs)
 	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
 	r.Headline = r.headline(fits)
 	return r, nil
+}
+
+// latencyOf chooses the report's latency: Options.Latency, else response time when any
+// finished run is open-loop.
+func latencyOf(in Input) string {
+	if in.Options.Latency != "" {
+		return in.Options.Latency
+	}
+	for i := range in.Runs {
+		if in.Runs[i].Status == results.StatusFinished && in.Runs[i].Params.OpenLoop() {
+			return LatencyResponse
+		}
+	}
+	return LatencyService
 }
 
 // checkFactors rejects empty and repeated factor keys.
@@ -368,6 +422,28 @@ func (r *Report) cell(idx []int, runs []*results.Run) (Cell, error) {
 		}
 	}
 	c.Throughput = estimate(xs)
+	var ended, retried int64
+	for _, run := range fin {
+		ended += run.Summary.Committed + run.Summary.Rollbacks
+		for _, n := range run.Summary.Errors {
+			ended += n
+		}
+		retried += run.Summary.Retried
+		if !run.Params.OpenLoop() {
+			continue
+		}
+		if run.Summary.Overload {
+			c.Overloaded++
+		}
+		if el := run.Summary.Elapsed.Seconds(); el > 0 {
+			c.Offered += float64(run.Summary.Offered) / el / float64(len(fin))
+		}
+		c.Achieved += run.Summary.AchievedRate / float64(len(fin))
+	}
+	c.Offered, c.Achieved = round(c.Offered, 1), round(c.Achieved, 1)
+	if ended > 0 && retried > 0 {
+		c.RetryRate = round(float64(retried)/float64(ended), 4)
+	}
 	if len(fin) > 0 {
 		var sum float64
 		for _, run := range fin {
@@ -376,7 +452,7 @@ func (r *Report) cell(idx []int, runs []*results.Run) (Cell, error) {
 		c.AchievedRTT = (time.Duration(math.Round(sum/float64(len(fin))/1e3)) * time.Microsecond)
 	}
 	for _, typ := range sortedKeys(byType) {
-		t, err := poolTx(typ, byType[typ])
+		t, err := poolTx(typ, byType[typ], r.Latency == LatencyResponse)
 		if err != nil {
 			return Cell{}, err
 		}
@@ -391,22 +467,43 @@ type txOf struct {
 	tx  *results.TxSummary
 }
 
+// latView is the latency a report shows of one run's summary of one type: its histogram,
+// mean, percentiles and maximum.
+type latView struct {
+	hist                string
+	mean                float64
+	p50, p90, p99, maxv int64
+}
+
+// viewOf returns t's service time, or its response time when response is set and t has one
+// (runs stored before response times were recorded fall back to their service time, which
+// for a closed loop differs from it only by the connection wait).
+func viewOf(t *results.TxSummary, response bool) latView {
+	if response && (t.RespHist != "" || t.RespMeanUs > 0) {
+		return latView{t.RespHist, t.RespMeanUs, t.RespP50Us, t.RespP90Us, t.RespP99Us, t.RespMaxUs}
+	}
+	return latView{t.Hist, t.MeanUs, t.P50Us, t.P90Us, t.P99Us, t.MaxUs}
+}
+
 // poolTx merges the summaries of one transaction type over the finished runs of a cell.
 // Percentiles come from the merged HDR histograms (the pooled distribution, which weighs
 // every transaction equally — averaging the runs' percentiles would not); when any run that
 // completed transactions of the type lacks a histogram they fall back to the mean of those
 // runs' own percentiles. Runs that completed none (a short window may draw no Delivery)
-// count in Runs only: they have no latency to pool.
-func poolTx(typ string, txs []txOf) (TxCell, error) {
+// count in Runs only: they have no latency to pool. With response set the latencies are
+// response times, and the service time's p50 and p99 and the schedule lag's p99 are added.
+func poolTx(typ string, txs []txOf, response bool) (TxCell, error) {
 	c := TxCell{Type: typ, Runs: len(txs), Pooled: true}
 	var done []txOf // the runs that completed transactions of the type
 	var total, waitW, rtW float64
 	var waitSum, rtSum, upSum, downSum float64
-	hasWait := true
+	hasWait, hasSvc, hasLag := true, true, true
 	for _, x := range txs {
 		t := x.tx
 		c.Committed += t.Committed
 		c.Rollbacks += t.Rollbacks
+		c.Retries += t.Retries
+		c.Retried += t.Retried
 		for _, n := range t.Errors {
 			c.Errors += n
 		}
@@ -416,12 +513,12 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		}
 		done = append(done, x)
 		total += n
-		if t.Hist == "" {
+		if viewOf(t, response).hist == "" {
 			c.Pooled = false
 		}
-		if t.WaitHist == "" {
-			hasWait = false
-		}
+		hasWait = hasWait && t.WaitHist != ""
+		hasSvc = hasSvc && t.Hist != ""
+		hasLag = hasLag && t.LagHist != ""
 		waitSum += t.WaitMeanUs * n
 		waitW += n
 		cm := float64(t.Committed)
@@ -443,7 +540,7 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		return c, nil // Done() is false: writers show "–"
 	}
 	if c.Pooled {
-		h, err := mergeHists(done, func(t *results.TxSummary) string { return t.Hist })
+		h, err := mergeHists(done, func(t *results.TxSummary) string { return viewOf(t, response).hist })
 		if err != nil {
 			return TxCell{}, err
 		}
@@ -454,12 +551,13 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		var mean, p50, p90, p99 float64
 		for _, x := range done {
 			t := x.tx
+			v := viewOf(t, response)
 			w := float64(t.Committed + t.Rollbacks)
-			mean += t.MeanUs * w
-			p50 += float64(t.P50Us)
-			p90 += float64(t.P90Us)
-			p99 += float64(t.P99Us)
-			c.MaxUs = max(c.MaxUs, t.MaxUs)
+			mean += v.mean * w
+			p50 += float64(v.p50)
+			p90 += float64(v.p90)
+			p99 += float64(v.p99)
+			c.MaxUs = max(c.MaxUs, v.maxv)
 		}
 		c.MeanUs = round(mean/total, 1)
 		n := float64(len(done))
@@ -475,6 +573,23 @@ func poolTx(typ string, txs []txOf) (TxCell, error) {
 		for _, x := range done {
 			c.WaitP99Us = max(c.WaitP99Us, x.tx.WaitP99Us)
 		}
+	}
+	if !response {
+		return c, nil
+	}
+	if hasSvc {
+		h, err := mergeHists(done, func(t *results.TxSummary) string { return t.Hist })
+		if err != nil {
+			return TxCell{}, err
+		}
+		c.ServiceP50Us, c.ServiceP99Us = h.ValueAtQuantile(50), h.ValueAtQuantile(99)
+	}
+	if hasLag {
+		h, err := mergeHists(done, func(t *results.TxSummary) string { return t.LagHist })
+		if err != nil {
+			return TxCell{}, err
+		}
+		c.LagP99Us = h.ValueAtQuantile(99)
 	}
 	return c, nil
 }
@@ -530,7 +645,7 @@ func (r *Report) notes(inferred bool) []string {
 	n := []string{
 		fmt.Sprintf("Throughput is %s. Only finished runs enter means, percentiles and wire figures; failed, aborted and running runs are listed in the run table with their reason.", metricDesc(r.Metric)),
 		"Intervals are 95 % confidence intervals of the mean over a cell's finished repeats, by Student's t with n−1 degrees of freedom (t = 4.303 for n = 3, 2.776 for n = 5); a cell with a single finished run has a mean but no interval.",
-		"Response-time percentiles are read from the pooled distribution: the HDR histograms of a cell's finished repeats are merged, so every transaction weighs the same (averaging the runs' percentiles would not). They are service times; connection-pool wait is reported separately.",
+		"Response-time percentiles are read from the pooled distribution: the HDR histograms of a cell's finished repeats are merged, so every transaction weighs the same (averaging the runs' percentiles would not). " + latencyNote(r.Latency),
 		"Round trips and bytes are per committed transaction, measured on the client's connections, averaged over the repeats weighted by their committed transactions.",
 	}
 	if inferred {
@@ -541,6 +656,14 @@ func (r *Report) notes(inferred bool) []string {
 		n = append(n, "No factors were given: they were inferred as the keys whose values differ between runs ("+strings.Join(keys, ", ")+").")
 	}
 	return n
+}
+
+// latencyNote says which time the report's response-time figures are.
+func latencyNote(latency string) string {
+	if latency == LatencyResponse {
+		return "They are response times, from each transaction's intended start (its arrival on an open-loop run's schedule, the end of the keying time under think times, else when the terminal asked for a connection) to its end: what a user waited, including any wait for a terminal or a pooled connection (the schedule lag) and every retry. The transaction tables give the service time (from the connection checkout) and the lag beside them; response = lag + service. In open-loop runs the offered rate does not slow down with the server, so a backlog shows in the response time where a closed loop would hide it."
+	}
+	return "They are service times, from checking out a connection to the end of the transaction's last try; connection-pool wait is reported separately."
 }
 
 func metricDesc(m string) string {

@@ -217,7 +217,7 @@ func TestPooledPercentiles(t *testing.T) {
 			RoundTrips: float64(us / 1000), BytesUp: 10}
 	}
 	fast, slow := mk(300, 1000), mk(100, 9000)
-	c, err := poolTx("x", []txOf{{1, fast}, {2, slow}})
+	c, err := poolTx("x", []txOf{{1, fast}, {2, slow}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestPooledPercentiles(t *testing.T) {
 	}
 	// Without histograms, the runs' own percentiles are averaged and Pooled says so.
 	slow.Hist = ""
-	c, err = poolTx("x", []txOf{{1, fast}, {2, slow}})
+	c, err = poolTx("x", []txOf{{1, fast}, {2, slow}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestPooledPercentiles(t *testing.T) {
 	// A corrupt histogram is an error naming its run.
 	slow.Hist = "not a histogram"
 	fast.Hist = "also not"
-	if _, err := poolTx("x", []txOf{{1, fast}, {2, slow}}); err == nil || !strings.Contains(err.Error(), "run 1") {
+	if _, err := poolTx("x", []txOf{{1, fast}, {2, slow}}, false); err == nil || !strings.Contains(err.Error(), "run 1") {
 		t.Errorf("corrupt histogram: err = %v", err)
 	}
 }

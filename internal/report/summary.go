@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,6 +55,10 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		tw.Flush()
 	}
 
+	for i := range r.AtRate {
+		writeRateSummary(ew, &r.AtRate[i], len(r.AtRate) > 1)
+	}
+
 	ew.Printf("\nVerdict\n")
 	for _, l := range wrap(r.Headline.Verdict, summaryWidth-2) {
 		ew.Printf("  %s\n", l)
@@ -89,6 +94,41 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		ew.Printf("Everything, as text: dblat report %s --format text --full\n", r.Study)
 	}
 	return ew.Err()
+}
+
+// writeRateSummary writes one fixed-rate series as a table: RTT levels down, each type's
+// response-time p50 / p99 across, and whether the rate was sustained.
+func writeRateSummary(ew *analysis.TextWriter, rs *analysis.RateSeries, several bool) {
+	ew.Printf("\n%s\n  response time p50 / p99 in ms, from the intended start\n", rateTitle(rs, several))
+	var types []string
+	for _, p := range rs.Points {
+		for _, t := range p.Types {
+			if !slices.Contains(types, t.Type) {
+				types = append(types, t.Type)
+			}
+		}
+	}
+	types = txOrder(types)
+	tw := ew.Table("  ")
+	tw.Row(append(append([]string{"rtt"}, types...), "achieved/s", "rate")...)
+	for _, p := range rs.Points {
+		row := []string{p.Level}
+		for _, typ := range types {
+			cell := "–"
+			for _, t := range p.Types {
+				if t.Type == typ {
+					cell = msText(t.P50.Microseconds()) + " / " + msText(t.P99.Microseconds())
+				}
+			}
+			row = append(row, cell)
+		}
+		state := "sustained"
+		if p.Overloaded > 0 {
+			state = fmt.Sprintf("OVERLOAD (%d of %d runs)", p.Overloaded, p.Runs)
+		}
+		tw.Row(append(row, fmtNum(p.Achieved), state)...)
+	}
+	tw.Flush()
 }
 
 // writePivot writes the headline table: series down, X levels across (transposed when

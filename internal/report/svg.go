@@ -62,6 +62,9 @@ var statDashes = map[string][]vg.Length{
 	"p50":     nil,
 	"p99":     {vg.Points(5), vg.Points(3)},
 	StatModel: {vg.Points(2), vg.Points(2)},
+	StatP90:   {vg.Points(1.5), vg.Points(2)},
+	// The model's saturation dashed like the model, the measured one solid.
+	StatModelSaturation: {vg.Points(2), vg.Points(2)},
 }
 
 // statGlyphs marks each percentile where no line joins the points (categories on X).
@@ -88,10 +91,15 @@ func textStyle(size float64) draw.TextStyle {
 func renderSVG(ch *Chart) (string, error) {
 	groups := map[string]int{}
 	models := false
+	markers := map[string]bool{}
 	for _, pn := range ch.Panels {
 		for _, s := range pn.Series {
 			if s.Stat == StatModel {
 				models = true
+				continue
+			}
+			if isMarker(&s) {
+				markers[s.Stat] = true
 				continue
 			}
 			if _, ok := groups[s.Group]; !ok {
@@ -109,7 +117,7 @@ func renderSVG(ch *Chart) (string, error) {
 		h = vg.Length(60 + rows*throughputRow)
 	}
 
-	leg := legend(ch, groups, models)
+	leg := legend(ch, groups, models, markers)
 	measure := draw.New(vgsvg.New(vg.Points(chartW), h))
 	lr := leg.Rectangle(measure)
 	legendW, legendH := lr.Max.X-lr.Min.X, lr.Max.Y-lr.Min.Y
@@ -196,7 +204,7 @@ func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Len
 	// The Y axis of this panel: the chart's, over the panel's own range.
 	ya := ch.Y
 	ya.Min, ya.Max = pn.YMin, pn.YMax
-	if ch.Kind == ChartPercentiles {
+	if ch.Kind == ChartPercentiles || ch.Kind == ChartRate {
 		ya.Floor = 0
 		if ya.Scale == ScaleLog && ya.Min <= 0 {
 			ya.Floor = minPositive(seriesYs(pn)) / 4
@@ -239,6 +247,15 @@ func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Len
 				return nil, err
 			}
 			l.Color, l.Width, l.Dashes = col, vg.Points(1.2), statDashes[StatModel]
+			p.Add(l)
+			continue
+		}
+		if isMarker(&s) {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Width, l.Dashes = markerInk, vg.Points(1.2), statDashes[s.Stat]
 			p.Add(l)
 			continue
 		}
@@ -346,7 +363,7 @@ func fitTicks(a Axis, n int) []Tick {
 // legend builds a chart's legend: one entry per group (its colour, marker and line), then
 // the line styles that stand for a statistic: p50 and p99 on response-time charts, the
 // fitted model on throughput charts.
-func legend(ch *Chart, groups map[string]int, models bool) plot.Legend {
+func legend(ch *Chart, groups map[string]int, models bool, markers map[string]bool) plot.Legend {
 	leg := plot.NewLegend()
 	leg.TextStyle.Font = font.From(chartFont, 10)
 	leg.Top, leg.Left = true, true
@@ -393,8 +410,16 @@ func legend(ch *Chart, groups map[string]int, models bool) plot.Legend {
 	if models {
 		leg.Add("fitted model", legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.2), Dashes: statDashes[StatModel]}})
 	}
+	for _, st := range []string{StatSaturation, StatModelSaturation} {
+		if markers[st] {
+			leg.Add(st, legendLine{draw.LineStyle{Color: markerInk, Width: vg.Points(1.2), Dashes: statDashes[st]}})
+		}
+	}
 	return leg
 }
+
+// markerInk draws the saturation lines: grey, apart from every series' colour.
+var markerInk = color.RGBA{0x55, 0x55, 0x55, 0xff}
 
 // inlineSVG strips what only a stand-alone SVG file needs and labels the element.
 func inlineSVG(svg, title string) string {

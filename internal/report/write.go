@@ -45,9 +45,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 
 // WriteCSV writes the aggregated cells, one row per cell: its factor levels, its number of
 // runs and of finished runs, the mean, standard deviation and 95 % interval of the
-// throughput metric (interval columns empty when n < 2), then for each transaction type its
-// pooled p50/p90/p99 and mean in milliseconds, round trips, and bytes up and down per
-// committed transaction (empty where the cell has no such transactions).
+// throughput metric (interval columns empty when n < 2), the retry rate when any run retried,
+// the offered and achieved rates and the overloaded runs when any run was open-loop, then
+// for each transaction type its pooled p50/p90/p99 and mean in milliseconds (named
+// response_… with the service time's p99 and the schedule lag's after them when
+// Report.Latency is response time), round trips, and bytes up and down per committed
+// transaction (empty where the cell has no such transactions).
 func WriteCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	m := strings.ToLower(r.Metric)
@@ -56,8 +59,20 @@ func WriteCSV(w io.Writer, r *Report) error {
 		head = append(head, f.Key)
 	}
 	head = append(head, "runs", "n", m+"_mean", m+"_sd", m+"_ci95_low", m+"_ci95_high", m+"_ci95_half")
+	open, retries, resp := r.OpenLoop(), r.Retried(), r.Latency == LatencyResponse
+	if retries {
+		head = append(head, "retry_rate")
+	}
+	if open {
+		head = append(head, "offered_rate", "achieved_rate", "overloaded_runs")
+	}
+	cols := []string{"p50_ms", "p90_ms", "p99_ms", "mean_ms", "round_trips", "bytes_up", "bytes_down"}
+	if resp {
+		cols = []string{"response_p50_ms", "response_p90_ms", "response_p99_ms", "response_mean_ms",
+			"service_p99_ms", "lag_p99_ms", "round_trips", "bytes_up", "bytes_down"}
+	}
 	for _, t := range r.TxTypes {
-		for _, col := range []string{"p50_ms", "p90_ms", "p99_ms", "mean_ms", "round_trips", "bytes_up", "bytes_down"} {
+		for _, col := range cols {
 			head = append(head, t+"_"+col)
 		}
 	}
@@ -76,14 +91,23 @@ func WriteCSV(w io.Writer, r *Report) error {
 		} else {
 			row = append(row, num(e.Mean), num(e.SD), num(e.CI.Low), num(e.CI.High), num(e.CI.Half))
 		}
+		if retries {
+			row = append(row, num(c.RetryRate))
+		}
+		if open {
+			row = append(row, num(c.Offered), num(c.Achieved), strconv.Itoa(c.Overloaded))
+		}
 		for _, typ := range r.TxTypes {
 			t := findTx(c, typ)
 			if t == nil || !t.Done() {
-				row = append(row, "", "", "", "", "", "", "")
+				row = append(row, make([]string, len(cols))...)
 				continue
 			}
-			row = append(row, usMs(t.P50Us), usMs(t.P90Us), usMs(t.P99Us), num(round(t.MeanUs/1000, 4)),
-				num(t.RoundTrips), num(t.BytesUp), num(t.BytesDown))
+			row = append(row, usMs(t.P50Us), usMs(t.P90Us), usMs(t.P99Us), num(round(t.MeanUs/1000, 4)))
+			if resp {
+				row = append(row, usMs(t.ServiceP99Us), usMs(t.LagP99Us))
+			}
+			row = append(row, num(t.RoundTrips), num(t.BytesUp), num(t.BytesDown))
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("report: write csv: %w", err)
@@ -142,9 +166,17 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 
+	open, retries := r.OpenLoop(), r.Retried()
 	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
 	tw := ew.Table("  ")
-	tw.Row(append(factorKeys(r), "achieved rtt", "runs", "n", "mean", "±95%", "sd")...)
+	head := append(factorKeys(r), "achieved rtt", "runs", "n", "mean", "±95%", "sd")
+	if retries {
+		head = append(head, "retried")
+	}
+	if open {
+		head = append(head, "offered/s", "achieved/s", "overload")
+	}
+	tw.Row(head...)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		e := c.Throughput
@@ -157,29 +189,66 @@ func WriteText(w io.Writer, r *Report) error {
 		if e.CI != nil {
 			ci, sd = fmt.Sprintf("%.1f", e.CI.Half), fmt.Sprintf("%.1f", e.SD)
 		}
-		tw.Row(append(levelsText(c.Levels), rtt, strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)...)
+		row := append(levelsText(c.Levels), rtt, strconv.Itoa(c.Runs), strconv.Itoa(e.N), mean, ci, sd)
+		if retries {
+			row = append(row, pctText(c.RetryRate))
+		}
+		if open {
+			row = append(row, fmtNum(c.Offered), fmtNum(c.Achieved), overloadText(c))
+		}
+		tw.Row(row...)
 	}
 	tw.Flush()
 
 	for _, typ := range r.TxTypes {
-		ew.Printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
+		if r.Latency == LatencyResponse {
+			ew.Printf("\nTransaction %s: pooled response time from the intended start (ms), service time and schedule lag, and wire cost per committed transaction\n", typ)
+		} else {
+			ew.Printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
+		}
 		tw := ew.Table("  ")
-		tw.Row(append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99", "round trips", "bytes up", "bytes down")...)
+		head := append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99")
+		if r.Latency == LatencyResponse {
+			head = append(factorKeys(r), "n", "p50", "p90", "p99", "max", "service p50", "service p99", "lag p99")
+		}
+		if retries {
+			head = append(head, "retries")
+		}
+		tw.Row(append(head, "round trips", "bytes up", "bytes down")...)
 		for i := range r.Cells {
 			c := &r.Cells[i]
 			t := findTx(c, typ)
 			if t == nil {
 				continue
 			}
+			row := append(levelsText(c.Levels), strconv.Itoa(t.Runs))
 			if !t.Done() {
-				tw.Row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), "–", "–", "–", "–", "–", "–", "–", "–")...)
+				for range len(head) - len(row) + 3 {
+					row = append(row, "–")
+				}
+				tw.Row(row...)
 				continue
 			}
-			tw.Row(append(levelsText(c.Levels), strconv.Itoa(t.Runs), msText(t.P50Us), msText(t.P90Us),
-				msText(t.P99Us), msText(t.MaxUs), msText(t.WaitP99Us), fmt.Sprintf("%.1f", t.RoundTrips),
-				fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
+			row = append(row, msText(t.P50Us), msText(t.P90Us), msText(t.P99Us), msText(t.MaxUs))
+			if r.Latency == LatencyResponse {
+				row = append(row, msText(t.ServiceP50Us), msText(t.ServiceP99Us), msText(t.LagP99Us))
+			} else {
+				row = append(row, msText(t.WaitP99Us))
+			}
+			if retries {
+				row = append(row, strconv.FormatInt(t.Retries, 10))
+			}
+			tw.Row(append(row, fmt.Sprintf("%.1f", t.RoundTrips), fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
 		}
 		tw.Flush()
+	}
+
+	// Response time at a fixed rate, unless the analysis above wrote it already.
+	if r.Analysis == nil || len(r.Analysis.Rates) == 0 {
+		for i := range r.AtRate {
+			ew.Printf("\n")
+			analysis.WriteRate(ew, &r.AtRate[i])
+		}
 	}
 
 	ew.Printf("\n%s\n", seriesHeading(r.Config))
@@ -207,7 +276,7 @@ func WriteText(w io.Writer, r *Report) error {
 	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)
 	for _, run := range r.Runs {
 		tw.Row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
-			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), fmt.Sprintf("%.1fs", run.ElapsedS), run.Reason)...)
+			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), fmt.Sprintf("%.1fs", run.ElapsedS), runReason(run))...)
 	}
 	tw.Flush()
 
@@ -216,6 +285,55 @@ func WriteText(w io.Writer, r *Report) error {
 		ew.Printf("- %s\n", n)
 	}
 	return ew.Err()
+}
+
+// OpenLoop reports whether any cell holds open-loop runs: their offered and achieved rates
+// are shown then.
+func (r *Report) OpenLoop() bool {
+	for i := range r.Cells {
+		if r.Cells[i].Offered > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Retried reports whether any cell's runs retried a transaction: the retry rates are shown
+// then.
+func (r *Report) Retried() bool {
+	for i := range r.Cells {
+		if r.Cells[i].RetryRate > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pctText writes a share as a percentage: "2.5 %", "–" for none.
+func pctText(f float64) string {
+	if f == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(100*f, 'f', -1, 64) + " %"
+}
+
+// overloadText says how many of a cell's finished runs were overload points.
+func overloadText(c *Cell) string {
+	switch {
+	case c.Offered == 0:
+		return ""
+	case c.Overloaded == 0:
+		return "no"
+	}
+	return fmt.Sprintf("%d of %d", c.Overloaded, c.Throughput.N)
+}
+
+// runReason is a run's reason, or that it was an overload point.
+func runReason(run RunRow) string {
+	if run.Reason == "" && run.Overload {
+		return "overload point: the offered rate was not sustained"
+	}
+	return run.Reason
 }
 
 func factorKeys(r *Report) []string {

@@ -20,6 +20,8 @@ var csvHeader = []string{
 	"duration_s", "warmup_s", "rtt_ms",
 	"tx_type", "committed", "rollbacks", "errors", "tps", "tpm", "nopm",
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
+	"rate", "achieved_rate", "skipped", "overload", "retries",
+	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "lag_p99_ms",
 }
 
 // CSVAllTypes is the tx_type of the run-wide row of the CSV export.
@@ -32,8 +34,11 @@ const CSVAllTypes = "all"
 //   - "csv": a header row, then for each run one run-wide row (tx_type "all": the Summary
 //     figures, latency columns empty) followed by one row per TxSummary (its committed,
 //     rollbacks, errors, its own tps/tpm = (committed+rollbacks) over the run's elapsed
-//     time as the runner counts them, nopm empty, and its latencies in ms). Times are
-//     RFC 3339 UTC, durations in the unit the column names.
+//     time as the runner counts them, nopm empty, and its latencies in ms: service time
+//     p50_ms … max_ms, response time resp_…, schedule lag lag_p99_ms). rate (0 for a
+//     closed-loop run) is on every row, retries on every row, the open-loop figures
+//     (achieved_rate, skipped, overload) on the run-wide row. Times are RFC 3339 UTC,
+//     durations in the unit the column names.
 //
 // Any other format is an error naming the valid ones. Export only formats; it does not
 // touch a Store.
@@ -74,7 +79,10 @@ func exportCSV(w io.Writer, runs []Run) error {
 			CSVAllTypes, int64s(r.Summary.Committed), int64s(r.Summary.Rollbacks),
 			int64s(sum(r.Summary.Errors)),
 			num(r.Summary.TPS), num(r.Summary.TPM), num(r.Summary.NOPM),
-			"", "", "", "", "", "")
+			"", "", "", "", "", "",
+			num(r.Params.Rate), num(r.Summary.AchievedRate), int64s(r.Summary.Skipped),
+			strconv.FormatBool(r.Summary.Overload), int64s(r.Summary.Retries),
+			"", "", "", "")
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("results: export csv: %w", err)
 		}
@@ -88,7 +96,9 @@ func exportCSV(w io.Writer, runs []Run) error {
 			row := append(run[:len(run):len(run)],
 				t.Type, int64s(t.Committed), int64s(t.Rollbacks), int64s(sum(t.Errors)),
 				tps, tpm, "",
-				ms(t.P50Us), ms(t.P90Us), ms(t.P95Us), ms(t.P99Us), ms(t.P999Us), ms(t.MaxUs))
+				ms(t.P50Us), ms(t.P90Us), ms(t.P95Us), ms(t.P99Us), ms(t.P999Us), ms(t.MaxUs),
+				num(r.Params.Rate), "", "", "", int64s(t.Retries),
+				ms(t.RespP50Us), ms(t.RespP90Us), ms(t.RespP99Us), ms(t.LagP99Us))
 			if err := cw.Write(row); err != nil {
 				return fmt.Errorf("results: export csv: %w", err)
 			}

@@ -29,6 +29,13 @@ const (
 	FactorInstall = ServerPrefix + "install"
 	// ServerPrefix marks what chooses a managed server's binaries.
 	ServerPrefix = "server."
+	// FactorRate is the open-loop arrival rate in transactions per second ("0": closed loop),
+	// FactorArrival its arrival process, FactorLatencyLimit the latency limit and
+	// FactorMaxTries the tries per transaction.
+	FactorRate         = "rate"
+	FactorArrival      = "arrival"
+	FactorLatencyLimit = "latency_limit"
+	FactorMaxTries     = "max_tries"
 	// SettingPrefix marks a server setting factor; its requested value is kept in
 	// Params.Options under the same key ("set.shared_buffers").
 	SettingPrefix = "set."
@@ -59,6 +66,14 @@ func FactorValue(r *Run, key string) string {
 		return strconv.FormatBool(p.Think)
 	case FactorTarget:
 		return r.Server.Target
+	case FactorRate:
+		return FormatRate(p.Rate)
+	case FactorArrival:
+		return p.Arrival
+	case FactorLatencyLimit:
+		return FormatDuration(p.LatencyLimit)
+	case FactorMaxTries:
+		return strconv.Itoa(max(p.MaxTries, 1))
 	}
 	if strings.HasPrefix(key, SettingPrefix) || strings.HasPrefix(key, ServerPrefix) {
 		return p.Options[key]
@@ -86,6 +101,7 @@ func InferFactors(runs []Run) []string {
 	candidates := []string{
 		FactorRTT, FactorTerminals, FactorConnections, FactorWarehouses, FactorEngine,
 		FactorTarget, FactorThink, FactorDuration, FactorWarmup,
+		FactorRate, FactorArrival, FactorLatencyLimit, FactorMaxTries,
 	}
 	opts := map[string]bool{}
 	for i := range runs {
@@ -121,6 +137,10 @@ func FormatDuration(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', -1, 64) + "µs"
 	}
 }
+
+// FormatRate writes an arrival rate in transactions per second as study files write it:
+// "1000", "2.5", "0" (a closed-loop run).
+func FormatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // SortFactorValues orders values numerically when they all parse as numbers or durations,
 // else lexically.

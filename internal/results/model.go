@@ -63,7 +63,36 @@ type Params struct {
 	RTT time.Duration `json:"rtt"`
 	// Options holds workload- or engine-specific options as given ("mode" -> "client").
 	Options map[string]string `json:"options,omitempty"`
+	// Rate is the open-loop arrival rate, transactions per second in total; 0 for a
+	// closed-loop run (each terminal starts its next transaction when the last one ends).
+	Rate float64 `json:"rate,omitempty"`
+	// Arrival is how arrivals are spaced in an open-loop run: ArrivalConstant or
+	// ArrivalPoisson; "" for a closed-loop run.
+	Arrival string `json:"arrival,omitempty"`
+	// LatencyLimit, when positive, is pgbench's --latency-limit: open-loop arrivals picked up
+	// later than it are skipped, transactions slower than it are counted late, and a
+	// transaction is not retried past it. 0 = no limit.
+	LatencyLimit time.Duration `json:"latency_limit,omitempty"`
+	// MaxTries is the tries a transaction that fails with a retryable error gets, its first
+	// included (pgbench's --max-tries); 1 = no retries. Runs stored before it was recorded
+	// read back 1.
+	MaxTries int `json:"max_tries,omitempty"`
 }
+
+// Arrival processes of an open-loop run (Params.Arrival).
+const (
+	// ArrivalConstant spaces arrivals exactly 1/Rate apart.
+	ArrivalConstant = "constant"
+	// ArrivalPoisson draws the gaps between arrivals from an exponential distribution of
+	// mean 1/Rate (a Poisson process), seeded by the run's seed.
+	ArrivalPoisson = "poisson"
+)
+
+// Arrivals lists the arrival processes, the default first.
+var Arrivals = []string{ArrivalConstant, ArrivalPoisson}
+
+// OpenLoop reports whether the run was driven open-loop (at a fixed arrival rate).
+func (p *Params) OpenLoop() bool { return p.Rate > 0 }
 
 // Link is the latency link a run went through, with what it was asked for and what a
 // calibration measured just before the run.
@@ -164,10 +193,48 @@ type Summary struct {
 	TPM float64 `json:"tpm"`
 	// NOPM is committed New-Order transactions per minute (TPC-C only, else 0).
 	NOPM float64 `json:"nopm"`
+	// Retries counts the tries beyond the first of the transactions that ended in the
+	// window (Params.MaxTries); Retried the transactions that needed more than one.
+	// Transactions that still failed after MaxTries tries are counted in Errors.
+	Retries int64 `json:"retries,omitempty"`
+	Retried int64 `json:"retried,omitempty"`
+	// Late counts transactions that ended in the window with a response time above
+	// Params.LatencyLimit (0 without a limit).
+	Late int64 `json:"late,omitempty"`
+
+	// Open-loop figures (Params.Rate > 0), over the arrivals whose intended start fell in
+	// the window: Offered were due; Skipped were picked up later than the latency limit and
+	// not run; Backlog were neither started nor skipped when the window ended. The others
+	// started: AchievedRate is their number per second of the window.
+	Offered      int64   `json:"offered,omitempty"`
+	Skipped      int64   `json:"skipped,omitempty"`
+	Backlog      int64   `json:"backlog,omitempty"`
+	AchievedRate float64 `json:"achieved_rate,omitempty"`
+	// Overload marks an open-loop run as an overload point: the offered rate was not
+	// sustained (arrivals were skipped, or more than OverloadShortfall of them were left
+	// unstarted), so its response times measure a backlog, not the server at that rate.
+	Overload bool `json:"overload,omitempty"`
+}
+
+// OverloadShortfall is the share of an open-loop window's arrivals that may be left
+// unstarted at its end before the run is an overload point: the 1 % a rate target is held
+// to. (A run that keeps up leaves only the arrivals of its last schedule lag unstarted.)
+const OverloadShortfall = 0.01
+
+// IsOverload applies the overload rule to open-loop figures: arrivals were skipped, or more
+// than OverloadShortfall of the offered ones (and more than one) were left unstarted.
+func IsOverload(offered, skipped, backlog int64) bool {
+	return skipped > 0 || (backlog > 1 && float64(backlog) > OverloadShortfall*float64(offered))
 }
 
 // TxSummary holds the figures for one transaction type over the measurement window.
-// Latencies are in microseconds and cover service time only (connection wait excluded).
+// Latencies are in microseconds. Three times are kept per transaction: the service time
+// (MeanUs … MaxUs, Hist) runs from checking out a connection for the first try to the end
+// of the last; the response time (Resp…) from the intended start to the end; the schedule
+// lag (Lag…) from the intended start to the checkout. Response = lag + service. The
+// intended start is the arrival's time on an open-loop schedule, the end of the keying time
+// under think times (previous end + think + keying), and otherwise the moment the terminal
+// asked for a connection (the lag is then the pool wait).
 type TxSummary struct {
 	Type      string           `json:"type"`
 	Committed int64            `json:"committed"`
@@ -195,6 +262,24 @@ type TxSummary struct {
 	// percentiles can be recomputed and repetitions merged later.
 	Hist     string `json:"hist,omitempty"`
 	WaitHist string `json:"wait_hist,omitempty"`
+	// Retries counts tries beyond the first; Retried the transactions that needed more
+	// than one (Summary.Retries).
+	Retries int64 `json:"retries,omitempty"`
+	Retried int64 `json:"retried,omitempty"`
+	// Response time from the intended start (microseconds): mean, percentiles, maximum.
+	RespMeanUs float64 `json:"resp_mean_us,omitempty"`
+	RespP50Us  int64   `json:"resp_p50_us,omitempty"`
+	RespP90Us  int64   `json:"resp_p90_us,omitempty"`
+	RespP99Us  int64   `json:"resp_p99_us,omitempty"`
+	RespMaxUs  int64   `json:"resp_max_us,omitempty"`
+	// Schedule lag, intended start to connection checkout (microseconds).
+	LagMeanUs float64 `json:"lag_mean_us,omitempty"`
+	LagP99Us  int64   `json:"lag_p99_us,omitempty"`
+	LagMaxUs  int64   `json:"lag_max_us,omitempty"`
+	// RespHist and LagHist are encoded HDR histograms like Hist; "" for runs stored before
+	// they were recorded.
+	RespHist string `json:"resp_hist,omitempty"`
+	LagHist  string `json:"lag_hist,omitempty"`
 }
 
 // Sample holds one interval's figures for one transaction type (Type "" = all types).
@@ -208,4 +293,7 @@ type Sample struct {
 	P50Us     int64         `json:"p50_us"`
 	P99Us     int64         `json:"p99_us"`
 	MaxUs     int64         `json:"max_us"`
+	// RespP99Us is the interval's 99th percentile of response time (from the intended
+	// start); P50Us … MaxUs are service times.
+	RespP99Us int64 `json:"resp_p99_us,omitempty"`
 }

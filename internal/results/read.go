@@ -26,7 +26,9 @@ func runSelect(d *dialect) string {
 	mix, options, link,
 	engine, target, managed, server_version, settings, database_bytes,
 	client, stats_before, stats_after,
-	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric
+	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric,
+	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
+	offered, skipped, backlog, achieved_rate, overload
 FROM runs`
 }
 
@@ -55,6 +57,8 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		duration, warmup, rtt, elapsed        int64
 		think, managed                        bool
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
+		rate, achieved                        sql.NullFloat64
+		latencyLimit                          int64
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
 	dest = append(dest, started.dests()...)
@@ -66,7 +70,9 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Server.Engine, &r.Server.Target, &managed, &r.Server.Version, &settings,
 		&r.Server.DatabaseBytes,
 		&client, &before, &after,
-		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric)
+		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric,
+		&rate, &r.Params.Arrival, &latencyLimit, &r.Params.MaxTries, &r.Summary.Retries, &r.Summary.Retried, &r.Summary.Late,
+		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -76,6 +82,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	r.Params.Think, r.Server.Managed = think, managed
 	r.Summary.Elapsed = time.Duration(elapsed)
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
+	r.Params.Rate, r.Params.LatencyLimit, r.Summary.AchievedRate = rate.Float64, time.Duration(latencyLimit), achieved.Float64
 	if r.Started, err = started.value(); err != nil {
 		return Run{}, fmt.Errorf("run %d: column started: %w", r.ID, err)
 	}
@@ -210,7 +217,7 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 
 	if withSamples {
 		rows, err := tx.QueryContext(ctx, s.d.q(`
-			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us
+			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us, resp_p99_us
 			FROM run_samples WHERE run_id = ? ORDER BY `+s.d.sampleOrder()), id)
 		if err != nil {
 			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
@@ -219,7 +226,7 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 			var sm Sample
 			var offset int64
 			if err := rows.Scan(&offset, &sm.Type, &sm.Committed, &sm.Errors,
-				&sm.P50Us, &sm.P99Us, &sm.MaxUs); err != nil {
+				&sm.P50Us, &sm.P99Us, &sm.MaxUs, &sm.RespP99Us); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
 			}
@@ -236,7 +243,9 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 const txSelect = `SELECT run_id, type, committed, rollbacks, errors, mean_us,
 	p50_us, p90_us, p95_us, p99_us, p999_us, max_us, wait_mean_us, wait_p99_us,
 	round_trips, round_trips_p50, round_trips_p99, bytes_up, bytes_down, writes_up,
-	hist, wait_hist
+	hist, wait_hist,
+	retries, retried, resp_mean_us, resp_p50_us, resp_p90_us, resp_p99_us, resp_max_us,
+	lag_mean_us, lag_p99_us, lag_max_us, resp_hist, lag_hist
 FROM run_tx`
 
 func scanTx(sc scanner) (int64, TxSummary, error) {
@@ -246,14 +255,18 @@ func scanTx(sc scanner) (int64, TxSummary, error) {
 		errs sql.NullString
 		mean sql.NullFloat64
 		wait sql.NullFloat64
+		resp sql.NullFloat64
+		lag  sql.NullFloat64
 	)
 	if err := sc.Scan(&id, &t.Type, &t.Committed, &t.Rollbacks, &errs, &mean,
 		&t.P50Us, &t.P90Us, &t.P95Us, &t.P99Us, &t.P999Us, &t.MaxUs, &wait, &t.WaitP99Us,
 		&t.RoundTrips, &t.RoundTripsP50, &t.RoundTripsP99, &t.BytesUp, &t.BytesDown, &t.WritesUp,
-		&t.Hist, &t.WaitHist); err != nil {
+		&t.Hist, &t.WaitHist,
+		&t.Retries, &t.Retried, &resp, &t.RespP50Us, &t.RespP90Us, &t.RespP99Us, &t.RespMaxUs,
+		&lag, &t.LagP99Us, &t.LagMaxUs, &t.RespHist, &t.LagHist); err != nil {
 		return 0, TxSummary{}, err
 	}
-	t.MeanUs, t.WaitMeanUs = mean.Float64, wait.Float64
+	t.MeanUs, t.WaitMeanUs, t.RespMeanUs, t.LagMeanUs = mean.Float64, wait.Float64, resp.Float64, lag.Float64
 	if err := unmapJSON("errors", errs, &t.Errors); err != nil {
 		return 0, TxSummary{}, fmt.Errorf("run %d tx %s: %w", id, t.Type, err)
 	}

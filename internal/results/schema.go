@@ -181,6 +181,81 @@ FROM runs r, json_each(r.options) o;
 	{version: 5, sql: `
 ALTER TABLE runs ADD COLUMN metric TEXT NOT NULL DEFAULT '';
 `},
+	// 6: open-loop runs (arrival rate, latency limit, offered, skipped and unstarted
+	// arrivals, overload), retries (max tries, retries per run and type), and per type the
+	// response time from the intended start and the schedule lag.
+	{version: 6, sql: `
+-- Open loop (rate > 0; rate 0 is a closed-loop run) and retries.
+ALTER TABLE runs ADD COLUMN rate REAL NOT NULL DEFAULT 0;          -- arrivals per second
+ALTER TABLE runs ADD COLUMN arrival TEXT NOT NULL DEFAULT '';      -- constant, poisson
+ALTER TABLE runs ADD COLUMN latency_limit_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN max_tries INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN late INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN offered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN backlog INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN achieved_rate REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN overload INTEGER NOT NULL DEFAULT 0;
+
+-- Response time (from the intended start) and schedule lag per type, and retries.
+ALTER TABLE run_tx ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_mean_us REAL NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p50_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p90_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p99_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_max_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_mean_us REAL NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_p99_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_max_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_hist TEXT NOT NULL DEFAULT '';
+ALTER TABLE run_tx ADD COLUMN lag_hist TEXT NOT NULL DEFAULT '';
+
+ALTER TABLE run_samples ADD COLUMN resp_p99_us INTEGER NOT NULL DEFAULT 0;
+
+-- The views gain the new columns.
+DROP VIEW run_figures;
+CREATE VIEW run_figures AS
+SELECT
+	id, uid, study, cell_key, status, reason, started, ended,
+	workload, engine, server_version, target, managed, hostname,
+	scale AS warehouses, terminals, connections,
+	rtt_ns / 1e6 AS rtt_ms,
+	think,
+	duration_ns / 1e9 AS duration_s,
+	warmup_ns / 1e9 AS warmup_s,
+	json_extract(link, '$.kind') AS link_kind,
+	json_extract(link, '$.achieved_p50') / 1e6 AS link_rtt_p50_ms,
+	json_extract(link, '$.achieved_p99') / 1e6 AS link_rtt_p99_ms,
+	options, settings,
+	elapsed_ns / 1e9 AS elapsed_s,
+	committed, rollbacks,
+	coalesce((SELECT sum(e.value) FROM json_each(runs.errors) e), 0) AS errors,
+	tps, tpm, nopm,
+	metric, rate, arrival, latency_limit_ns / 1e6 AS latency_limit_ms, max_tries,
+	retries, retried, late, offered, skipped, backlog, achieved_rate, overload
+FROM runs;
+
+DROP VIEW run_tx_percentiles;
+CREATE VIEW run_tx_percentiles AS
+SELECT
+	t.run_id, r.study, r.cell_key, r.status, t.type,
+	t.committed, t.rollbacks,
+	(t.committed + t.rollbacks) * 1e9 / nullif(r.elapsed_ns, 0) AS tps,
+	t.mean_us / 1e3 AS mean_ms,
+	t.p50_us / 1e3 AS p50_ms, t.p90_us / 1e3 AS p90_ms, t.p95_us / 1e3 AS p95_ms,
+	t.p99_us / 1e3 AS p99_ms, t.p999_us / 1e3 AS p999_ms, t.max_us / 1e3 AS max_ms,
+	t.wait_mean_us / 1e3 AS wait_mean_ms, t.wait_p99_us / 1e3 AS wait_p99_ms,
+	t.round_trips, t.round_trips_p50, t.round_trips_p99, t.bytes_up, t.bytes_down,
+	t.resp_mean_us / 1e3 AS resp_mean_ms,
+	t.resp_p50_us / 1e3 AS resp_p50_ms, t.resp_p90_us / 1e3 AS resp_p90_ms,
+	t.resp_p99_us / 1e3 AS resp_p99_ms, t.resp_max_us / 1e3 AS resp_max_ms,
+	t.lag_mean_us / 1e3 AS lag_mean_ms, t.lag_p99_us / 1e3 AS lag_p99_ms, t.lag_max_us / 1e3 AS lag_max_ms,
+	t.retries, t.retried
+FROM run_tx t JOIN runs r ON r.id = t.run_id;
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -384,6 +459,81 @@ FROM runs r CROSS JOIN LATERAL jsonb_each_text(r.options) o;
 	// 5: the workload's headline figure each run reports (NOPM, TPS).
 	{version: 5, sql: `
 ALTER TABLE runs ADD COLUMN metric text NOT NULL DEFAULT '';
+`},
+	// 6: as SQLite's step 6.
+	{version: 6, sql: `
+-- Open loop (rate > 0; rate 0 is a closed-loop run) and retries.
+ALTER TABLE runs ADD COLUMN rate double precision NOT NULL DEFAULT 0;          -- arrivals per second
+ALTER TABLE runs ADD COLUMN arrival text NOT NULL DEFAULT '';      -- constant, poisson
+ALTER TABLE runs ADD COLUMN latency_limit_ns bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN max_tries integer NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN retries bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN retried bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN late bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN offered bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN skipped bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN backlog bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN achieved_rate double precision NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN overload boolean NOT NULL DEFAULT false;
+
+-- Response time (from the intended start) and schedule lag per type, and retries.
+ALTER TABLE run_tx ADD COLUMN retries bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN retried bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_mean_us double precision NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p50_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p90_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_p99_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_max_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_mean_us double precision NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_p99_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN lag_max_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE run_tx ADD COLUMN resp_hist text NOT NULL DEFAULT '';
+ALTER TABLE run_tx ADD COLUMN lag_hist text NOT NULL DEFAULT '';
+
+ALTER TABLE run_samples ADD COLUMN resp_p99_us bigint NOT NULL DEFAULT 0;
+
+-- The views gain the new columns.
+DROP VIEW run_figures;
+CREATE VIEW run_figures AS
+SELECT
+	id, uid, study, cell_key, status, reason, started, ended,
+	workload, engine, server_version, target, managed, hostname,
+	scale AS warehouses, terminals, connections,
+	rtt_ns::float8 / 1e6 AS rtt_ms,
+	think,
+	duration_ns::float8 / 1e9 AS duration_s,
+	warmup_ns::float8 / 1e9 AS warmup_s,
+	link ->> 'kind' AS link_kind,
+	(link ->> 'achieved_p50')::float8 / 1e6 AS link_rtt_p50_ms,
+	(link ->> 'achieved_p99')::float8 / 1e6 AS link_rtt_p99_ms,
+	options, settings,
+	elapsed_ns::float8 / 1e9 AS elapsed_s,
+	committed, rollbacks,
+	coalesce((SELECT sum(e.value::bigint) FROM jsonb_each_text(runs.errors) e), 0)::bigint AS errors,
+	tps, tpm, nopm,
+	metric, rate, arrival, latency_limit_ns::float8 / 1e6 AS latency_limit_ms, max_tries,
+	retries, retried, late, offered, skipped, backlog, achieved_rate, overload
+FROM runs;
+
+DROP VIEW run_tx_percentiles;
+CREATE VIEW run_tx_percentiles AS
+SELECT
+	t.run_id, r.study, r.cell_key, r.status, t.type,
+	t.committed, t.rollbacks,
+	(t.committed + t.rollbacks)::float8 * 1e9 / nullif(r.elapsed_ns, 0) AS tps,
+	t.mean_us / 1e3 AS mean_ms,
+	t.p50_us::float8 / 1e3 AS p50_ms, t.p90_us::float8 / 1e3 AS p90_ms,
+	t.p95_us::float8 / 1e3 AS p95_ms, t.p99_us::float8 / 1e3 AS p99_ms,
+	t.p999_us::float8 / 1e3 AS p999_ms, t.max_us::float8 / 1e3 AS max_ms,
+	t.wait_mean_us / 1e3 AS wait_mean_ms, t.wait_p99_us::float8 / 1e3 AS wait_p99_ms,
+	t.round_trips, t.round_trips_p50, t.round_trips_p99, t.bytes_up, t.bytes_down,
+	t.resp_mean_us / 1e3 AS resp_mean_ms,
+	t.resp_p50_us::float8 / 1e3 AS resp_p50_ms, t.resp_p90_us::float8 / 1e3 AS resp_p90_ms,
+	t.resp_p99_us::float8 / 1e3 AS resp_p99_ms, t.resp_max_us::float8 / 1e3 AS resp_max_ms,
+	t.lag_mean_us / 1e3 AS lag_mean_ms, t.lag_p99_us::float8 / 1e3 AS lag_p99_ms,
+	t.lag_max_us::float8 / 1e3 AS lag_max_ms,
+	t.retries, t.retried
+FROM run_tx t JOIN runs r ON r.id = t.run_id;
 `},
 }
 

@@ -127,6 +127,18 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "tpm", val: finite(r.Summary.TPM)},
 		column{name: "nopm", val: finite(r.Summary.NOPM)},
 		column{name: "metric", val: r.Summary.Metric},
+		column{name: "rate", val: finite(r.Params.Rate)},
+		column{name: "arrival", val: r.Params.Arrival},
+		column{name: "latency_limit_ns", val: int64(r.Params.LatencyLimit)},
+		column{name: "max_tries", val: r.Params.MaxTries},
+		column{name: "retries", val: r.Summary.Retries},
+		column{name: "retried", val: r.Summary.Retried},
+		column{name: "late", val: r.Summary.Late},
+		column{name: "offered", val: r.Summary.Offered},
+		column{name: "skipped", val: r.Summary.Skipped},
+		column{name: "backlog", val: r.Summary.Backlog},
+		column{name: "achieved_rate", val: finite(r.Summary.AchievedRate)},
+		column{name: "overload", val: r.Summary.Overload},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
@@ -249,13 +261,13 @@ func (s *sqlStore) AddSamples(ctx context.Context, runID int64, samples []Sample
 func (s *sqlStore) insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
 	rows := make([][]any, len(samples))
 	for i, sm := range samples {
-		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs}
+		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs, sm.RespP99Us}
 	}
 	return s.insertRows(ctx, tx, "run_samples",
-		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us"}, rows)
+		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us", "resp_p99_us"}, rows)
 }
 
-// insertBatch is the most rows insertRows puts in one INSERT: 500 rows of up to 23
+// insertBatch is the most rows insertRows puts in one INSERT: 500 rows of up to 35
 // columns stay under SQLite's and PostgreSQL's limits on bound parameters (32766, 65535).
 const insertBatch = 500
 
@@ -352,12 +364,16 @@ func (s *sqlStore) insertTx(ctx context.Context, tx *sql.Tx, runID int64, txs []
 			finite(t.WaitMeanUs), t.WaitP99Us,
 			finite(t.RoundTrips), t.RoundTripsP50, t.RoundTripsP99,
 			finite(t.BytesUp), finite(t.BytesDown), finite(t.WritesUp),
-			t.Hist, t.WaitHist}
+			t.Hist, t.WaitHist,
+			t.Retries, t.Retried, finite(t.RespMeanUs), t.RespP50Us, t.RespP90Us, t.RespP99Us, t.RespMaxUs,
+			finite(t.LagMeanUs), t.LagP99Us, t.LagMaxUs, t.RespHist, t.LagHist}
 	}
 	return s.insertRows(ctx, tx, "run_tx", []string{"run_id", "ord", "type", "committed", "rollbacks", "errors", "mean_us",
 		"p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us", "wait_mean_us", "wait_p99_us",
 		"round_trips", "round_trips_p50", "round_trips_p99", "bytes_up", "bytes_down", "writes_up",
-		"hist", "wait_hist"}, rows)
+		"hist", "wait_hist",
+		"retries", "retried", "resp_mean_us", "resp_p50_us", "resp_p90_us", "resp_p99_us", "resp_max_us",
+		"lag_mean_us", "lag_p99_us", "lag_max_us", "resp_hist", "lag_hist"}, rows)
 }
 
 // MarkAbandoned implements Store.MarkAbandoned.

@@ -1,12 +1,25 @@
 // Package runner drives a workload: it starts the terminals, hands each transaction a
-// pooled connection, times the wait for that connection separately from the service time,
-// records per-transaction-type HDR histograms and per-interval samples, excludes the warm-up,
-// and returns the measurement window's figures.
+// pooled connection, retries a transaction that failed with a retryable error (with the same
+// input, up to Config.MaxTries), records per-transaction-type HDR histograms and
+// per-interval samples, excludes the warm-up, and returns the measurement window's figures.
+//
+// Terminals run closed-loop by default: each starts its next transaction when its last one
+// ends, after its keying and think times. With Config.Rate they run open-loop: transactions
+// arrive at a fixed rate on a schedule fixed before the run (constant or Poisson, seeded),
+// and free terminals pick the arrivals up in order; the schedule holds no queue, so memory
+// stays flat however far behind the terminals fall, and an arrival picked up later than
+// Config.LatencyLimit is skipped and counted (pgbench's -R and --latency-limit). Every
+// transaction has three times: its response time from its intended start (its arrival; the
+// end of its keying time; or when its terminal asked for a connection), its service time
+// from the connection checkout, and the schedule lag between them. An open-loop run counts
+// the arrivals of its window that were offered, skipped and left unstarted, and marks itself
+// an overload point when it did not keep its rate (results.IsOverload).
 //
 // It does not load data, parse flags, print, or store anything: package execution builds
 // its Config (with the Samples callback it stores and reports) and stores the Result.
-// Below it sit package workload (what runs), package engine (how errors are classified)
-// and package latency (the round trips and bytes each connection's Meter counts; Metered
-// wraps a dialled connection so the runner can attribute them to transactions); it fills
-// in package results' model types.
+// Below it sit package workload (what runs: Terminal.Next draws a transaction, Run executes
+// it as often as it is retried), package engine (how errors are classified) and package
+// latency (the round trips and bytes each connection's Meter counts, which Metered wraps a
+// dialled connection with so the runner can attribute them to transactions; the Sleeper
+// that wakes terminals on time); it fills in package results' model types.
 package runner

@@ -36,14 +36,20 @@ func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
 type typeStats struct {
 	// Interval figures, reset at every tick; cover warm-up and measurement alike.
 	ivHist   *hdrhistogram.Histogram
+	ivResp   *hdrhistogram.Histogram
 	ivCommit int64
 	ivErrors int64
 	// Window figures: only transactions that completed inside the measurement window.
-	hist      *hdrhistogram.Histogram
-	wait      *hdrhistogram.Histogram
+	hist      *hdrhistogram.Histogram // service time
+	wait      *hdrhistogram.Histogram // connection-pool wait
+	resp      *hdrhistogram.Histogram // response time
+	lag       *hdrhistogram.Histogram // schedule lag
 	committed int64
 	rollbacks int64
 	errors    [4]int64 // by engine.ErrorClass
+	retries   int64    // tries beyond the first
+	retried   int64    // transactions with more than one try
+	late      int64    // response time above the latency limit
 	rt        roundTrips
 }
 
@@ -73,7 +79,7 @@ func newRecorder(nShards, nTypes int) *recorder {
 		r.shards[i].types = make([]typeStats, nTypes)
 		for j := range r.shards[i].types {
 			ts := &r.shards[i].types[j]
-			ts.ivHist, ts.hist, ts.wait = newHist(), newHist(), newHist()
+			ts.ivHist, ts.ivResp, ts.hist, ts.wait, ts.resp, ts.lag = newHist(), newHist(), newHist(), newHist(), newHist(), newHist()
 			ts.rt.tripsHist = hdrhistogram.New(1, 1_000_000, 3)
 		}
 	}
@@ -82,19 +88,27 @@ func newRecorder(nShards, nTypes int) *recorder {
 
 // outcome is how one transaction ended.
 type outcome struct {
-	txType    int
-	wait, svc time.Duration
-	inWindow  bool
-	rollback  bool
-	class     engine.ErrorClass
-	failed    bool
-	wire      *latency.Counts // nil when the connection is not metered
+	txType int
+	// wait is the connection-pool wait, svc the service time, resp the response time and
+	// lag the schedule lag (TxSummary).
+	wait, svc, resp, lag time.Duration
+	inWindow             bool
+	rollback             bool
+	class                engine.ErrorClass
+	failed               bool
+	retries              int             // tries beyond the first
+	late                 bool            // resp above the latency limit
+	wire                 *latency.Counts // nil when the connection is not metered
 }
 
 func (r *recorder) record(terminal int, o outcome) {
 	s := &r.shards[terminal%len(r.shards)]
 	s.mu.Lock()
 	ts := &s.types[o.txType]
+	if o.inWindow && o.retries > 0 {
+		ts.retries += int64(o.retries)
+		ts.retried++
+	}
 	if o.failed {
 		ts.ivErrors++
 		if o.inWindow {
@@ -104,10 +118,16 @@ func (r *recorder) record(terminal int, o outcome) {
 		return
 	}
 	recordUs(ts.ivHist, o.svc)
+	recordUs(ts.ivResp, o.resp)
 	ts.ivCommit++
 	if o.inWindow {
 		recordUs(ts.hist, o.svc)
 		recordUs(ts.wait, o.wait)
+		recordUs(ts.resp, o.resp)
+		recordUs(ts.lag, o.lag)
+		if o.late {
+			ts.late++
+		}
 		if o.rollback {
 			ts.rollbacks++
 		} else {
@@ -127,16 +147,18 @@ func (r *recorder) record(terminal int, o outcome) {
 
 // interval is one tick's merged figures per type.
 type interval struct {
-	hist    []*hdrhistogram.Histogram
+	hist    []*hdrhistogram.Histogram // service time
+	resp    []*hdrhistogram.Histogram // response time
 	commits []int64
 	errors  []int64
 }
 
 // takeInterval merges and resets every shard's interval figures.
 func (r *recorder) takeInterval(nTypes int) interval {
-	iv := interval{hist: make([]*hdrhistogram.Histogram, nTypes), commits: make([]int64, nTypes), errors: make([]int64, nTypes)}
+	iv := interval{hist: make([]*hdrhistogram.Histogram, nTypes), resp: make([]*hdrhistogram.Histogram, nTypes),
+		commits: make([]int64, nTypes), errors: make([]int64, nTypes)}
 	for t := range nTypes {
-		iv.hist[t] = newHist()
+		iv.hist[t], iv.resp[t] = newHist(), newHist()
 	}
 	for i := range r.shards {
 		s := &r.shards[i]
@@ -145,6 +167,8 @@ func (r *recorder) takeInterval(nTypes int) interval {
 			ts := &s.types[t]
 			iv.hist[t].Merge(ts.ivHist)
 			ts.ivHist.Reset()
+			iv.resp[t].Merge(ts.ivResp)
+			ts.ivResp.Reset()
 			iv.commits[t] += ts.ivCommit
 			iv.errors[t] += ts.ivErrors
 			ts.ivCommit, ts.ivErrors = 0, 0
@@ -158,7 +182,7 @@ func (r *recorder) takeInterval(nTypes int) interval {
 func (r *recorder) window(nTypes int) []typeStats {
 	out := make([]typeStats, nTypes)
 	for t := range out {
-		out[t].hist, out[t].wait = newHist(), newHist()
+		out[t].hist, out[t].wait, out[t].resp, out[t].lag = newHist(), newHist(), newHist(), newHist()
 		out[t].rt.tripsHist = hdrhistogram.New(1, 1_000_000, 3)
 	}
 	for i := range r.shards {
@@ -168,6 +192,11 @@ func (r *recorder) window(nTypes int) []typeStats {
 			src, dst := &s.types[t], &out[t]
 			dst.hist.Merge(src.hist)
 			dst.wait.Merge(src.wait)
+			dst.resp.Merge(src.resp)
+			dst.lag.Merge(src.lag)
+			dst.retries += src.retries
+			dst.retried += src.retried
+			dst.late += src.late
 			dst.committed += src.committed
 			dst.rollbacks += src.rollbacks
 			for c := range dst.errors {

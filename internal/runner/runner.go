@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/workload"
 )
@@ -47,6 +44,28 @@ type Config struct {
 	// NOPMType names the transaction type whose commits per minute are Summary.NOPM
 	// (TPC-C's "new_order", workload.Metric.TxType); "" leaves NOPM 0.
 	NOPMType string
+	// Rate, when positive, drives the workload open-loop: transactions arrive at Rate per
+	// second in total, from the start of the warm-up, on a schedule fixed before the run
+	// (Arrival, Seed) that does not depend on how fast the server answers. Free terminals
+	// take the arrivals in order, each waiting for its arrival's intended start; Terminals
+	// bounds how many run at once, and an arrival that finds every terminal busy waits
+	// (its wait is schedule lag, part of its response time). 0 drives it closed-loop: each
+	// terminal starts its next transaction when the last one ends, after its think time.
+	Rate float64
+	// Arrival is results.ArrivalConstant ("" too) or results.ArrivalPoisson.
+	Arrival string
+	// Seed seeds a Poisson schedule: the same seed gives the same arrivals.
+	Seed int64
+	// LatencyLimit, when positive, bounds the backlog as pgbench's --latency-limit does: an
+	// open-loop arrival picked up later than LatencyLimit after its intended start is
+	// skipped and counted (Summary.Skipped), a transaction whose response time exceeds it is
+	// counted late (Summary.Late), and a transaction is not retried once it is past it.
+	LatencyLimit time.Duration
+	// MaxTries is how many tries a transaction that fails with a retryable error
+	// (engine.ClassRetryable) gets, its first included, as pgbench's --max-tries: it is run
+	// again at once on the same connection with the same input (workload.Terminal), and its
+	// response time runs from the first try. 0 means 1: no retries.
+	MaxTries int
 }
 
 // Result holds the figures of the measurement window.
@@ -83,6 +102,20 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
+	}
+	if cfg.MaxTries < 0 {
+		return nil, fmt.Errorf("max tries must be at least 1, got %d", cfg.MaxTries)
+	}
+	if cfg.MaxTries == 0 {
+		cfg.MaxTries = 1
+	}
+	if cfg.LatencyLimit < 0 {
+		return nil, fmt.Errorf("latency limit must not be negative, got %v", cfg.LatencyLimit)
+	}
+	if cfg.Rate != 0 {
+		if _, err := newSchedule(time.Now(), cfg.Rate, cfg.Arrival, cfg.Seed); err != nil {
+			return nil, err
+		}
 	}
 	db := t.DB
 	db.SetMaxOpenConns(cfg.Connections)
@@ -127,14 +160,18 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
 	interrupted := false // written and read by this goroutine only
 
+	d := &driver{ctx: ctx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
+		windowStart: windowStart, windowEnd: &windowEnd}
+	if cfg.Rate > 0 {
+		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked above
+	}
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {
 		term := w.NewTerminal(i)
+		p := newPause(stop)
 		wg.Go(func() {
-			runTerminal(ctx, i, term, t.Engine, db, pool, rec, examples, stop, func(done time.Time) bool {
-				off := done.Sub(windowStart)
-				return off >= 0 && int64(off) < windowEnd.Load()
-			})
+			defer p.close()
+			d.terminal(i, term, p)
 		})
 	}
 
@@ -193,6 +230,9 @@ loop:
 		elapsed = 0
 	}
 	res := summarize(rec.window(len(types)), types, cfg.NOPMType, elapsed)
+	if d.sched != nil {
+		d.openLoop(&res.Summary, elapsed)
+	}
 	res.CPUSeconds = cpuEnd - cpuAtWindow
 	res.Summary.ErrorExamples = examples.snapshot()
 	res.Interrupted = interrupted
@@ -241,92 +281,6 @@ func dialPooled(ctx context.Context, db *sql.DB) (pooled, error) {
 		return pooled{}, err
 	}
 	return pooled{conn: c, meter: slot.Meter}, nil
-}
-
-func runTerminal(ctx context.Context, id int, term workload.Terminal, eng engine.Engine, db *sql.DB, pool chan pooled,
-	rec *recorder, examples *errorExamples, stop <-chan struct{}, inWindow func(time.Time) bool) {
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		txType, pause := term.Next()
-		if !sleep(ctx, stop, pause.Keying) {
-			return
-		}
-		t0 := time.Now()
-		var p pooled
-		select {
-		case p = <-pool:
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		}
-		if p.conn == nil { // a lost connection not yet replaced
-			var err error
-			if p, err = dialPooled(ctx, db); err != nil {
-				pool <- pooled{}
-				rec.record(id, outcome{txType: txType, failed: true, class: engine.ClassConnection, inWindow: inWindow(time.Now())})
-				if !sleep(ctx, stop, 100*time.Millisecond) {
-					return
-				}
-				continue
-			}
-		}
-		t1 := time.Now()
-		var before latency.Counts
-		if p.meter != nil {
-			before = p.meter.Counts()
-		}
-		err := term.Run(ctx, p.conn, txType)
-		t2 := time.Now()
-		o := outcome{txType: txType, wait: t1.Sub(t0), svc: t2.Sub(t1), inWindow: inWindow(t2)}
-		if p.meter != nil && (err == nil || errors.Is(err, workload.ErrExpectedRollback)) {
-			w := p.meter.Counts().Sub(before)
-			o.wire = &w
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, workload.ErrExpectedRollback):
-			o.rollback = true
-		default:
-			o.failed = true
-			o.class = eng.Classify(err)
-			examples.add(o.class, err)
-			if o.class == engine.ClassCanceled && ctx.Err() != nil {
-				pool <- p
-				return
-			}
-			if o.class == engine.ClassConnection {
-				p.conn.Close()
-				p = pooled{}
-			}
-		}
-		pool <- p
-		rec.record(id, o)
-		if !sleep(ctx, stop, pause.Think) {
-			return
-		}
-	}
-}
-
-// sleep pauses for d unless the run stops first; it reports whether to go on.
-func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-stop:
-		return false
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func cpuSeconds() float64 {

@@ -21,11 +21,19 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // probe is a tiny real workload: "ok" commits a SELECT, "rollback" ends in a designed
-// rollback, "fail" raises a serialization failure, "sleep" holds its connection for 5 ms.
+// rollback, "fail" raises a serialization failure, "sleep" holds its connection for 5 ms,
+// "flaky" raises a serialization failure on every first try of a transaction and commits
+// on the next, "read" reads the table probe_t (which the test creates), and "noop" does not
+// touch the database.
 type probe struct {
 	mu    sync.Mutex
 	types []workload.TxType
 	next  func(term, n int) int
+	// inputs records, per terminal and transaction input (Next's count), the tries Run
+	// made with it.
+	inputs map[[2]int]int
+	// pause is the keying and think time of every transaction.
+	pause workload.Pause
 }
 
 func (p *probe) Name() string                                  { return "probe" }
@@ -33,20 +41,37 @@ func (p *probe) TxTypes() []workload.TxType                    { return p.types 
 func (p *probe) Prepare(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) }
 func (p *probe) NewTerminal(id int) workload.Terminal          { return &probeTerm{p: p, id: id} }
 
+// probeTerm's input is the number of its transaction, drawn by Next.
 type probeTerm struct {
-	p     *probe
-	id, n int
+	p      *probe
+	id, n  int
+	txType int
 }
 
-func (t *probeTerm) Next() (int, workload.Pause) { t.n++; return t.p.next(t.id, t.n), workload.Pause{} }
+func (t *probeTerm) Next() (int, workload.Pause) {
+	t.n++
+	t.txType = t.p.next(t.id, t.n)
+	return t.txType, t.p.pause
+}
 
-func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn, txType int) error {
+func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn) error {
+	t.p.mu.Lock()
+	if t.p.inputs == nil {
+		t.p.inputs = map[[2]int]int{}
+	}
+	key := [2]int{t.id, t.n}
+	t.p.inputs[key]++
+	try := t.p.inputs[key]
+	t.p.mu.Unlock()
+	if t.p.types[t.txType].Name == "noop" {
+		return nil
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	switch t.p.types[txType].Name {
+	switch t.p.types[t.txType].Name {
 	case "ok":
 		var one int
 		if err := tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
@@ -57,17 +82,43 @@ func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn, txType int) error {
 	case "fail":
 		_, err := tx.ExecContext(ctx, `DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$`)
 		return err
+	case "flaky":
+		if try == 1 {
+			_, err := tx.ExecContext(ctx, `DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$`)
+			return err
+		}
 	case "sleep":
 		if _, err := tx.ExecContext(ctx, "SELECT pg_sleep(0.005)"); err != nil {
+			return err
+		}
+	case "read":
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM probe_t").Scan(&n); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
 }
 
+// tries returns how many inputs Run saw once, twice, ... (index 0 unused).
+func (p *probe) tries() map[int]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[int]int{}
+	for _, n := range p.inputs {
+		out[n]++
+	}
+	return out
+}
+
 func target(t *testing.T) workload.Target {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
+	return open(t, pgtest.NewDatabase(t))
+}
+
+// open connects to the test database dsn; the connection pool is closed when t ends.
+func open(t testing.TB, dsn string) workload.Target {
+	t.Helper()
 	db, err := postgres.Engine{}.Open(context.Background(), dsn, engine.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)

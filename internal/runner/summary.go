@@ -40,7 +40,21 @@ func summarize(win []typeStats, types []string, nopmType string, elapsed time.Du
 			tx.WaitP99Us = ts.wait.ValueAtQuantile(99)
 			tx.Hist = encode(ts.hist)
 			tx.WaitHist = encode(ts.wait)
+			tx.RespMeanUs = ts.resp.Mean()
+			tx.RespP50Us = ts.resp.ValueAtQuantile(50)
+			tx.RespP90Us = ts.resp.ValueAtQuantile(90)
+			tx.RespP99Us = ts.resp.ValueAtQuantile(99)
+			tx.RespMaxUs = ts.resp.Max()
+			tx.LagMeanUs = ts.lag.Mean()
+			tx.LagP99Us = ts.lag.ValueAtQuantile(99)
+			tx.LagMaxUs = ts.lag.Max()
+			tx.RespHist = encode(ts.resp)
+			tx.LagHist = encode(ts.lag)
 		}
+		tx.Retries, tx.Retried = ts.retries, ts.retried
+		res.Summary.Retries += ts.retries
+		res.Summary.Retried += ts.retried
+		res.Summary.Late += ts.late
 		if n := float64(ts.rt.n); n > 0 {
 			tx.RoundTrips = float64(ts.rt.trips) / n
 			tx.RoundTripsP50 = ts.rt.tripsHist.ValueAtQuantile(50)
@@ -78,26 +92,28 @@ func encode(h *hdrhistogram.Histogram) string {
 // for all types together (Type "").
 func samples(iv interval, types []string, offset time.Duration) []results.Sample {
 	var out []results.Sample
-	all := newHist()
+	all, allResp := newHist(), newHist()
 	var allCommits, allErrors int64
 	for t, h := range iv.hist {
 		all.Merge(h)
+		allResp.Merge(iv.resp[t])
 		allCommits += iv.commits[t]
 		allErrors += iv.errors[t]
 		if iv.commits[t] == 0 && iv.errors[t] == 0 {
 			continue
 		}
-		out = append(out, sample(types[t], offset, iv.commits[t], iv.errors[t], h))
+		out = append(out, sample(types[t], offset, iv.commits[t], iv.errors[t], h, iv.resp[t]))
 	}
-	return append(out, sample("", offset, allCommits, allErrors, all))
+	return append(out, sample("", offset, allCommits, allErrors, all, allResp))
 }
 
-func sample(typ string, offset time.Duration, commits, errs int64, h *hdrhistogram.Histogram) results.Sample {
+func sample(typ string, offset time.Duration, commits, errs int64, h, resp *hdrhistogram.Histogram) results.Sample {
 	s := results.Sample{Offset: offset, Type: typ, Committed: commits, Errors: errs}
 	if h.TotalCount() > 0 {
 		s.P50Us = h.ValueAtQuantile(50)
 		s.P99Us = h.ValueAtQuantile(99)
 		s.MaxUs = h.Max()
+		s.RespP99Us = resp.ValueAtQuantile(99)
 	}
 	return s
 }

@@ -91,9 +91,11 @@ func (s *Study) cellCount() (n int, ok bool) {
 // CellKey identifies the run p describes. It is the first 16 hex digits of the SHA-256 of a
 // canonical text: the line "dblat cell v1", then one line name=value per parameter, sorted by
 // name, with values quoted by strconv.Quote. Connections 0 counts as Terminals; durations
-// are written by results.FormatDuration; integers and booleans plainly; Settings appear as
-// set.NAME and Options as opt.NAME. Empty strings are left out, so a parameter added later
-// with an empty default leaves existing keys unchanged. The key therefore depends only on
+// are written by results.FormatDuration; rates by results.FormatRate; integers and booleans
+// plainly; Settings appear as set.NAME and Options as opt.NAME. Empty strings are left out,
+// and so are the parameters added after the first studies at their defaults (rate 0, no
+// arrival process, latency limit 0, max tries 1), so a parameter added later leaves
+// existing keys unchanged. The key therefore depends only on
 // what a run does, not on the study file's layout, its factor order, comments, repeat or
 // order seed. Changing any parameter changes the key; so does the engine, target or any
 // server setting.
@@ -120,6 +122,16 @@ func CellKey(p Params) string {
 	add("think", strconv.FormatBool(p.Think))
 	add("mix", p.Mix)
 	add("seed", strconv.FormatInt(p.Seed, 10))
+	if p.Rate > 0 {
+		add("rate", results.FormatRate(p.Rate))
+	}
+	add("arrival", p.Arrival)
+	if p.LatencyLimit > 0 {
+		add("latency_limit", results.FormatDuration(p.LatencyLimit))
+	}
+	if p.MaxTries > 1 {
+		add("max_tries", strconv.Itoa(p.MaxTries))
+	}
 	for k, v := range p.Settings {
 		add(results.SettingPrefix+k, v)
 	}

@@ -203,6 +203,9 @@ base:
   rtt: 0
   think: false
   seed: 1
+  rate: 0
+  latency_limit: 0
+  max_tries: 1
 factors:
   rtt: [0, 1ms, 5ms]
   terminals: [1, 4]
@@ -224,6 +227,9 @@ factors:
 		"think":         "base:\n  think: true\n",
 		"option":        "base:\n  options: {page_size: 4096}\n",
 		"workload":      "base:\n  workload: tpcb\n",
+		"rate":          "base:\n  rate: 500\n",
+		"latency limit": "base:\n  latency_limit: 100ms\n",
+		"max tries":     "base:\n  max_tries: 3\n",
 	}
 	for name, extra := range different {
 		src := `study: latency
@@ -262,6 +268,20 @@ func TestCellKeyGolden(t *testing.T) {
 	const want = "b46b2271ba95262e"
 	if got := CellKey(p); got != want {
 		t.Errorf("CellKey = %s, want %s: the cell-key recipe changed", got, want)
+	}
+	// The parameters added later leave the key alone at their defaults.
+	d := p
+	d.MaxTries = 1
+	if got := CellKey(d); got != want {
+		t.Errorf("CellKey with max tries 1 = %s, want %s", got, want)
+	}
+	// An open-loop run's arrival process defaults to constant.
+	o := p
+	o.Rate = 250
+	oc := o
+	oc.Arrival = results.ArrivalConstant
+	if CellKey(o) != CellKey(oc) || CellKey(o) == want {
+		t.Error("rate 250 with and without arrival constant differ, or equal the closed loop")
 	}
 	q := p
 	q.Connections = 10 // 0 means one per terminal

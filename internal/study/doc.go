@@ -40,7 +40,15 @@
 //	  mode: client            # workload execution mode (default: the workload's own)
 //	  think: false            # TPC-C keying and think times (default false)
 //	  mix: "45,43,4,4,4"      # transaction weights (default: the workload's own)
-//	  seed: 1                 # the terminals' random seed (default 1)
+//	  seed: 1                 # the terminals' random seed, and an open loop's arrivals (default 1)
+//	  rate: 0                 # open loop: transactions arrive at this many per second in
+//	                          # total, whatever the server does (default 0: closed loop)
+//	  arrival: constant       # how the rate's arrivals are spaced: constant or poisson
+//	                          # (default constant; only with a rate)
+//	  latency_limit: 0        # skip arrivals picked up later than this, count slower
+//	                          # transactions late, retry none past it (default 0: none)
+//	  max_tries: 1            # tries per transaction after a serialization failure,
+//	                          # deadlock or update conflict, with the same input (default 1)
 //	  options: {page_size: 8192}   # other workload or engine options
 //	factors:                  # each key with its list of levels, in the order given
 //	  rtt: [0, 1ms, 5ms, 20ms]
@@ -49,8 +57,13 @@
 //
 // Factor keys are those of package results: rtt, terminals, connections, warehouses,
 // duration, warmup, engine, think, target, server.version and server.install (the managed
-// server's version or installation), set.NAME (a server setting) and opt.NAME (a workload
-// or engine option; opt.mode and opt.mix set base.mode and base.mix).
+// server's version or installation), rate, arrival, latency_limit, max_tries, set.NAME (a
+// server setting) and opt.NAME (a workload or engine option; opt.mode and opt.mix set
+// base.mode and base.mix). rate, arrival, latency_limit and max_tries are parameters of the
+// run, not options, for every workload on every engine: they are written without opt.
+// (opt.max_tries is refused with that spelling). A rate level of 0 is a closed-loop run;
+// rates are numbers of transactions per second ("500", "2.5", "1e3", also "500/s"). A rate
+// and think times pace a run two ways and cannot be combined.
 //
 // # Versions
 //
@@ -80,5 +93,7 @@
 // CellKey hashes the resolved parameters of a run (see CellKey), so it depends neither on the
 // layout of the file nor on whether a value came from the base or a factor, nor on repeat,
 // seed, order, cooldown, between_runs or max_failures, which schedule runs but do not change
-// what one run measures.
+// what one run measures. Parameters added after the first studies (rate, arrival,
+// latency_limit, max_tries) enter the key only away from their defaults, so the keys of
+// existing studies, and the runs stored under them, stay as they were.
 package study

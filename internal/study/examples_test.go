@@ -13,12 +13,14 @@ func TestExamples(t *testing.T) {
 		cells, runs int
 		estimate    time.Duration // without per-run overhead or restarts
 	}{
-		"quickstart.yaml":           {12, 12, 155 * time.Second},
-		"pg-versions.yaml":          {6, 30, 35*time.Minute + 58*time.Second},
-		"seed000-firebird.yaml":     {84, 420, 11*time.Hour + 39*time.Minute + 50*time.Second},
-		"seed000-microseconds.yaml": {72, 360, 9*time.Hour + 59*time.Minute + 50*time.Second},
-		"seed001-ofat.yaml":         {11, 55, 2*time.Hour + 26*time.Minute + 30*time.Second},
-		"seed003-pgbench.yaml":      {3, 15, 6*time.Minute + 43*time.Second},
+		"quickstart.yaml":               {6, 18, 161 * time.Second},
+		"pg-versions.yaml":              {6, 30, 35*time.Minute + 58*time.Second},
+		"seed000-firebird.yaml":         {84, 420, 11*time.Hour + 39*time.Minute + 50*time.Second},
+		"seed000-microseconds.yaml":     {72, 360, 9*time.Hour + 59*time.Minute + 50*time.Second},
+		"seed001-ofat.yaml":             {11, 55, 2*time.Hour + 26*time.Minute + 30*time.Second},
+		"seed003-pgbench.yaml":          {3, 15, 6*time.Minute + 43*time.Second},
+		"seed000-response-at-rate.yaml": {6, 18, 12*time.Minute + 34*time.Second},
+		"seed000-reduced.yaml":          {24, 48, 11*time.Minute + 11*time.Second},
 	}
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) == 0 {

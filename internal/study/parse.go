@@ -23,11 +23,17 @@ var (
 		"between_runs", "max_failures", "server", "target", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "settings"}
 	baseKeys   = []string{"workload", "warehouses", "terminals", "connections", "duration",
-		"warmup", "rtt", "mode", "think", "mix", "seed", "options"}
+		"warmup", "rtt", "mode", "think", "mix", "seed", "rate", "arrival", "latency_limit",
+		"max_tries", "options"}
 	// plainFactors are the factor keys without a prefix (package results names them).
 	plainFactors = []string{results.FactorRTT, results.FactorTerminals, results.FactorConnections,
 		results.FactorWarehouses, results.FactorDuration, results.FactorWarmup,
-		results.FactorEngine, results.FactorThink, results.FactorTarget, results.FactorVersion, results.FactorInstall}
+		results.FactorEngine, results.FactorThink, results.FactorTarget, results.FactorVersion, results.FactorInstall,
+		results.FactorRate, results.FactorArrival, results.FactorLatencyLimit, results.FactorMaxTries}
+	// runKeys are the plain keys of the run itself, which base.options and opt.NAME must
+	// not spell as options.
+	runKeys = []string{"mode", "mix", results.FactorRate, results.FactorArrival,
+		results.FactorLatencyLimit, results.FactorMaxTries}
 	// hints map words people write to the key dblat uses.
 	hints = map[string]string{
 		"latency": "rtt", "delay": "rtt", "clients": "terminals", "threads": "terminals",
@@ -35,7 +41,9 @@ var (
 		"mode": "opt.mode", "mix": "opt.mix", "warm_up": "warmup", "window": "duration",
 		"settings": "set.NAME", "cool_down": "cooldown", "repeats": "repeat",
 		"repetitions": "repeat", "version": results.FactorVersion, "install": results.FactorInstall,
-		"installation": results.FactorInstall,
+		"installation": results.FactorInstall, "tps": "rate", "rps": "rate", "arrival_rate": "rate",
+		"arrivals": "arrival", "tries": "max_tries", "retries": "max_tries",
+		"max_retries": "max_tries", "latency-limit": "latency_limit", "max-tries": "max_tries",
 	}
 )
 
@@ -394,7 +402,7 @@ func (p *parser) settings(n *yaml.Node, where, noun string) map[string]string {
 			p.errAt(k, "%s name %q: use letters, digits, '_', '.' or '-'", noun, name)
 			return
 		}
-		if where == "base.options" && (name == "mode" || name == "mix") {
+		if where == "base.options" && contains(runKeys, name) {
 			p.errAt(k, "option %q is written base.%s", name, name)
 			return
 		}
@@ -430,6 +438,14 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 			set(&b.Mix)(field(p, v, key, checkMix))
 		case "seed":
 			set(&b.Seed)(field(p, v, key, parseSeed))
+		case "rate":
+			set(&b.Rate)(field(p, v, key, parseRate))
+		case "arrival":
+			set(&b.Arrival)(field(p, v, key, checkArrival))
+		case "latency_limit":
+			set(&b.LatencyLimit)(field(p, v, key, duration(0)))
+		case "max_tries":
+			set(&b.MaxTries)(field(p, v, key, count(1)))
 		case "options":
 			b.Options = p.settings(v, "base.options", "option")
 		}
@@ -440,6 +456,9 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 func factorKeyProblem(key string) string {
 	if contains(plainFactors, key) {
 		return ""
+	}
+	if name, ok := strings.CutPrefix(key, results.OptionPrefix); ok && contains(runKeys[2:], name) {
+		return fmt.Sprintf("factor %q is written %s: it is a parameter of the run, not an option", key, name)
 	}
 	for _, prefix := range []string{results.SettingPrefix, results.OptionPrefix} {
 		if name, ok := strings.CutPrefix(key, prefix); ok {

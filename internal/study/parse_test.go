@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/results"
 )
 
 // head is the smallest valid start of a study file (2 lines), so line numbers in the cases
@@ -70,7 +72,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown factor", head + "factors:\n  terminal: [1, 2]\n", `x.yaml:4:3: unknown factor "terminal" (did you mean terminals?)`},
 		{"hinted factor", head + "factors:\n  mode: [client]\n", `x.yaml:4:3: unknown factor "mode" (did you mean opt.mode?)`},
 		{"unrelated factor", head + "factors:\n  colour: [red]\n",
-			`x.yaml:4:3: unknown factor "colour": factors are rtt, terminals, connections, warehouses, duration, warmup, engine, think, target, server.version, server.install, set.SETTING and opt.OPTION`},
+			`x.yaml:4:3: unknown factor "colour": factors are rtt, terminals, connections, warehouses, duration, warmup, engine, think, target, server.version, server.install, rate, arrival, latency_limit, max_tries, set.SETTING and opt.OPTION`},
 		{"workload factor", head + "factors:\n  workload: [tpcc]\n",
 			`x.yaml:4:3: "workload" cannot be a factor: a study runs one workload (write one study per workload)`},
 		{"empty setting name", head + "factors:\n  set.: [1]\n",
@@ -278,6 +280,56 @@ func TestParseDurations(t *testing.T) {
 	for i, c := range s.Cells() {
 		if c.Levels["rtt"] != want[i] {
 			t.Errorf("cell %d: rtt %q does not parse back to itself", i, c.Levels["rtt"])
+		}
+	}
+}
+
+// TestParseOpenLoop reads the open-loop and retry keys, in the base and as factors.
+func TestParseOpenLoop(t *testing.T) {
+	s := mustParse(t, `study: ol
+server: {engine: postgres}
+base:
+  rate: 500/s
+  arrival: poisson
+  latency_limit: 200ms
+  max_tries: 3
+factors:
+  rate: [0, 250, 1e3]
+  max_tries: [1, 3]
+  arrival: [constant, poisson]
+  latency_limit: [0, 50ms]
+`)
+	b := s.Base
+	if b.Rate != 500 || b.Arrival != results.ArrivalPoisson || b.LatencyLimit != 200*time.Millisecond || b.MaxTries != 3 {
+		t.Errorf("base %+v", b)
+	}
+	want := []Factor{{"rate", []string{"0", "250", "1000"}}, {"max_tries", []string{"1", "3"}},
+		{"arrival", []string{"constant", "poisson"}}, {"latency_limit", []string{"0", "50ms"}}}
+	if !reflect.DeepEqual(s.Factors, want) {
+		t.Errorf("factors %v, want %v", s.Factors, want)
+	}
+	cells := s.Cells()
+	if len(cells) != 24 {
+		t.Fatalf("%d cells, want 24", len(cells))
+	}
+	c := cells[len(cells)-1]
+	if c.Params.Rate != 1000 || c.Params.MaxTries != 3 || c.Params.Arrival != results.ArrivalPoisson || c.Levels["rate"] != "1000" {
+		t.Errorf("last cell %+v %v", c.Params, c.Levels)
+	}
+
+	for _, tc := range []struct{ src, want string }{
+		{"base: {rate: -5}\n", "x.yaml:3:14: rate must not be negative, got -5 (0: a closed loop)"},
+		{"base: {rate: fast}\n", `x.yaml:3:14: rate must be transactions per second, like 1000 or 2.5, got "fast"`},
+		{"base: {arrival: poison}\n", `x.yaml:3:17: arrival must be constant or poisson, got "poison" (did you mean poisson?)`},
+		{"base: {max_tries: 0}\n", "x.yaml:3:19: max_tries must be at least 1, got 0"},
+		{"base: {latency_limit: 5}\n", "x.yaml:3:23: latency_limit needs a unit: 5ms or 5s?"},
+		{"base: {options: {max_tries: 3}}\n", `x.yaml:3:18: option "max_tries" is written base.max_tries`},
+		{"factors: {opt.max_tries: [1, 3]}\n", `x.yaml:3:11: factor "opt.max_tries" is written max_tries: it is a parameter of the run, not an option`},
+		{"base: {retries: 3}\n", `x.yaml:3:8: unknown key "retries" in base (did you mean max_tries?)`},
+	} {
+		_, err := Parse("x.yaml", []byte(head+tc.src))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error\n%v\nwant\n%s", tc.src, err, tc.want)
 		}
 	}
 }

@@ -101,6 +101,15 @@ type Params struct {
 	Version, Install string
 	// Options are other workload or engine options (factor opt.NAME → Options[NAME]).
 	Options map[string]string
+	// Rate is the open-loop arrival rate in transactions per second; 0 = closed loop.
+	Rate float64
+	// Arrival is the open-loop arrival process (results.ArrivalConstant or
+	// results.ArrivalPoisson); in a Cell "" exactly when Rate is 0.
+	Arrival string
+	// LatencyLimit bounds the backlog (execution.Spec.LatencyLimit); 0 = none.
+	LatencyLimit time.Duration
+	// MaxTries is the tries per transaction after retryable errors; 0 or 1 = no retries.
+	MaxTries int
 }
 
 // Factor is one parameter a study varies, with its levels in canonical form (the spelling of
@@ -234,10 +243,14 @@ func (p Params) clone() Params {
 	return p
 }
 
-// resolved returns p with Connections 0 replaced by Terminals.
+// resolved returns p with Connections 0 replaced by Terminals and the arrival process of an
+// open-loop run named (constant by default).
 func (p Params) resolved() Params {
 	if p.Connections == 0 {
 		p.Connections = p.Terminals
+	}
+	if p.Rate > 0 && p.Arrival == "" {
+		p.Arrival = results.ArrivalConstant
 	}
 	return p
 }
@@ -271,6 +284,14 @@ func (p Params) Value(key string) string {
 		return p.Mode
 	case optMix:
 		return p.Mix
+	case results.FactorRate:
+		return results.FormatRate(p.Rate)
+	case results.FactorArrival:
+		return p.Arrival
+	case results.FactorLatencyLimit:
+		return results.FormatDuration(p.LatencyLimit)
+	case results.FactorMaxTries:
+		return strconv.Itoa(max(p.MaxTries, 1))
 	}
 	if name, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 		return p.Settings[name]
@@ -318,6 +339,14 @@ func (p *Params) set(key, level string) error {
 		p.Mode, err = checkWord(level)
 	case optMix:
 		p.Mix, err = checkMix(level)
+	case results.FactorRate:
+		p.Rate, err = parseRate(level)
+	case results.FactorArrival:
+		p.Arrival, err = checkArrival(level)
+	case results.FactorLatencyLimit:
+		p.LatencyLimit, err = parseDuration(level, 0)
+	case results.FactorMaxTries:
+		p.MaxTries, err = parseCount(level, 1)
 	default:
 		if name, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 			p.Settings[name], err = checkValue(level)

@@ -65,12 +65,22 @@ type Describer interface {
 }
 
 // Terminal is one emulated user. A terminal is used by one goroutine at a time.
+//
+// The runner calls Next to draw a transaction — its type, its input and the pauses around
+// it — and then Run to execute it. A transaction that fails with a retryable error
+// (engine.ClassRetryable: a serialization failure, a deadlock, an update conflict) may be run
+// again, up to the run's maximum number of tries: the runner then calls Run again without a
+// Next in between, and Run must execute the same input (pgbench's --max-tries semantics).
+// Run therefore draws nothing at random: every random choice of a transaction, down to the
+// bytes a write stores, is made by Next.
 type Terminal interface {
-	// Next chooses the next transaction type (an index into the workload's TxTypes) and the
-	// pauses around it.
+	// Next draws the next transaction: it chooses its type (an index into the workload's
+	// TxTypes) and its input, which the terminal keeps for Run, and returns the type and
+	// the pauses around it.
 	Next() (txType int, pause Pause)
-	// Run executes one transaction of the chosen type on conn, which the runner has checked
+	// Run executes the transaction the last Next drew on conn, which the runner has checked
 	// out of its pool for this transaction only. It returns nil on commit,
-	// ErrExpectedRollback for a designed rollback, or the driver's error.
-	Run(ctx context.Context, conn *sql.Conn, txType int) error
+	// ErrExpectedRollback for a designed rollback, or the driver's error after rolling
+	// back. Called again before the next Next, it runs the same input again (a retry).
+	Run(ctx context.Context, conn *sql.Conn) error
 }

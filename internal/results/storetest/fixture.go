@@ -56,6 +56,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			Mix:   map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4},
 			Think: true, RTT: 1500 * time.Microsecond,
 			Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
+			Rate:    850.5, Arrival: results.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3,
 		},
 		Link: &results.Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
 			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
@@ -80,12 +81,16 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			Elapsed: 5*time.Minute + 3*time.Millisecond, Committed: 90000, Rollbacks: 400,
 			Errors: map[string]int64{"retryable": 12}, TPS: 300.1, TPM: 18006, NOPM: 8100.25,
 			ErrorExamples: map[string][]string{"retryable": {"deadlock detected (SQLSTATE 40P01)", `quote " and \ and ünïcode`}},
+			Retries:       70, Retried: 55, Late: 31,
+			Offered: 255150, Skipped: 120, Backlog: 4, AchievedRate: 849.9, Overload: true,
 		},
 		Tx: []results.TxSummary{
 			{Type: "new_order", Committed: 40000, Rollbacks: 400, Errors: map[string]int64{"retryable": 10},
 				MeanUs: 2100.5, P50Us: 1900, P90Us: 3000, P95Us: 3500, P99Us: 5000, P999Us: 9000, MaxUs: 20000,
 				WaitMeanUs: 3.25, WaitP99Us: 40, RoundTrips: 14.5, RoundTripsP50: 14, RoundTripsP99: 22,
-				BytesUp: 2048.5, BytesDown: 4096.25, WritesUp: 12.75, Hist: Hist(t, 1900, 3000, 20000), WaitHist: Hist(t, 3, 40)},
+				BytesUp: 2048.5, BytesDown: 4096.25, WritesUp: 12.75, Hist: Hist(t, 1900, 3000, 20000), WaitHist: Hist(t, 3, 40),
+				Retries: 60, Retried: 50, RespMeanUs: 2500.25, RespP50Us: 2000, RespP90Us: 3400, RespP99Us: 8000, RespMaxUs: 250000,
+				LagMeanUs: 400.5, LagP99Us: 3000, LagMaxUs: 230000, RespHist: Hist(t, 2000, 3400, 250000), LagHist: Hist(t, 10, 3000, 230000)},
 			{Type: "payment", Committed: 38000, MeanUs: 900, P50Us: 800, P90Us: 1200, P95Us: 1500,
 				P99Us: 2500, P999Us: 4000, MaxUs: 9000, Hist: Hist(t, 800, 9000)},
 			{Type: "stock_level", Committed: 12000, Errors: map[string]int64{}, MeanUs: 5000.75},
@@ -102,7 +107,7 @@ func Samples(n int, types ...string) []results.Sample {
 			out = append(out, results.Sample{
 				Offset: time.Duration(i-2) * 5 * time.Second,
 				Type:   ty, Committed: int64(100 + i), Errors: int64(i % 3),
-				P50Us: 1000 + int64(i), P99Us: 5000 + int64(i), MaxUs: 9000 + int64(i),
+				P50Us: 1000 + int64(i), P99Us: 5000 + int64(i), MaxUs: 9000 + int64(i), RespP99Us: 7000 + int64(i),
 			})
 		}
 	}

@@ -21,7 +21,7 @@ func (t *terminal) blobRange() (lo, hi int64) {
 // (alone, or in a read-only transaction where autocommit is unsafe). It fails if a row is
 // missing or a blob has the wrong size.
 func (t *terminal) blobRead(ctx context.Context, conn *sql.Conn) error {
-	lo, hi := t.blobRange()
+	lo, hi := t.in.lo, t.in.hi
 	a := t.args[:2]
 	a[0], a[1] = lo, hi
 	return t.single(ctx, conn, func(tx *sql.Tx) error {
@@ -54,14 +54,14 @@ func (t *terminal) blobRead(ctx context.Context, conn *sql.Conn) error {
 
 // blobWrite replaces the blobs of BlobsPerTx consecutive rows, one UPDATE per row in
 // ascending id order, in one transaction at Dialect.LockingIsolation. Each new value is
-// BlobSize bytes taken at a random offset of the terminal's random buffer.
+// BlobSize bytes taken at an offset of the terminal's random buffer that Next drew.
 func (t *terminal) blobWrite(ctx context.Context, conn *sql.Conn) error {
-	lo, hi := t.blobRange()
+	lo, hi := t.in.lo, t.in.hi
 	size := t.w.blobSize
 	a := t.args[:2]
 	return inTx(ctx, conn, t.w.rw, func(tx *sql.Tx) error {
 		for id := lo; id <= hi; id++ {
-			off := t.r.IntN(size + 1)
+			off := t.in.offsets[id-lo]
 			a[0], a[1] = t.blobBuf[off:off+size], id
 			if err := t.w.updBlob.exec(ctx, tx, a); err != nil {
 				return err

@@ -3,6 +3,7 @@ package simple_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -199,6 +200,77 @@ func testEngine(t *testing.T, e engine.Engine) {
 		t.Logf("%d tpcb transactions committed, balance sums %d", committed, first)
 	})
 
+	t.Run("a retry runs the same input", func(t *testing.T) {
+		// The runner retries by calling Run again without Next: tpcb's second try writes the
+		// same history row, a blob write's the same bytes.
+		w, err := simple.New(tg, simple.Config{Workload: "tpcb", Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Prepare(ctx, tg.DB); err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		c, err := tg.DB.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		const distinct = "SELECT COUNT(*) FROM (SELECT DISTINCT tid, bid, aid, delta FROM pgbench_history) d"
+		before, beforeDistinct := queryInt(t, tg.DB, "SELECT COUNT(*) FROM pgbench_history"), queryInt(t, tg.DB, distinct)
+		term := w.NewTerminal(0)
+		term.Next()
+		for range 2 {
+			if err := term.Run(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := queryInt(t, tg.DB, "SELECT COUNT(*) FROM pgbench_history") - before; n != 2 {
+			t.Fatalf("%d history rows after two tries", n)
+		}
+		// A new (tid, bid, aid, delta) among the ~160 rows already there, and only one.
+		if n := queryInt(t, tg.DB, distinct) - beforeDistinct; n != 1 {
+			t.Errorf("the two tries wrote %d distinct (tid, bid, aid, delta) rows, want 1", n)
+		}
+
+		bw, err := simple.New(tg, simple.Config{Workload: "blob", BlobsPerTx: 3, BlobWrite: true, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Prepare(ctx, tg.DB); err != nil {
+			t.Fatal(err)
+		}
+		defer bw.Close()
+		bt := bw.NewTerminal(0)
+		bt.Next()
+		blobs := func() string {
+			var b strings.Builder
+			rows, err := tg.DB.QueryContext(ctx, "SELECT data FROM simple_blob ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var d []byte
+				if err := rows.Scan(&d); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&b, "%x,", sha256.Sum256(d))
+			}
+			return b.String()
+		}
+		if err := bt.Run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		first := blobs()
+		if err := bt.Run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if blobs() != first {
+			t.Error("a blob write's second try stored other bytes than its first")
+		}
+	})
+
 	t.Run("round trips", func(t *testing.T) { testRoundTrips(t, tg) })
 }
 
@@ -228,9 +300,9 @@ func runN(t *testing.T, tg workload.Target, w *simple.Workload, terminals, n int
 		term := w.NewTerminal(id)
 		wg.Go(func() {
 			for range n {
-				typ, _ := term.Next()
+				term.Next()
 				c := <-conns
-				err := term.Run(ctx, c, typ)
+				err := term.Run(ctx, c)
 				conns <- c
 				mu.Lock()
 				switch {

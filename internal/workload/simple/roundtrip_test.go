@@ -103,7 +103,8 @@ func measureTrips(t *testing.T, tg workload.Target, name string, cfg simple.Conf
 	var first, lo, hi, down int64
 	for i := range 12 {
 		before := meter.Counts()
-		if err := term.Run(ctx, conn, 0); err != nil {
+		term.Next()
+		if err := term.Run(ctx, conn); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		d := meter.Counts().Sub(before)

@@ -16,7 +16,7 @@ import (
 // more round trips, which Workload.ExplicitTx reports.
 func (t *terminal) selectOnly(ctx context.Context, conn *sql.Conn) error {
 	a := t.args[:1]
-	a[0] = t.random(1, t.w.accounts)
+	a[0] = t.in.aid // drawn by Next
 	var abalance int64
 	return t.single(ctx, conn, func(tx *sql.Tx) error {
 		return t.w.selAccount.queryRow(ctx, conn, tx, a, &abalance)

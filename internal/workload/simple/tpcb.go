@@ -24,13 +24,11 @@ import (
 // concurrent transactions lock accounts, tellers and branches in that order, so they queue
 // and never deadlock on PostgreSQL and InnoDB. On Firebird 3.0 an UPDATE that waited for a
 // concurrent writer which then committed fails with an update conflict (retryable): at small
-// scales most concurrent transactions meet on the branch row.
+// scales most concurrent transactions meet on the branch row. The variables are drawn by
+// Next, in the script's order, so that a retry sends the same ones.
 func (t *terminal) tpcb(ctx context.Context, conn *sql.Conn) error {
 	w := t.w
-	aid := t.random(1, w.accounts)
-	bid := t.random(1, w.branches)
-	tid := t.random(1, w.tellers)
-	delta := t.random(-5000, 5000)
+	aid, bid, tid, delta := t.in.aid, t.in.bid, t.in.tid, t.in.delta
 	a := t.args[:]
 	return inTx(ctx, conn, w.rw, func(tx *sql.Tx) error {
 		a[0], a[1] = delta, aid

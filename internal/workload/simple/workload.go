@@ -251,17 +251,46 @@ type terminal struct {
 	r       *rand.Rand
 	blobBuf []byte
 	args    [4]any // reused argument slots
+	in      input  // the transaction the last Next drew
 }
 
-// Next returns the workload's only transaction type, with no pauses (pgbench without -R).
-func (t *terminal) Next() (int, workload.Pause) { return 0, workload.Pause{} }
+// input is one transaction's random choices, drawn by Next and used by every try of Run:
+// pgbench's \set variables (aid, bid, tid, delta), a blob transaction's first and last id,
+// and where in the random buffer each blob write takes its bytes.
+type input struct {
+	aid, bid, tid, delta int64
+	lo, hi               int64
+	offsets              []int
+}
 
-// Run executes one transaction on conn and returns nil on commit or the error, after
-// rolling back.
-func (t *terminal) Run(ctx context.Context, conn *sql.Conn, txType int) error {
-	if txType != 0 {
-		return fmt.Errorf("simple: no transaction type %d", txType)
+// Next draws the inputs of the workload's only transaction (the \set lines of pgbench's
+// scripts, or a blob transaction's rows) and returns it, with no pauses (pgbench without
+// -R).
+func (t *terminal) Next() (int, workload.Pause) {
+	w := t.w
+	switch {
+	case w.updAccount != nil: // tpcb, in the order of pgbench's script
+		t.in.aid = t.random(1, w.accounts)
+		t.in.bid = t.random(1, w.branches)
+		t.in.tid = t.random(1, w.tellers)
+		t.in.delta = t.random(-5000, 5000)
+	case w.selAccount != nil: // select-only
+		t.in.aid = t.random(1, w.accounts)
+	case w.selBlobs != nil:
+		t.in.lo, t.in.hi = t.blobRange()
+		if w.updBlob != nil {
+			t.in.offsets = t.in.offsets[:0]
+			for range t.in.hi - t.in.lo + 1 {
+				t.in.offsets = append(t.in.offsets, t.r.IntN(w.blobSize+1))
+			}
+		}
 	}
+	return 0, workload.Pause{}
+}
+
+// Run executes the transaction the last Next drew on conn, again with the same input when
+// called again, and returns nil on commit or the error, after rolling back.
+func (t *terminal) Run(ctx context.Context, conn *sql.Conn) error {
 	switch {
 	case t.w.selAccount != nil && t.w.updAccount == nil:
 		return t.selectOnly(ctx, conn)

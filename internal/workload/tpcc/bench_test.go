@@ -59,7 +59,7 @@ func benchmarkTerminal(b *testing.B, mix Mix) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = term.Run(ctx, c, typ)
+		err = term.Run(ctx, c)
 		c.Close()
 		if err != nil && !errors.Is(err, workload.ErrExpectedRollback) {
 			b.Fatalf("%s: %v", txNames[typ], err)

@@ -199,15 +199,15 @@ func runSeeded(t *testing.T, w *Workload, conn *sql.Conn, n int, m runner.Meter,
 		}
 		switch typ {
 		case txNewOrder:
-			got, err = w.runNewOrder(ctx, conn, term.newOrderInput())
+			got, err = w.runNewOrder(ctx, conn, term.no)
 		case txPayment:
-			got, err = w.runPayment(ctx, conn, term.paymentInput())
+			got, err = w.runPayment(ctx, conn, term.py)
 		case txOrderStatus:
-			got, err = w.runOrderStatus(ctx, conn, term.orderStatusInput())
+			got, err = w.runOrderStatus(ctx, conn, term.os)
 		case txDelivery:
-			got, err = w.runDelivery(ctx, conn, term.deliveryInput())
+			got, err = w.runDelivery(ctx, conn, term.dl)
 		case txStockLevel:
-			got, err = w.runStockLevel(ctx, conn, term.stockLevelInput())
+			got, err = w.runStockLevel(ctx, conn, term.sl)
 		}
 		if m != nil && observe != nil {
 			observe(i, typ, m.Counts().Sub(before))

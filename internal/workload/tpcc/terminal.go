@@ -26,6 +26,15 @@ type terminal struct {
 	wID        int // home warehouse (§2.4.1.1 and the like)
 	slDistrict int // Stock-Level district (§2.8.1.1)
 	cum        [numTxTypes]float64
+
+	// The transaction the last Next drew: its type and its input (one of the five, by
+	// type), which Run executes, as often as the runner retries it.
+	typ int
+	no  newOrderInput
+	py  paymentInput
+	os  orderStatusInput
+	dl  deliveryInput
+	sl  stockLevelInput
 }
 
 func (w *Workload) newTerminal(id int) *terminal {
@@ -44,9 +53,11 @@ func (w *Workload) newTerminal(id int) *terminal {
 	return t
 }
 
-// Next chooses the next transaction type at random with the mix's weights (§5.2.4.1), and,
-// when Config.Think is on, its keying time (constant, §5.2.5.2) and think time
-// (negative exponential, §5.2.5.4).
+// Next draws the next transaction: its type at random with the mix's weights (§5.2.4.1),
+// when Config.Think is on its keying time (constant, §5.2.5.2) and think time (negative
+// exponential, §5.2.5.4), and then its input, fresh for every transaction (§2.4.1.4
+// Comment: inputs are never reused), which Run executes. The draws come in that order, so
+// a seed gives the same transactions as when Run drew the input.
 func (t *terminal) Next() (int, workload.Pause) {
 	x := t.r.Float64() * t.cum[numTxTypes-1]
 	typ := numTxTypes - 1
@@ -61,6 +72,19 @@ func (t *terminal) Next() (int, workload.Pause) {
 		p.Keying = keyingTimes[typ]
 		p.Think = thinkTime(t.r, thinkMeans[typ])
 	}
+	t.typ = typ
+	switch typ {
+	case txNewOrder:
+		t.no = t.newOrderInput()
+	case txPayment:
+		t.py = t.paymentInput()
+	case txOrderStatus:
+		t.os = t.orderStatusInput()
+	case txDelivery:
+		t.dl = t.deliveryInput()
+	case txStockLevel:
+		t.sl = t.stockLevelInput()
+	}
 	return typ, p
 }
 
@@ -71,29 +95,27 @@ func thinkTime(r *rand.Rand, mean time.Duration) time.Duration {
 	return time.Duration(min(f, 10*float64(mean)))
 }
 
-// Run executes one transaction of type txType on conn, in the workload's mode, with fresh
-// inputs (§2.4.1.4 Comment: inputs are never reused). It returns nil on commit,
-// workload.ErrExpectedRollback for New-Order's designed rollback, or the error, after
-// rolling back.
-func (t *terminal) Run(ctx context.Context, conn *sql.Conn, txType int) error {
-	switch txType {
+// Run executes the transaction the last Next drew on conn, in the workload's mode, with the
+// input Next drew; a retry runs the same input again (the inputs are values that no mode
+// changes). It returns nil on commit, workload.ErrExpectedRollback for New-Order's designed
+// rollback, or the error, after rolling back.
+func (t *terminal) Run(ctx context.Context, conn *sql.Conn) error {
+	var err error
+	switch t.typ {
 	case txNewOrder:
-		_, err := t.w.runNewOrder(ctx, conn, t.newOrderInput())
-		return err
+		_, err = t.w.runNewOrder(ctx, conn, t.no)
 	case txPayment:
-		_, err := t.w.runPayment(ctx, conn, t.paymentInput())
-		return err
+		_, err = t.w.runPayment(ctx, conn, t.py)
 	case txOrderStatus:
-		_, err := t.w.runOrderStatus(ctx, conn, t.orderStatusInput())
-		return err
+		_, err = t.w.runOrderStatus(ctx, conn, t.os)
 	case txDelivery:
-		_, err := t.w.runDelivery(ctx, conn, t.deliveryInput())
-		return err
+		_, err = t.w.runDelivery(ctx, conn, t.dl)
 	case txStockLevel:
-		_, err := t.w.runStockLevel(ctx, conn, t.stockLevelInput())
-		return err
+		_, err = t.w.runStockLevel(ctx, conn, t.sl)
+	default:
+		err = fmt.Errorf("tpcc: no transaction type %d", t.typ)
 	}
-	return fmt.Errorf("tpcc: no transaction type %d", txType)
+	return err
 }
 
 // district is D_ID = random within [1..10] (§2.4.1.2, §2.5.1.2, §2.6.1.2).

@@ -402,6 +402,61 @@ func TestTransactions(t *testing.T) {
 		}
 	})
 
+	t.Run("a retry runs the same input", func(t *testing.T) {
+		// The runner retries a transaction by calling Run again without Next: the second
+		// New-Order and Payment must be the first ones again, input for input.
+		c := conn(t, db)
+		type order struct {
+			wID, dID, cID, olCnt int
+			lines                string
+		}
+		lastOrder := func(wID, dID int) order {
+			o := order{wID: wID, dID: dID}
+			var oID int
+			if err := db.QueryRow("SELECT o_id, o_c_id, o_ol_cnt FROM orders WHERE o_w_id = $1 AND o_d_id = $2 ORDER BY o_id DESC LIMIT 1",
+				wID, dID).Scan(&oID, &o.cID, &o.olCnt); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow("SELECT string_agg(ol_i_id || '@' || ol_supply_w_id || 'x' || ol_quantity, ',' ORDER BY ol_number) FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3",
+				wID, dID, oID).Scan(&o.lines); err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+		no := prepared(t, tg, Config{Seed: 33, Mix: Mix{NewOrder: 1}}).newTerminal(1)
+		for no.Next(); no.no.rbk; no.Next() {
+		}
+		if err := no.Run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		first := lastOrder(no.no.wID, no.no.dID)
+		if err := no.Run(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if again := lastOrder(no.no.wID, no.no.dID); again != first || first.cID != no.no.cID || first.olCnt != len(no.no.lines) {
+			t.Errorf("New-Order retried as %+v, first run %+v (input %+v)", again, first, no.no)
+		}
+
+		py := prepared(t, tg, Config{Seed: 34, Mix: Mix{Payment: 1}}).newTerminal(0)
+		py.Next()
+		history := func() (n int64, amounts string) {
+			if err := db.QueryRow("SELECT count(*), coalesce(string_agg(h_amount::text || '/' || h_c_w_id || '/' || h_c_d_id, ','), '') FROM history WHERE h_w_id = $1 AND h_d_id = $2 AND h_amount = $3",
+				py.py.wID, py.py.dID, py.py.amount.String()).Scan(&n, &amounts); err != nil {
+				t.Fatal(err)
+			}
+			return n, amounts
+		}
+		before, _ := history()
+		for range 2 {
+			if err := py.Run(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, rows := history(); n != before+2 {
+			t.Errorf("Payment of %s retried: %d history rows of its warehouse, district and amount, want %d (%s)", py.py.amount, n, before+2, rows)
+		}
+	})
+
 	allChecksHold(t, tg)
 
 	// Many random transactions from concurrent terminals, with every type frequent, through
@@ -454,7 +509,7 @@ func runTerminals(t *testing.T, w *Workload, db *sql.DB, terms, n int) map[strin
 					t.Error(err)
 					return
 				}
-				err = term.Run(ctx, c, typ)
+				err = term.Run(ctx, c)
 				c.Close()
 				name := txNames[typ]
 				if errors.Is(err, workload.ErrExpectedRollback) {

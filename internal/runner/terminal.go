@@ -1,0 +1,253 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/workload"
+)
+
+// driver is what every terminal of one run shares.
+type driver struct {
+	ctx      context.Context
+	cfg      *Config
+	eng      engine.Engine
+	db       *sql.DB
+	pool     chan pooled
+	rec      *recorder
+	examples *errorExamples
+	// stop is closed when terminals must not start another transaction.
+	stop <-chan struct{}
+	// windowStart is when the measurement window starts; windowEnd its length so far
+	// (moved earlier by a drain), in nanoseconds.
+	windowStart time.Time
+	windowEnd   *atomic.Int64
+	// sched is the open-loop schedule; nil in a closed-loop run.
+	sched *schedule
+	// Arrivals of the window (by intended start) that terminals started or skipped.
+	started, skipped atomic.Int64
+}
+
+// inWindow reports whether t falls in the measurement window.
+func (d *driver) inWindow(t time.Time) bool {
+	off := t.Sub(d.windowStart)
+	return off >= 0 && int64(off) < d.windowEnd.Load()
+}
+
+// pause sleeps a terminal until an instant: on a latency.Sleeper where the system has one
+// (precise to tens of microseconds), else on a Go timer (about 1 ms). Either ends early
+// when the run stops.
+type pause struct {
+	s    *latency.Sleeper
+	stop <-chan struct{}
+	done chan struct{}
+}
+
+// newPause returns a terminal's pause; close releases it.
+func newPause(stop <-chan struct{}) *pause {
+	p := &pause{stop: stop}
+	if s, err := latency.NewSleeper(); err == nil {
+		p.s = s
+		p.done = make(chan struct{})
+		go func() {
+			select {
+			case <-stop:
+			case <-p.done:
+			}
+			s.Close()
+		}()
+	}
+	return p
+}
+
+func (p *pause) close() {
+	if p.done != nil {
+		close(p.done)
+	}
+}
+
+// until sleeps until t; it reports whether to go on (false: the run stops).
+func (p *pause) until(t time.Time) bool {
+	select {
+	case <-p.stop:
+		return false
+	default:
+	}
+	if p.s != nil {
+		return p.s.Until(t)
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+// terminal runs one terminal until the run stops. In an open-loop run it takes the next
+// arrival of the schedule, waits for its intended start, skips it if it is already later
+// than the latency limit, and runs it; in a closed-loop run it runs its next transaction
+// when the last one has ended and its think and keying times have passed.
+func (d *driver) terminal(id int, term workload.Terminal, p *pause) {
+	// ready is when a closed-loop terminal's next cycle begins: the end of its last
+	// transaction plus the think time that followed it, as scheduled.
+	ready := time.Now()
+	for {
+		select {
+		case <-d.stop:
+			return
+		default:
+		}
+		var (
+			txType   int
+			intended time.Time
+			think    time.Duration
+			counted  bool // an arrival of the window, counted as started
+		)
+		if d.sched != nil {
+			due := d.sched.take()
+			if !p.until(due) {
+				return
+			}
+			if lim := d.cfg.LatencyLimit; lim > 0 && time.Since(due) > lim {
+				if d.inWindow(due) {
+					d.skipped.Add(1)
+				}
+				continue
+			}
+			if counted = d.inWindow(due); counted {
+				d.started.Add(1)
+			}
+			txType, _ = term.Next() // think times do not apply to arrivals
+			intended = due
+		} else {
+			var ps workload.Pause
+			txType, ps = term.Next()
+			think = ps.Think
+			if ps.Keying > 0 || ready.After(time.Now()) {
+				// Under keying and think times the user submits at the end of the keying
+				// time: the intended start, however late the terminal wakes.
+				intended = ready.Add(ps.Keying)
+				if !p.until(intended) {
+					return
+				}
+			} else {
+				intended = time.Now()
+			}
+		}
+		o, ok := d.run(id, term, txType, intended)
+		if !ok {
+			if counted {
+				d.started.Add(-1) // the run stopped before it had a connection: not started
+			}
+			return
+		}
+		if o.class == engine.ClassConnection && o.failed && o.svc == 0 {
+			// No connection could be had: back off before the next transaction.
+			if !p.until(time.Now().Add(100 * time.Millisecond)) {
+				return
+			}
+		}
+		ready = time.Now().Add(think)
+	}
+}
+
+// run checks out a connection, runs the transaction the terminal drew (again, up to
+// MaxTries, after a retryable error) and records its outcome. ok is false when the run is
+// stopping and the transaction was not run.
+func (d *driver) run(id int, term workload.Terminal, txType int, intended time.Time) (o outcome, ok bool) {
+	t0 := time.Now()
+	var p pooled
+	select {
+	case p = <-d.pool:
+	case <-d.stop:
+		return o, false
+	case <-d.ctx.Done():
+		return o, false
+	}
+	if p.conn == nil { // a lost connection not yet replaced
+		var err error
+		if p, err = dialPooled(d.ctx, d.db); err != nil {
+			d.pool <- pooled{}
+			o = outcome{txType: txType, failed: true, class: engine.ClassConnection, inWindow: d.inWindow(time.Now())}
+			d.rec.record(id, o)
+			return o, true
+		}
+	}
+	t1 := time.Now()
+	var before latency.Counts
+	if p.meter != nil {
+		before = p.meter.Counts()
+	}
+	var err error
+	tries := 0
+	for {
+		tries++
+		err = term.Run(d.ctx, p.conn)
+		if err == nil || errors.Is(err, workload.ErrExpectedRollback) || tries >= d.cfg.MaxTries || d.ctx.Err() != nil {
+			break
+		}
+		if d.eng.Classify(err) != engine.ClassRetryable {
+			break
+		}
+		if lim := d.cfg.LatencyLimit; lim > 0 && time.Since(intended) > lim {
+			break // pgbench: no retry past the latency limit
+		}
+	}
+	t2 := time.Now()
+	o = outcome{txType: txType, wait: t1.Sub(t0), svc: t2.Sub(t1), resp: t2.Sub(intended), lag: t1.Sub(intended),
+		inWindow: d.inWindow(t2), retries: tries - 1}
+	if lim := d.cfg.LatencyLimit; lim > 0 {
+		o.late = o.resp > lim
+	}
+	if p.meter != nil && (err == nil || errors.Is(err, workload.ErrExpectedRollback)) {
+		w := p.meter.Counts().Sub(before)
+		o.wire = &w
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, workload.ErrExpectedRollback):
+		o.rollback = true
+	default:
+		o.failed = true
+		o.class = d.eng.Classify(err)
+		d.examples.add(o.class, err)
+		if o.class == engine.ClassCanceled && d.ctx.Err() != nil {
+			d.pool <- p
+			return o, false
+		}
+		if o.class == engine.ClassConnection {
+			p.conn.Close()
+			p = pooled{}
+		}
+	}
+	d.pool <- p
+	d.rec.record(id, o)
+	return o, true
+}
+
+// openLoop adds an open-loop run's arrival figures to s: the arrivals due in the window of
+// length elapsed, those skipped and those left unstarted, the achieved rate, and whether
+// the run is an overload point (results.IsOverload).
+func (d *driver) openLoop(s *results.Summary, elapsed time.Duration) {
+	s.Offered = d.sched.count(d.windowStart, d.windowStart.Add(elapsed))
+	s.Skipped = d.skipped.Load()
+	started := d.started.Load()
+	s.Backlog = max(0, s.Offered-started-s.Skipped)
+	if elapsed > 0 {
+		s.AchievedRate = float64(started) / elapsed.Seconds()
+	}
+	s.Overload = results.IsOverload(s.Offered, s.Skipped, s.Backlog)
+}
