@@ -35,6 +35,7 @@ import (
 //	lock/              FIREBIRD_LOCK: lock table, monitoring and init files
 //	data/bench.fdb     the benchmark database
 //	server.log         the server's stderr, its only log when it does not run as root
+//	firebird.pid       the server's PID while it runs, written by dblat
 //
 // The server is /usr/sbin/firebird run with FIREBIRD=<dir> (so it reads the configuration
 // above; Debian's compiled-in paths keep plugins at the installation) and
@@ -42,7 +43,10 @@ import (
 // binary serves all three architectures: ServerMode=Super and SuperClassic run one
 // multi-threaded process; ServerMode=Classic makes it a listener that forks one process per
 // connection (no xinetd). It never daemonizes, so its PID is the one dblat started; it does
-// call setpgrp(), so it is stopped by PID, never through dblat's process group.
+// call setpgrp(), so it is stopped by PID, never through dblat's process group. Its one
+// argument is the instance directory: the server ignores arguments that are not switches, and
+// the directory names the instance in ps and /proc/PID/cmdline, by which the test helpers
+// recognise a server that a dead test binary left behind (managed.TestDirs).
 //
 // The security and benchmark databases are created before the server first starts, by the
 // embedded engine (isql-fb with no host in the path, run as the server's account): no
@@ -85,6 +89,7 @@ type Binaries struct {
 // Names and places inside an instance directory.
 const (
 	benchFile     = "bench.fdb"
+	pidFile       = "firebird.pid"
 	passwordFile  = "sysdba.password"
 	securityFile  = "security3.fdb"
 	sysdba        = "SYSDBA"
@@ -195,7 +200,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, 2)
-	cmd := command(acct, inst.Dir, bin.Server)
+	cmd := command(acct, inst.Dir, bin.Server, inst.Dir)
 	cmd.Stderr = logf
 	// Its own session: a Ctrl-C in dblat's terminal must not reach the server before it
 	// detaches itself; dblat stops it by PID.
@@ -205,6 +210,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return fmt.Errorf("start firebird: %w", err)
 	}
 	inst.PID = cmd.Process.Pid
+	_ = os.WriteFile(filepath.Join(inst.Dir, pidFile), []byte(strconv.Itoa(inst.PID)+"\n"), 0o644)
 	inst.Binaries = filepath.Dir(bin.Server)
 	inst.RunAs = ""
 	if acct != nil {
@@ -231,6 +237,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		select {
 		case werr := <-exited:
 			inst.PID = 0
+			_ = os.Remove(filepath.Join(inst.Dir, pidFile))
 			return fmt.Errorf("firebird exited at start (%v): %s (log: %s)", werr, logTail(logPath, logStart), logPath)
 		case <-ctx.Done():
 			return fail(ctx.Err())
@@ -509,6 +516,7 @@ func (l Launcher) Stop(_ context.Context, inst *managed.Instance) error {
 		}
 	}
 	inst.PID = 0
+	_ = os.Remove(filepath.Join(inst.Dir, pidFile))
 	return errors.Join(errs...)
 }
 
