@@ -19,6 +19,8 @@ var (
 	_ engine.Batcher    = Engine{}
 	_ engine.BulkLoader = Engine{}
 	_ engine.TxOnly     = Engine{}
+	_ engine.Restorer   = Engine{}
+	_ engine.Databases  = Engine{}
 )
 
 // Launcher implements engine.Manager.
@@ -59,7 +61,7 @@ func (Engine) RunDSN(dsn string, vals option.Values) (string, error) {
 // BeforeRun implements engine.RunHooks: the sweep, then gstat -r.
 func (Engine) BeforeRun(ctx context.Context, rc *engine.RunContext) error {
 	if rc.Options.Bool(OptionSweep) {
-		took, err := Sweep(ctx, rc.Server)
+		took, err := SweepDatabase(ctx, rc.Server, rc.DSN)
 		if err != nil {
 			return fmt.Errorf("sweep before the run: %w", err)
 		}
@@ -78,7 +80,7 @@ func gstat(ctx context.Context, rc *engine.RunContext, when string) error {
 	if !rc.Options.Bool(OptionGstat) {
 		return nil
 	}
-	g, err := RecordStats(ctx, rc.Server)
+	g, err := DatabaseRecordStats(ctx, rc.Server, rc.DSN)
 	if err != nil {
 		return fmt.Errorf("gstat -r %s the run: %w", when, err)
 	}
