@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nakagami/firebirdsql"
 
@@ -118,10 +119,17 @@ func (e Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), err)
 	}
+	q := u.Query()
+	loadDir := q.Get(LoadDirParam)
+	if q.Has(LoadDirParam) {
+		q.Del(LoadDirParam)
+		u.RawQuery = q.Encode()
+	}
 	c, err := newConnector(u, opts.Dial, tp)
 	if err != nil {
 		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), oneLine(err))
 	}
+	c.loadDir = loadDir
 	db := sql.OpenDB(c)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -168,6 +176,15 @@ type connector struct {
 	base driver.Connector
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	tp   txParams
+
+	loadDir       string     // LoadDirParam, "" for none
+	ddlMu         sync.Mutex // one DDL statement of copyExternal at a time
+	probeMu       sync.Mutex // guards probed and probeErr
+	probed        bool
+	probeErr      error // of probeExternal
+	insertOnce    sync.Once
+	inserts       chan struct{} // see acquireInsert
+	externalLoads atomic.Int64  // CopyRows calls that loaded through an external table
 }
 
 func newConnector(u *url.URL, dial func(context.Context, string, string) (net.Conn, error), tp txParams) (*connector, error) {

@@ -34,6 +34,8 @@ import (
 //	sysdba.password    SYSDBA's generated password, mode 0600
 //	lock/              FIREBIRD_LOCK: lock table, monitoring and init files
 //	data/bench.fdb     the benchmark database
+//	load/              the load directory: files of external tables (LoadDirParam), the
+//	                   only place the server reads them from (ExternalFileAccess)
 //	server.log         the server's stderr, its only log when it does not run as root
 //	firebird.pid       the server's PID while it runs, written by dblat
 //
@@ -95,6 +97,7 @@ const (
 	sysdba        = "SYSDBA"
 	logFile       = "server.log"
 	dataDir       = "data"
+	loadDir       = "load"
 	lockDir       = "lock"
 	debianServer  = "/usr/sbin/firebird"
 	debianRootPat = "/usr/lib/*/firebird/3.0"
@@ -256,17 +259,21 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 
 // DSN returns the DSN of database file db (an absolute path) on the managed server inst,
 // for SYSDBA with the password read from the instance's password file (PasswordFileParam),
-// so that it can be printed and stored: firebird://SYSDBA@127.0.0.1:PORT/DB?password_file=...
+// so that it can be printed and stored, and with the instance's load directory
+// (LoadDirParam): firebird://SYSDBA@127.0.0.1:PORT/DB?load_dir=...&password_file=...
 func DSN(inst *managed.Instance, db string) string {
 	u := url.URL{Scheme: strings.TrimSuffix(Scheme, "://"), User: url.User(sysdba),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(inst.Port)), Path: db,
-		RawQuery: url.Values{PasswordFileParam: {filepath.Join(inst.Dir, passwordFile)}}.Encode()}
+		RawQuery: url.Values{
+			PasswordFileParam: {filepath.Join(inst.Dir, passwordFile)},
+			LoadDirParam:      {filepath.Join(inst.Dir, loadDir)},
+		}.Encode()}
 	return u.String()
 }
 
 // layout writes the configuration files and links of inst.Dir (see Launcher).
 func layout(inst *managed.Instance, bin Binaries, cfg serverConfig) error {
-	for _, d := range []string{lockDir, dataDir} {
+	for _, d := range []string{lockDir, dataDir, loadDir} {
 		if err := os.MkdirAll(filepath.Join(inst.Dir, d), 0o755); err != nil {
 			return err
 		}
@@ -306,10 +313,11 @@ func confFile(inst *managed.Instance, cfg serverConfig) string {
 	entries := map[string]string{
 		// dblat's defaults: Srp256 first for the driver (its default), Srp for clients that
 		// only speak SHA-1 SRP; Enabled lets the client decide on wire encryption (the
-		// driver asks for it).
-		"AuthServer":  "Srp256, Srp",
-		"UserManager": "Srp",
-		"WireCrypt":   "Enabled",
+		// driver asks for it); external files only in the load directory, for the loader.
+		"AuthServer":         "Srp256, Srp",
+		"UserManager":        "Srp",
+		"WireCrypt":          "Enabled",
+		"ExternalFileAccess": "Restrict " + filepath.Join(inst.Dir, loadDir),
 	}
 	for k, v := range cfg.conf {
 		entries[k] = v
