@@ -40,7 +40,18 @@ type Config struct {
 	Samples func([]results.Sample)
 	// Connected, when set, is called once every pooled connection is open, before warm-up.
 	Connected func()
+	// DrainTimeout bounds how long the transactions in flight when the window ends (or the
+	// run is drained) may take to finish; those still running then are canceled. They end
+	// after the window and count in no figure either way, so this bounds a run's length
+	// without changing its result. Zero means DefaultDrainTimeout.
+	DrainTimeout time.Duration
 }
+
+// DefaultDrainTimeout is Config.DrainTimeout's default. A transaction still running this
+// long after the window is waiting for something that may not come soon: Firebird 3.0
+// detects a deadlock only after its DeadlockTimeout (10 s) and, under load, not at all
+// until a waiter gives up, which made runs end 10 to 40 s after their window.
+const DefaultDrainTimeout = 2 * time.Second
 
 // Result holds the figures of the measurement window.
 type Result struct {
@@ -76,6 +87,9 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
 	}
 	db := t.DB
 	db.SetMaxOpenConns(cfg.Connections)
@@ -120,11 +134,14 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
 	interrupted := false // written and read by this goroutine only
 
+	// The terminals' context: the run's, canceled also DrainTimeout after stop closes.
+	termCtx, cancelTerms := context.WithCancel(ctx)
+	defer cancelTerms()
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {
 		term := w.NewTerminal(i)
 		wg.Go(func() {
-			runTerminal(ctx, i, term, t.Engine, db, pool, rec, examples, stop, func(done time.Time) bool {
+			runTerminal(termCtx, i, term, t.Engine, db, pool, rec, examples, stop, func(done time.Time) bool {
 				off := done.Sub(windowStart)
 				return off >= 0 && int64(off) < windowEnd.Load()
 			})
@@ -169,7 +186,9 @@ loop:
 	if math.IsNaN(cpuAtWindow) {
 		cpuAtWindow = cpuStart
 	}
+	drained := time.AfterFunc(cfg.DrainTimeout, cancelTerms)
 	wg.Wait()
+	drained.Stop()
 	emit(time.Now())
 
 	elapsed := time.Duration(windowEnd.Load())
@@ -275,14 +294,15 @@ func runTerminal(ctx context.Context, id int, term workload.Terminal, eng engine
 		case err == nil:
 		case errors.Is(err, workload.ErrExpectedRollback):
 			o.rollback = true
+		case ctx.Err() != nil:
+			// The run was stopped, or the transaction outlived the window by DrainTimeout
+			// and was canceled: not an error of the engine's, and after the window.
+			pool <- p
+			return
 		default:
 			o.failed = true
 			o.class = eng.Classify(err)
 			examples.add(o.class, err)
-			if o.class == engine.ClassCanceled && ctx.Err() != nil {
-				pool <- p
-				return
-			}
 			if o.class == engine.ClassConnection {
 				p.conn.Close()
 				p = pooled{}
