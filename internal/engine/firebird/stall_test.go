@@ -41,7 +41,7 @@ func (crossing) TxTypes() []workload.TxType {
 	return []workload.TxType{{Name: "cross", Weight: 1}}
 }
 func (crossing) Prepare(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) }
-func (crossing) NewTerminal(id int) workload.Terminal        { return crossingTerm(id) }
+func (crossing) NewTerminal(id int) workload.Terminal          { return crossingTerm(id) }
 
 type crossingTerm int
 
