@@ -35,7 +35,7 @@ func open(t *testing.T, dsn string, opts engine.OpenOptions) *sql.DB {
 }
 
 // dbPath is the database file a DSN names.
-func dbPath(t *testing.T, dsn string) string {
+func dbPath(t testing.TB, dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
