@@ -124,7 +124,9 @@ func fbCodes(err error) []int {
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
 	dsn := fbtest.NewDatabase(t, "Super")
-	db := open(t, dsn, engine.OpenOptions{})
+	// RECORD_VERSION, so that a waiting UPDATE meets the conflict its read caused (with the
+	// default NO_RECORD_VERSION it waits and succeeds: TestTxParamsConflict).
+	db := open(t, dsn+"&record_version=rec_version", engine.OpenOptions{})
 	e := firebird.Engine{}
 	mustExec(t, db, "CREATE TABLE c (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
 	mustExec(t, db, "INSERT INTO c VALUES (1, 0)")

@@ -64,7 +64,7 @@ const (
 	RecVersion         = "rec_version"
 	NoRecVersion       = "no_rec_version"
 	DefaultLockResolve = LockWait
-	DefaultRecVersion  = RecVersion
+	DefaultRecVersion  = NoRecVersion
 )
 
 // txParams are the transaction parameters of a pool's connections.
