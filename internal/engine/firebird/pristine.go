@@ -43,10 +43,12 @@ func (Engine) CanRestore(managed bool) bool { return managed }
 //
 // Why a file copy: Firebird keeps a database in one file, and a server with no attachment
 // to it holds nothing of it in memory (a Super or SuperClassic server closes the file when
-// the last attachment detaches, after writing its cache out). Copying the file (the kernel's
-// copy_file_range) is the fastest way to a consistent copy, faster than nbackup, which
-// copies the same pages through the engine and then has to be put in place as a file anyway
-// (BenchmarkRestore, 10 warehouses: see the figures in the package documentation).
+// the last attachment detaches, after writing its cache out), so a copy of the closed file
+// is consistent. nbackup copies the same pages through the engine, and its restore writes a
+// new file that still has to be put in place while the database is closed. BenchmarkRestore,
+// 10 warehouses (1036 MB), Super, 3 runs each on a shared 2-core machine: saving takes 4.6 s
+// by copy (synced) and 4.8 s by nbackup -B 0; restoring takes 1.7 s by copy in place and
+// 4.7 s by nbackup's restore and a rename.
 func (Engine) SavePristine(ctx context.Context, dsn string) error {
 	path, err := localDatabase(dsn)
 	if err != nil {
