@@ -32,24 +32,25 @@
 // (rec_version, no_rec_version), which RunDSN puts into the DSN (txparams.go). The driver
 // cannot send NO_RECORD_VERSION with NOWAIT, nor a lock time-out. The default is wait and
 // no_rec_version, chosen from BenchmarkTxParams (10 warehouses, client mode, 5 s warm-up,
-// 30 s windows, medians of 2 rounds, Firebird 3.0.11 on a shared 2-core machine; conflicts
-// are the attempted transactions that failed as engine.ClassRetryable, not retried):
+// 30 s windows; medians of 2 rounds for Super and SuperClassic, 1 round for Classic;
+// Firebird 3.0.11 on a shared 2-core machine; conflicts are the attempted transactions that
+// failed as engine.ClassRetryable, not retried):
 //
-//	                                 Super              SuperClassic
-//	terminals  parameters            NOPM  conflicts    NOPM  conflicts
-//	10         wait,rec_version      3711    0.0 %      4407    0.0 %
-//	10         nowait,rec_version    3206    0.0 %      4523    0.0 %
-//	10         wait,no_rec_version   3600    0.0 %      4899    0.0 %
-//	50         wait,rec_version      2881   32.1 %      3877   32.0 %
-//	50         nowait,rec_version    2341   36.8 %      4164   36.1 %
-//	50         wait,no_rec_version   3804    4.0 %      3600    2.1 %
+//	                                 Super             SuperClassic      Classic
+//	terminals  parameters            NOPM  conflicts   NOPM  conflicts   NOPM  conflicts
+//	10         wait,rec_version      3711    0.0 %     4407    0.0 %     3590    0.0 %
+//	10         nowait,rec_version    3206    0.0 %     4523    0.0 %     2976    0.1 %
+//	10         wait,no_rec_version   3600    0.0 %     4899    0.0 %     3862    0.0 %
+//	50         wait,rec_version      2881   32.1 %     3877   32.0 %     3004   32.0 %
+//	50         nowait,rec_version    2341   36.8 %     4164   36.1 %     2668   37.5 %
+//	50         wait,no_rec_version   3804    4.0 %     3600    2.1 %     3462    8.5 %
 //
 // Firebird 3 has no statement restart: with rec_version (the driver's own choice) an UPDATE
 // of a row that a concurrent transaction changed waits for it and, when it commits, fails
 // with an update conflict, so at 50 terminals a third of the attempts failed (with 10
 // terminals on 10 warehouses, one per warehouse, they hardly meet). With no_rec_version the
 // UPDATE's read waits for the writer and then applies to what it committed: the failures
-// fall to 2-4 %, at the same NOPM (the differences in NOPM are within the spread between
+// fall to 2-9 %, at the same NOPM (the differences in NOPM are within the spread between
 // rounds, up to ±30 % on this machine). nowait fails even more often and gains nothing.
 // The price of no_rec_version: every read of a row that another transaction is changing
 // waits (New-Order's read of its warehouse waits for the Payments on it), so response times
@@ -59,17 +60,18 @@
 // # Deadlocks
 //
 // Firebird 3.0.11's lock manager looks for a deadlock only when a wait has gone on for
-// DeadlockTimeout (10 s by default) without being woken, and every wake-up restarts that
-// clock (lock.cpp, wait_for_request), so while the deadlocked waiters keep waking each other
-// the deadlock goes unnoticed: fb_lock_print showed "potential deadlock" and "Deadlock
+// DeadlockTimeout (10 s by default), and a waiter woken on purpose starts that clock again
+// (src/lock/lock.cpp, wait_for_request, in Firebird's current source), the likeliest reason
+// why a deadlock can go unnoticed: fb_lock_print showed "potential deadlock" and "Deadlock
 // scans: 0" 13 s into a wait, and two transactions deadlocked on purpose were found after
 // 9.4 s in one run and not within 58 s in others, in every architecture. The batched
 // Delivery of package tpcc can deadlock (its retry locks a district's NEW-ORDER row after
-// later districts'), and every terminal that needs those rows queues behind it. That made
-// batched and procedure runs end 10 to 40 s after their window; the runner now cancels what
-// still runs 2 s after the window (runner.DefaultDrainTimeout; TestRunEndsOnTime). Inside the
-// window the stuck terminals show as lost throughput; `--set DeadlockTimeout=1` shortens the
-// wait where the detection does run.
+// later districts'), and the terminals that need those rows queue behind it: in 16
+// reproductions of 10 terminals on 2 warehouses, 3 batched runs ended 11, 23 and 42 s after
+// their window (the procedure runs did not, but nothing in them bounds a wait either). The
+// runner now cancels what still runs 2 s after the window (runner.DefaultDrainTimeout;
+// TestRunEndsOnTime). Inside the window the stuck terminals show as lost throughput;
+// `--set DeadlockTimeout=1` shortens the wait where the detection does run.
 //
 // # Loading
 //
