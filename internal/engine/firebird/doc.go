@@ -66,9 +66,10 @@
 // scans: 0" 13 s into a wait, and two transactions deadlocked on purpose were found after
 // 9.4 s in one run and not within 58 s in others, in every architecture. The batched
 // Delivery of package tpcc can deadlock (its retry locks a district's NEW-ORDER row after
-// later districts'), and the terminals that need those rows queue behind it: in 16
-// reproductions of 10 terminals on 2 warehouses, 3 batched runs ended 11, 23 and 42 s after
-// their window (the procedure runs did not, but nothing in them bounds a wait either). The
+// later districts'), and the terminals that need those rows queue behind it: of 19
+// batched runs of 10 terminals on 2 warehouses (Super, 10 s windows), 4 ended 11 to 42 s
+// after their window (none of 19 procedure runs did, but nothing in them bounds a wait
+// either). The
 // runner now cancels what still runs 2 s after the window (runner.DefaultDrainTimeout;
 // TestRunEndsOnTime). Inside the window the stuck terminals show as lost throughput;
 // `--set DeadlockTimeout=1` shortens the wait where the detection does run.
