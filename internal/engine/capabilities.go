@@ -168,6 +168,17 @@ type Databases interface {
 	Database(ctx context.Context, inst *managed.Instance, vals option.Values) (string, error)
 }
 
+// LoadSession is an optional Engine capability: database settings a bulk load runs faster
+// with, applied for the load's duration only (Firebird turns forced writes off: with them
+// on, every page the load writes is written synchronously).
+type LoadSession interface {
+	// BeginLoad applies the settings to the database db is open on and returns the function
+	// that restores them, which the loader calls once it is done, whether it succeeded or
+	// not (with a context that is not canceled). Settings the engine cannot change here
+	// (no rights on the server) are left alone, not an error.
+	BeginLoad(ctx context.Context, db *sql.DB) (end func(context.Context) error, err error)
+}
+
 // Settler is an optional Engine capability: after a run's connections close, the server
 // needs a moment before its cumulative statistics include them (PostgreSQL's backends
 // publish their counters when they go idle or exit).

@@ -2,9 +2,12 @@ package execution
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dblat/dblat/examples"
 
 	_ "github.com/dblat/dblat/internal/engine/all"
 	"github.com/dblat/dblat/internal/study"
@@ -77,5 +80,35 @@ func TestServerNames(t *testing.T) {
 	}
 	if installSuffix("/opt/a/firebird") == installSuffix("/opt/b/firebird") {
 		t.Error("two installations with one base name get one server")
+	}
+}
+
+// TestExamplesPlan plans every study file shipped in examples/, and the embedded
+// quickstart, as `dblat study plan` does: what ships must plan as shipped, with every
+// problem that can be known before a server starts reported here rather than by a run.
+func TestExamplesPlan(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example study files: %v", err)
+	}
+	c, _ := newCore(t)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			st, err := study.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := c.Plan(context.Background(), st)
+			if err != nil {
+				t.Fatal(strings.ReplaceAll(err.Error(), "\n", "\n\t"))
+			}
+			if len(sp.Runs) != len(sp.Cells)*st.Repeat || sp.Estimate <= 0 {
+				t.Errorf("plan of %s: %d runs for %d cells × %d, estimate %v", f, len(sp.Runs), len(sp.Cells), st.Repeat, sp.Estimate)
+			}
+		})
+	}
+	embedded, err := os.ReadFile(filepath.Join("..", "..", "examples", "quickstart.yaml"))
+	if err != nil || string(embedded) != string(examples.Quickstart) {
+		t.Errorf("the embedded quickstart differs from examples/quickstart.yaml (%v)", err)
 	}
 }

@@ -61,12 +61,23 @@ type Config struct {
 	// skipped and counted (Summary.Skipped), a transaction whose response time exceeds it is
 	// counted late (Summary.Late), and a transaction is not retried once it is past it.
 	LatencyLimit time.Duration
+	// DrainTimeout bounds how long the transactions in flight when the window ends (or the
+	// run is drained) may take to finish; those still running then are canceled. They end
+	// after the window and count in no figure either way, so this bounds a run's length
+	// without changing its result. Zero means DefaultDrainTimeout.
+	DrainTimeout time.Duration
 	// MaxTries is how many tries a transaction that fails with a retryable error
 	// (engine.ClassRetryable) gets, its first included, as pgbench's --max-tries: it is run
 	// again at once on the same connection with the same input (workload.Terminal), and its
 	// response time runs from the first try. 0 means 1: no retries.
 	MaxTries int
 }
+
+// DefaultDrainTimeout is Config.DrainTimeout's default. A transaction still running this
+// long after the window is waiting for something that may not come soon: Firebird 3.0
+// detects a deadlock only after its DeadlockTimeout (10 s) and, under load, not at all
+// until a waiter gives up, which made runs end 10 to 40 s after their window.
+const DefaultDrainTimeout = 2 * time.Second
 
 // Result holds the figures of the measurement window.
 type Result struct {
@@ -102,6 +113,9 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
 	}
 	if cfg.MaxTries < 0 {
 		return nil, fmt.Errorf("max tries must be at least 1, got %d", cfg.MaxTries)
@@ -160,7 +174,10 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
 	interrupted := false // written and read by this goroutine only
 
-	d := &driver{ctx: ctx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
+	// The terminals' context: the run's, canceled also DrainTimeout after stop closes.
+	termCtx, cancelTerms := context.WithCancel(ctx)
+	defer cancelTerms()
+	d := &driver{ctx: termCtx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
 		windowStart: windowStart, windowEnd: &windowEnd}
 	if cfg.Rate > 0 {
 		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked above
@@ -222,7 +239,9 @@ loop:
 	if cfg.WindowEnd != nil {
 		cfg.WindowEnd()
 	}
+	drained := time.AfterFunc(cfg.DrainTimeout, cancelTerms)
 	wg.Wait()
+	drained.Stop()
 	emit(time.Now())
 
 	elapsed := time.Duration(windowEnd.Load())

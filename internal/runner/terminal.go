@@ -220,14 +220,15 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 	case err == nil:
 	case errors.Is(err, workload.ErrExpectedRollback):
 		o.rollback = true
+	case d.ctx.Err() != nil:
+		// The run was stopped, or the transaction outlived the window by DrainTimeout and
+		// was canceled: not an error of the engine's, and after the window.
+		d.pool <- p
+		return o, false
 	default:
 		o.failed = true
 		o.class = d.eng.Classify(err)
 		d.examples.add(o.class, err)
-		if o.class == engine.ClassCanceled && d.ctx.Err() != nil {
-			d.pool <- p
-			return o, false
-		}
 		if o.class == engine.ClassConnection {
 			p.conn.Close()
 			p = pooled{}

@@ -19,6 +19,8 @@ var (
 	_ engine.Batcher    = Engine{}
 	_ engine.BulkLoader = Engine{}
 	_ engine.TxOnly     = Engine{}
+	_ engine.Restorer   = Engine{}
+	_ engine.Databases  = Engine{}
 )
 
 // Launcher implements engine.Manager.
@@ -26,10 +28,13 @@ func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
 	return Launcher{BinDir: launchBinDir(cfg), RunAs: cfg.RunAs}
 }
 
-// Run options of Firebird (seed 001: sweep and gstat -r around each session).
+// Run options of Firebird: sweep and gstat -r around each session (seed 001), and the
+// transaction parameters of read-write READ COMMITTED transactions (txparams.go).
 const (
-	OptionSweep = "sweep"
-	OptionGstat = "gstat"
+	OptionSweep          = "sweep"
+	OptionGstat          = "gstat"
+	OptionLockResolution = ParamLockResolution
+	OptionRecordVersion  = ParamRecordVersion
 )
 
 var runOptions = option.Set{
@@ -37,18 +42,26 @@ var runOptions = option.Set{
 		Usage: "Firebird (managed): sweep the database before the run"},
 	{Name: OptionGstat, Kind: option.Bool, Default: "false", ManagedOnly: true,
 		Usage: "Firebird (managed): add gstat -r record and version statistics before and after the run"},
+	{Name: OptionLockResolution, Kind: option.String, Default: DefaultLockResolve, Values: []string{LockWait, LockNoWait},
+		Usage: "Firebird: a read-write READ COMMITTED transaction that meets a row changed by an uncommitted one waits for it (wait) or fails at once (nowait)"},
+	{Name: OptionRecordVersion, Kind: option.String, Default: DefaultRecVersion, Values: []string{RecVersion, NoRecVersion},
+		Usage: "Firebird: such a transaction reads the last committed version at once (rec_version) or waits for the writer and reads what it committed (no_rec_version, with wait only)"},
 }
 
 // RunOptions implements engine.RunHooks.
 func (Engine) RunOptions() option.Set { return runOptions }
 
-// RunDSN implements engine.RunHooks; no Firebird run option changes the DSN.
-func (Engine) RunDSN(dsn string, _ option.Values) (string, error) { return dsn, nil }
+// RunDSN implements engine.RunHooks: the transaction parameters go into the DSN as the
+// parameters Open reads (ParamLockResolution, ParamRecordVersion). A combination the driver
+// cannot start (no_rec_version with nowait) is an error naming the fix.
+func (Engine) RunDSN(dsn string, vals option.Values) (string, error) {
+	return withTxParams(dsn, vals[OptionLockResolution], vals[OptionRecordVersion])
+}
 
 // BeforeRun implements engine.RunHooks: the sweep, then gstat -r.
 func (Engine) BeforeRun(ctx context.Context, rc *engine.RunContext) error {
 	if rc.Options.Bool(OptionSweep) {
-		took, err := Sweep(ctx, rc.Server)
+		took, err := SweepDatabase(ctx, rc.Server, rc.DSN)
 		if err != nil {
 			return fmt.Errorf("sweep before the run: %w", err)
 		}
@@ -67,7 +80,7 @@ func gstat(ctx context.Context, rc *engine.RunContext, when string) error {
 	if !rc.Options.Bool(OptionGstat) {
 		return nil
 	}
-	g, err := RecordStats(ctx, rc.Server)
+	g, err := DatabaseRecordStats(ctx, rc.Server, rc.DSN)
 	if err != nil {
 		return fmt.Errorf("gstat -r %s the run: %w", when, err)
 	}

@@ -26,10 +26,12 @@ const lockSuffix = " WITH LOCK"
 //     (DSQL treats it as a singleton; more rows fail with "multiple rows in singleton
 //     select"). It returns the new values; OLD.col gives the old ones. Prepared and run with
 //     QueryRow it costs one round trip with this driver.
-//   - LockingIsolation is READ COMMITTED (RECORD_VERSION, WAIT), but 3.0 has no statement
-//     restart (ReadConsistency is 4.0+): an UPDATE that waited for a concurrent writer which
-//     then committed fails with an update conflict instead of applying to the new version.
-//     Workloads see those as engine.ClassRetryable errors and must retry the transaction.
+//   - LockingIsolation is READ COMMITTED, started with the DSN's transaction parameters
+//     (txparams.go; by default NO_RECORD_VERSION, WAIT). 3.0 has no statement restart
+//     (ReadConsistency is 4.0+): with RECORD_VERSION an UPDATE that waited for a concurrent
+//     writer which then committed fails with an update conflict instead of applying to the
+//     new version; with NO_RECORD_VERSION its read waits for the writer instead, and
+//     conflicts are rare. Workloads see conflicts as engine.ClassRetryable errors.
 //   - SnapshotIsolation is SNAPSHOT (sql.LevelRepeatableRead), which the driver gives only to
 //     read-write transactions: TxOptions.ReadOnly always yields READ COMMITTED READ ONLY.
 //   - NUMERIC precision is at most 18 on 3.0 (a 64-bit integer; 4.0 goes to 38 with INT128);

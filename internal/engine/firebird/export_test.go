@@ -44,3 +44,12 @@ func LoadBlocks(ctx context.Context, db *sql.DB, table string, cols []string, k 
 func listenLoopback(port int) (net.Listener, error) {
 	return net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 }
+
+// ExternalLoads returns how many CopyRows calls on db loaded through an external table.
+func ExternalLoads(db *sql.DB) int64 {
+	d, ok := db.Driver().(connDriver)
+	if !ok {
+		return 0
+	}
+	return d.c.externalLoads.Load()
+}

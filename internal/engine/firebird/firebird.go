@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nakagami/firebirdsql"
 
@@ -86,8 +87,10 @@ func resolvePassword(u *url.URL) error {
 // pings the server (one attach). The pool it returns is not limited.
 //
 // Callers must run every statement inside BeginTx ... Commit (see the package comment).
-// Transaction isolation levels map as the driver defines them: sql.LevelReadCommitted (and
-// LevelDefault) is READ COMMITTED RECORD_VERSION WAIT, LevelRepeatableRead is SNAPSHOT
+// Transaction isolation levels map as the driver defines them, except for read-write
+// sql.LevelReadCommitted (and LevelDefault): READ COMMITTED with the lock resolution and
+// record-version mode of the DSN's lock_resolution and record_version parameters
+// (txparams.go; by default WAIT and DefaultRecVersion). LevelRepeatableRead is SNAPSHOT
 // (concurrency) WAIT, LevelSerializable is SNAPSHOT TABLE STABILITY, and
 // firebirdsql.LevelReadCommittedNoWait is READ COMMITTED NO WAIT. TxOptions.ReadOnly always
 // gives READ COMMITTED READ ONLY whatever the isolation asked for: a read-only snapshot must
@@ -112,10 +115,21 @@ func (e Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (
 	if err := resolvePassword(u); err != nil {
 		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), err)
 	}
-	c, err := newConnector(u, opts.Dial)
+	tp, err := takeTxParams(u)
+	if err != nil {
+		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), err)
+	}
+	q := u.Query()
+	loadDir := q.Get(LoadDirParam)
+	if q.Has(LoadDirParam) {
+		q.Del(LoadDirParam)
+		u.RawQuery = q.Encode()
+	}
+	c, err := newConnector(u, opts.Dial, tp)
 	if err != nil {
 		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), oneLine(err))
 	}
+	c.loadDir = loadDir
 	db := sql.OpenDB(c)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -161,9 +175,19 @@ type connector struct {
 	u    *url.URL // with password, without dblat's parameters
 	base driver.Connector
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	tp   txParams
+
+	loadDir       string     // LoadDirParam, "" for none
+	ddlMu         sync.Mutex // one DDL statement of copyExternal at a time
+	probeMu       sync.Mutex // guards probed and probeErr
+	probed        bool
+	probeErr      error // of probeExternal
+	insertOnce    sync.Once
+	inserts       chan struct{} // see acquireInsert
+	externalLoads atomic.Int64  // CopyRows calls that loaded through an external table
 }
 
-func newConnector(u *url.URL, dial func(context.Context, string, string) (net.Conn, error)) (*connector, error) {
+func newConnector(u *url.URL, dial func(context.Context, string, string) (net.Conn, error), tp txParams) (*connector, error) {
 	dc, err := baseDriver()
 	if err != nil {
 		return nil, err
@@ -172,15 +196,23 @@ func newConnector(u *url.URL, dial func(context.Context, string, string) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	return &connector{u: u, base: base, dial: dial}, nil
+	return &connector{u: u, base: base, dial: dial, tp: tp}, nil
 }
 
-// Connect implements driver.Connector.
+// Connect implements driver.Connector: a connection of the driver, wrapped to start
+// transactions with the DSN's transaction parameters (txparams.go).
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	var conn driver.Conn
+	var err error
 	if c.dial == nil {
-		return c.base.Connect(ctx)
+		conn, err = c.base.Connect(ctx)
+	} else {
+		conn, err = c.bridged(ctx)
 	}
-	return c.bridged(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wrapConn(conn, c.tp)
 }
 
 // Driver implements driver.Connector. The value also lets Inspect open an extra attachment

@@ -35,7 +35,7 @@ func open(t *testing.T, dsn string, opts engine.OpenOptions) *sql.DB {
 }
 
 // dbPath is the database file a DSN names.
-func dbPath(t *testing.T, dsn string) string {
+func dbPath(t testing.TB, dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,9 @@ func fbCodes(err error) []int {
 func TestClassify(t *testing.T) {
 	ctx := context.Background()
 	dsn := fbtest.NewDatabase(t, "Super")
-	db := open(t, dsn, engine.OpenOptions{})
+	// RECORD_VERSION, so that a waiting UPDATE meets the conflict its read caused (with the
+	// default NO_RECORD_VERSION it waits and succeeds: TestTxParamsConflict).
+	db := open(t, dsn+"&record_version=rec_version", engine.OpenOptions{})
 	e := firebird.Engine{}
 	mustExec(t, db, "CREATE TABLE c (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
 	mustExec(t, db, "INSERT INTO c VALUES (1, 0)")

@@ -14,8 +14,15 @@ import (
 	"github.com/dblat/dblat/internal/managed"
 )
 
-// RecordStats returns the record and version statistics of every user table of the
-// benchmark database of the running managed server inst: what `gstat -r` (Debian: fbstat -r)
+// RecordStats returns the record and version statistics of the benchmark database (bench.fdb)
+// of the running managed server inst: it is DatabaseRecordStats(ctx, inst, "").
+func RecordStats(ctx context.Context, inst *managed.Instance) (map[string]float64, error) {
+	return DatabaseRecordStats(ctx, inst, "")
+}
+
+// DatabaseRecordStats returns the record and version statistics of every user table of the
+// database of the running managed server inst that dsn names ("" for the benchmark
+// database; see Database for the others): what `gstat -r` (Debian: fbstat -r)
 // prints, taken through the server's service manager (fbsvcmgr action_db_stats
 // sts_record_versions), logged in as SYSDBA with the password from the instance's password
 // file. Seed 001 takes them before and after every session, to see how much garbage a
@@ -45,15 +52,18 @@ import (
 // before and after a session, not during one. gstat reads the pages from the database file,
 // where the server writes a transaction's changed pages by its commit at the latest, so
 // committed work is always counted.
-func RecordStats(ctx context.Context, inst *managed.Instance) (map[string]float64, error) {
+func DatabaseRecordStats(ctx context.Context, inst *managed.Instance, dsn string) (map[string]float64, error) {
 	if inst.PID == 0 {
 		return nil, fmt.Errorf("server %s is not running", inst.Name)
+	}
+	db, err := databaseFile(inst, dsn)
+	if err != nil {
+		return nil, err
 	}
 	svcmgr, err := clientTool(inst, "fbsvcmgr")
 	if err != nil {
 		return nil, err
 	}
-	db := filepath.Join(inst.Dir, dataDir, benchFile)
 	cmd := command(nil, inst.Dir, svcmgr,
 		fmt.Sprintf("127.0.0.1/%d:service_mgr", inst.Port),
 		"user", sysdba, "fetch_password", filepath.Join(inst.Dir, passwordFile),

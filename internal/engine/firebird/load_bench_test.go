@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/workload"
+	"github.com/dblat/dblat/internal/workload/tpcc"
 )
 
 // Tables for the loader: narrow is three short columns; wide is TPC-C's CUSTOMER (21
@@ -123,6 +128,71 @@ func BenchmarkRoundTrip(b *testing.B) {
 				if err := stmt.QueryRowContext(ctx).Scan(&one); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// cpuSeconds returns the user+system CPU seconds process pid has used (/proc/PID/stat,
+// in clock ticks of 1/100 s).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
+// selfCPU returns the CPU seconds this process has used.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// BenchmarkLoad10Warehouses loads 10 TPC-C warehouses with tpcc.Load (its default 2 ×
+// GOMAXPROCS workers) into a fresh database of the managed Super server, once through
+// external tables (the path of managed servers' DSNs) and once through EXECUTE BLOCKs (a
+// DSN without a load directory), and reports warehouses per minute and the CPU seconds per
+// warehouse of the server and of dblat. Run it alone (the blocks path takes minutes):
+//
+//	go test ./internal/engine/firebird -run '^$' -bench Load10Warehouses -benchtime 1x -timeout 30m
+//	go test ./internal/engine/firebird -run '^$' -bench Load10Warehouses/external -benchtime 1x -count 3
+func BenchmarkLoad10Warehouses(b *testing.B) {
+	const warehouses = 10
+	inst := fbtest.Server(b, "Super")
+	for _, path := range []string{"external", "blocks"} {
+		b.Run(path, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				dsn := fbtest.NewDatabase(b, "Super")
+				if path == "blocks" {
+					dsn = withoutLoadDir(b, dsn)
+				}
+				db, err := firebird.Engine{}.Open(context.Background(), dsn, engine.OpenOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				server, client := cpuSeconds(inst.PID), selfCPU()
+				start := time.Now()
+				b.StartTimer()
+				err = tpcc.Load(context.Background(), workload.Target{Engine: firebird.Engine{}, DB: db}, tpcc.LoadConfig{Warehouses: warehouses, Seed: 1})
+				b.StopTimer()
+				took := time.Since(start)
+				server, client = cpuSeconds(inst.PID)-server, selfCPU()-client
+				db.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(warehouses/took.Minutes(), "warehouses/min")
+				b.ReportMetric(server/warehouses, "server-cpu-s/warehouse")
+				b.ReportMetric(client/warehouses, "dblat-cpu-s/warehouse")
+				b.StartTimer()
 			}
 		})
 	}

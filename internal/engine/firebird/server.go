@@ -36,7 +36,10 @@ import (
 //	sysdba.password    SYSDBA's generated password, mode 0600
 //	lock/              FIREBIRD_LOCK: lock table, monitoring and init files
 //	data/bench.fdb     the benchmark database
+//	load/              the load directory: files of external tables (LoadDirParam), the
+//	                   only place the server reads them from (ExternalFileAccess)
 //	server.log         the server's stderr, its only log when it does not run as root
+//	firebird.pid       the server's PID while it runs, written by dblat
 //
 // The server is /usr/sbin/firebird run with FIREBIRD=<dir> (so it reads the configuration
 // above; Debian's compiled-in paths keep plugins at the installation) and
@@ -44,7 +47,10 @@ import (
 // binary serves all three architectures: ServerMode=Super and SuperClassic run one
 // multi-threaded process; ServerMode=Classic makes it a listener that forks one process per
 // connection (no xinetd). It never daemonizes, so its PID is the one dblat started; it does
-// call setpgrp(), so it is stopped by PID, never through dblat's process group.
+// call setpgrp(), so it is stopped by PID, never through dblat's process group. Its one
+// argument is the instance directory: the server ignores arguments that are not switches, and
+// the directory names the instance in ps and /proc/PID/cmdline, by which the test helpers
+// recognise a server that a dead test binary left behind (managed.TestDirs).
 //
 // The security and benchmark databases are created before the server first starts, by the
 // embedded engine (isql-fb with no host in the path, run as the server's account): no
@@ -87,11 +93,13 @@ type Binaries struct {
 // Names and places inside an instance directory.
 const (
 	benchFile     = "bench.fdb"
+	pidFile       = "firebird.pid"
 	passwordFile  = "sysdba.password"
 	securityFile  = "security3.fdb"
 	sysdba        = "SYSDBA"
 	logFile       = "server.log"
 	dataDir       = "data"
+	loadDir       = "load"
 	lockDir       = "lock"
 	debianServer  = "/usr/sbin/firebird"
 	debianRootPat = "/usr/lib/*/firebird/3.0"
@@ -194,7 +202,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, 2)
-	cmd := command(acct, inst.Dir, bin.Server)
+	cmd := command(acct, inst.Dir, bin.Server, inst.Dir)
 	cmd.Stderr = logf
 	// Its own session: a Ctrl-C in dblat's terminal must not reach the server before it
 	// detaches itself; dblat stops it by PID.
@@ -204,6 +212,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return fmt.Errorf("start firebird: %w", err)
 	}
 	inst.PID = cmd.Process.Pid
+	_ = os.WriteFile(filepath.Join(inst.Dir, pidFile), []byte(strconv.Itoa(inst.PID)+"\n"), 0o644)
 	inst.Binaries = filepath.Dir(bin.Server)
 	inst.RunAs = ""
 	if acct != nil {
@@ -230,6 +239,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		select {
 		case werr := <-exited:
 			inst.PID = 0
+			_ = os.Remove(filepath.Join(inst.Dir, pidFile))
 			return fmt.Errorf("firebird exited at start (%v): %s (log: %s)", werr, logTail(logPath, logStart), logPath)
 		case <-ctx.Done():
 			return fail(ctx.Err())
@@ -248,17 +258,21 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 
 // DSN returns the DSN of database file db (an absolute path) on the managed server inst,
 // for SYSDBA with the password read from the instance's password file (PasswordFileParam),
-// so that it can be printed and stored: firebird://SYSDBA@127.0.0.1:PORT/DB?password_file=...
+// so that it can be printed and stored, and with the instance's load directory
+// (LoadDirParam): firebird://SYSDBA@127.0.0.1:PORT/DB?load_dir=...&password_file=...
 func DSN(inst *managed.Instance, db string) string {
 	u := url.URL{Scheme: strings.TrimSuffix(Scheme, "://"), User: url.User(sysdba),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(inst.Port)), Path: db,
-		RawQuery: url.Values{PasswordFileParam: {filepath.Join(inst.Dir, passwordFile)}}.Encode()}
+		RawQuery: url.Values{
+			PasswordFileParam: {filepath.Join(inst.Dir, passwordFile)},
+			LoadDirParam:      {filepath.Join(inst.Dir, loadDir)},
+		}.Encode()}
 	return u.String()
 }
 
 // layout writes the configuration files and links of inst.Dir (see Launcher).
 func layout(inst *managed.Instance, bin Binaries, cfg serverConfig) error {
-	for _, d := range []string{lockDir, dataDir} {
+	for _, d := range []string{lockDir, dataDir, loadDir} {
 		if err := os.MkdirAll(filepath.Join(inst.Dir, d), 0o755); err != nil {
 			return err
 		}
@@ -298,10 +312,11 @@ func confFile(inst *managed.Instance, cfg serverConfig) string {
 	entries := map[string]string{
 		// dblat's defaults: Srp256 first for the driver (its default), Srp for clients that
 		// only speak SHA-1 SRP; Enabled lets the client decide on wire encryption (the
-		// driver asks for it).
-		"AuthServer":  "Srp256, Srp",
-		"UserManager": "Srp",
-		"WireCrypt":   "Enabled",
+		// driver asks for it); external files only in the load directory, for the loader.
+		"AuthServer":         "Srp256, Srp",
+		"UserManager":        "Srp",
+		"WireCrypt":          "Enabled",
+		"ExternalFileAccess": "Restrict " + filepath.Join(inst.Dir, loadDir),
 	}
 	for k, v := range cfg.conf {
 		entries[k] = v
@@ -508,6 +523,7 @@ func (l Launcher) Stop(_ context.Context, inst *managed.Instance) error {
 		}
 	}
 	inst.PID = 0
+	_ = os.Remove(filepath.Join(inst.Dir, pidFile))
 	return errors.Join(errs...)
 }
 

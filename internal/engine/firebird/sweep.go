@@ -9,8 +9,15 @@ import (
 	"github.com/dblat/dblat/internal/managed"
 )
 
-// Sweep sweeps the benchmark database of the running managed server inst, as seed 001 does
-// before every session, and returns how long it took. It runs `gfix -sweep` as a client of
+// Sweep sweeps the benchmark database (bench.fdb) of the running managed server inst: it is
+// SweepDatabase(ctx, inst, "").
+func Sweep(ctx context.Context, inst *managed.Instance) (time.Duration, error) {
+	return SweepDatabase(ctx, inst, "")
+}
+
+// SweepDatabase sweeps the database of the running managed server inst that dsn names (""
+// for the benchmark database; see Database for the others), as seed 001 does before every
+// session, and returns how long it took. It runs `gfix -sweep` as a client of
 // the server (127.0.0.1/PORT:path), logged in as SYSDBA with the password from the
 // instance's password file: gfix reads it from the file (-fetch_password), so only the
 // file's path is on its command line.
@@ -25,15 +32,18 @@ import (
 // authentication, wire encryption) included: some 0.1 s even for a small database (60-120
 // ms for 3000 rows with 9000 back versions on 3.0.11). A failed sweep returns an error
 // quoting gfix's last lines. When ctx ends, gfix is stopped and ctx's error returned.
-func Sweep(ctx context.Context, inst *managed.Instance) (time.Duration, error) {
+func SweepDatabase(ctx context.Context, inst *managed.Instance, dsn string) (time.Duration, error) {
 	if inst.PID == 0 {
 		return 0, fmt.Errorf("server %s is not running", inst.Name)
+	}
+	db, err := databaseFile(inst, dsn)
+	if err != nil {
+		return 0, err
 	}
 	gfix, err := clientTool(inst, "gfix")
 	if err != nil {
 		return 0, err
 	}
-	db := filepath.Join(inst.Dir, dataDir, benchFile)
 	cmd := command(nil, inst.Dir, gfix, "-sweep", "-user", sysdba,
 		"-fetch_password", filepath.Join(inst.Dir, passwordFile), remotePath(inst, db))
 	start := time.Now()

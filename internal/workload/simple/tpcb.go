@@ -22,10 +22,10 @@ import (
 // bid is drawn independently of tid, as in pgbench. The transaction runs at
 // Dialect.LockingIsolation: every row is locked by its UPDATE before it is read, and
 // concurrent transactions lock accounts, tellers and branches in that order, so they queue
-// and never deadlock on PostgreSQL and InnoDB. On Firebird 3.0 an UPDATE that waited for a
-// concurrent writer which then committed fails with an update conflict (retryable): at small
-// scales most concurrent transactions meet on the branch row. The variables are drawn by
-// Next, in the script's order, so that a retry sends the same ones.
+// and never deadlock on PostgreSQL and InnoDB. On Firebird 3.0 with record_version=rec_version
+// an UPDATE that waited for a concurrent writer which then committed fails with an update
+// conflict (retryable): at small scales most concurrent transactions meet on the branch row.
+// The variables are drawn by Next, in the script's order, so that a retry sends the same ones.
 func (t *terminal) tpcb(ctx context.Context, conn *sql.Conn) error {
 	w := t.w
 	aid, bid, tid, delta := t.in.aid, t.in.bid, t.in.tid, t.in.delta

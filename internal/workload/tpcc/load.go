@@ -48,8 +48,9 @@ type LoadConfig struct {
 // a table's keys and indexes are built (and its statistics refreshed) as soon as its last
 // chunk is in, while other tables still load, which is much faster than maintaining them
 // row by row. Tables stay logged (no UNLOGGED or similar tricks). At most Workers
-// connections of t.DB are used at a time.
-func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
+// connections of t.DB are used at a time. An engine.LoadSession's settings apply from the
+// first chunk to the end of the load.
+func Load(ctx context.Context, t workload.Target, cfg LoadConfig) (err error) {
 	if cfg.Warehouses < 1 {
 		return fmt.Errorf("tpcc load: warehouses must be at least 1, got %d", cfg.Warehouses)
 	}
@@ -83,6 +84,17 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 	bulk, _ := t.Engine.(engine.BulkLoader)
 	if cfg.NoBulk {
 		bulk = nil
+	}
+	if ls, ok := t.Engine.(engine.LoadSession); ok && bulk != nil {
+		end, err := ls.BeginLoad(ctx, db)
+		if err != nil {
+			return fmt.Errorf("tpcc load: %w", err)
+		}
+		defer func() {
+			if e := end(context.WithoutCancel(ctx)); e != nil && err == nil {
+				err = fmt.Errorf("tpcc load: %w", e)
+			}
+		}()
 	}
 	s := newScheduler()
 	var mu sync.Mutex
@@ -120,7 +132,7 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) error {
 			return fmt.Errorf("tpcc load: %w", err)
 		}
 	}
-	_, err := db.ExecContext(ctx, d.Rebind("INSERT INTO tpcc_meta (warehouses, seed, c_last_load, loader_version, loaded_at) VALUES (?, ?, ?, ?, ?)"),
+	_, err = db.ExecContext(ctx, d.Rebind("INSERT INTO tpcc_meta (warehouses, seed, c_last_load, loader_version, loaded_at) VALUES (?, ?, ?, ?, ?)"),
 		cfg.Warehouses, cfg.Seed, g.cLoad, loaderVersion, g.now)
 	if err != nil {
 		return fmt.Errorf("tpcc load: record load: %w", err)

@@ -9,7 +9,10 @@
 //
 // When the server binaries are missing, tests are skipped with a message saying what to
 // install, unless DBLAT_REQUIRE_SERVERS=1 (set by `make test`), in which case they fail.
-// It sits on top of package firebird and is imported only by tests.
+// Servers die with the test binary (the kernel's parent-death signal), and the directories
+// of a test binary that died without cleaning up (a panic, go test's -timeout, a kill) are
+// removed by the next one, which also stops any server of it still running
+// (managed.TestDirs). It sits on top of package firebird and is imported only by tests.
 package fbtest
 
 import (
@@ -71,17 +74,28 @@ func Shutdown() {
 // Required reports whether missing servers must fail tests rather than skip them.
 func Required() bool { return os.Getenv("DBLAT_REQUIRE_SERVERS") == "1" }
 
-// Dir returns a new directory below the shared temporary directory, reachable by the
+// dirs are this package's directories under os.TempDir. Every instance directory is two
+// levels below one (Dir, then the instance's name), and a server's command line names its
+// instance directory (see firebird.Launcher), so a server left by a dead test binary is
+// found by the PID file the launcher writes and stopped with SIGTERM, then SIGKILL.
+var dirs = managed.TestDirs{
+	Prefix:   "dblat-fbtest-",
+	PIDFiles: filepath.Join("*", "*", "firebird.pid"),
+	// Arguments are NUL-separated: "/usr/sbin/firebird\x00<dir>/srv-1/super\x00".
+	Marker: func(dir string) string { return "\x00" + dir + "/" },
+	Signal: syscall.SIGTERM,
+}
+
+// Dir returns a new directory below the test binary's temporary directory, reachable by the
 // unprivileged server account (t.TempDir is mode 0700 under root, which that account cannot
-// enter); it is removed by Shutdown. It skips or fails like Server when the binaries are
-// missing.
+// enter); it is removed by Shutdown. The first call removes the directories of dead test
+// binaries. It skips or fails like Server when the binaries are missing.
 func Dir(t testing.TB) string {
 	t.Helper()
 	requireBinaries(t)
 	baseOnce.Do(func() {
-		if baseDir, baseErr = os.MkdirTemp("", "dblat-fbtest-"); baseErr == nil {
-			baseErr = os.Chmod(baseDir, 0o755)
-		}
+		dirs.Sweep(os.TempDir())
+		baseDir, baseErr = dirs.Make("")
 	})
 	if baseErr != nil {
 		t.Fatalf("fbtest: %v", baseErr)

@@ -1,0 +1,114 @@
+package firebird_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/workload"
+	"github.com/dblat/dblat/internal/workload/tpcc"
+)
+
+// overrunLimit is how far past its window a run may end: the runner's drain time-out plus
+// a second for closing the pool.
+const overrunLimit = runner.DefaultDrainTimeout + time.Second
+
+// timedRun runs w on tg and returns the result and how long the run took past its window,
+// counted from the moment every connection was open (Connected).
+func timedRun(t *testing.T, tg workload.Target, w workload.Workload, cfg runner.Config) (*runner.Result, time.Duration) {
+	t.Helper()
+	var connected time.Time
+	cfg.Connected = func() { connected = time.Now() }
+	res, err := runner.Run(context.Background(), tg, w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, time.Since(connected) - cfg.Warmup - cfg.Duration
+}
+
+// crossing is a workload whose two terminals update rows 1 and 2 in opposite orders, with
+// a pause between: every pair of concurrent transactions deadlocks, which Firebird 3.0
+// detects after its DeadlockTimeout (10 s) at best.
+type crossing struct{}
+
+func (crossing) Name() string { return "crossing" }
+func (crossing) TxTypes() []workload.TxType {
+	return []workload.TxType{{Name: "cross", Weight: 1}}
+}
+func (crossing) Prepare(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) }
+func (crossing) NewTerminal(id int) workload.Terminal          { return crossingTerm(id) }
+
+type crossingTerm int
+
+func (crossingTerm) Next() (int, workload.Pause) { return 0, workload.Pause{} }
+
+func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
+	first, second := 1, 2
+	if t%2 == 1 {
+		first, second = 2, 1
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "UPDATE cross_rows SET v = v + 1 WHERE id = ?", first); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE cross_rows SET v = v + 1 WHERE id = ?", second); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// TestRunEndsOnTime checks that a run on Firebird ends within a few seconds of its window
+// even when transactions are stuck in a deadlock the server is slow to find (the stalls of
+// issue 12: batched and procedure cells ran 10 to 40 s past their window). First two
+// terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes, whose
+// Deliveries can deadlock.
+func TestRunEndsOnTime(t *testing.T) {
+	e := firebird.Engine{}
+	t.Run("deadlock", func(t *testing.T) {
+		dsn := fbtest.NewDatabase(t, "Super")
+		db := open(t, dsn, engine.OpenOptions{})
+		mustExec(t, db, "CREATE TABLE cross_rows (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
+		mustExec(t, db, "INSERT INTO cross_rows VALUES (1, 0)", "INSERT INTO cross_rows VALUES (2, 0)")
+		_, over := timedRun(t, workload.Target{Engine: e, DB: db}, crossing{},
+			runner.Config{Terminals: 2, Duration: 3 * time.Second})
+		t.Logf("deadlocked terminals: the run ended %v after its window", over.Round(time.Millisecond))
+		if over > overrunLimit {
+			t.Errorf("the run ended %v after its window, want at most %v", over, overrunLimit)
+		}
+	})
+	t.Run("tpcc", func(t *testing.T) {
+		ctx := context.Background()
+		dsn := fbtest.NewDatabase(t, "Super")
+		db := open(t, dsn, engine.OpenOptions{})
+		tg := workload.Target{Engine: e, DB: db}
+		if err := tpcc.Load(ctx, tg, tpcc.LoadConfig{Warehouses: 1, Seed: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{tpcc.ModeBatched, tpcc.ModeProcedure} {
+			w, err := tpcc.New(tg, tpcc.Config{Seed: 1, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, over := timedRun(t, tg, w, runner.Config{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second})
+			w.Close()
+			t.Logf("%s: NOPM %.0f, errors %v; the run ended %v after its window", mode, res.Summary.NOPM, res.Summary.Errors, over.Round(time.Millisecond))
+			if over > overrunLimit {
+				t.Errorf("%s: the run ended %v after its window, want at most %v", mode, over, overrunLimit)
+			}
+		}
+	})
+}

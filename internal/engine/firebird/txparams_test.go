@@ -1,0 +1,167 @@
+package firebird_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/option"
+)
+
+// txState is what MON$TRANSACTIONS says of a transaction: MON$ISOLATION_MODE (0 consistency,
+// 1 concurrency, 2 read committed record version, 3 read committed no record version),
+// MON$LOCK_TIMEOUT (-1 wait, 0 nowait) and MON$READ_ONLY.
+type txState struct {
+	isolation, lockTimeout, readOnly int
+}
+
+func currentTx(t *testing.T, db *sql.DB, opts *sql.TxOptions) txState {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var s txState
+	err = tx.QueryRowContext(ctx, `SELECT MON$ISOLATION_MODE, MON$LOCK_TIMEOUT, MON$READ_ONLY FROM MON$TRANSACTIONS
+		WHERE MON$TRANSACTION_ID = CURRENT_TRANSACTION`).Scan(&s.isolation, &s.lockTimeout, &s.readOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestTxParams reads back, for each combination of the run options, what the server says
+// the transactions are, and checks the one the driver cannot start is refused.
+func TestTxParams(t *testing.T) {
+	dsn := fbtest.NewDatabase(t, "Super")
+	e := firebird.Engine{}
+	readOnly := txState{isolation: 2, lockTimeout: -1, readOnly: 1}
+	snapshot := txState{isolation: 1, lockTimeout: -1}
+	for _, tc := range []struct {
+		lr, rv string
+		want   txState // of a read-write READ COMMITTED transaction
+	}{
+		{"wait", "rec_version", txState{isolation: 2, lockTimeout: -1}},
+		{"nowait", "rec_version", txState{isolation: 2, lockTimeout: 0}},
+		{"wait", "no_rec_version", txState{isolation: 3, lockTimeout: -1}},
+	} {
+		t.Run(tc.lr+"/"+tc.rv, func(t *testing.T) {
+			vals, err := e.RunOptions().Check(map[string]string{
+				firebird.OptionLockResolution: tc.lr, firebird.OptionRecordVersion: tc.rv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runDSN, err := e.RunDSN(dsn, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := open(t, runDSN, engine.OpenOptions{})
+			for _, level := range []sql.IsolationLevel{sql.LevelDefault, sql.LevelReadCommitted} {
+				if got := currentTx(t, db, &sql.TxOptions{Isolation: level}); got != tc.want {
+					t.Errorf("%v: %+v, want %+v", level, got, tc.want)
+				}
+			}
+			if got := currentTx(t, db, &sql.TxOptions{ReadOnly: true}); got != readOnly {
+				t.Errorf("read only: %+v, want %+v", got, readOnly)
+			}
+			if got := currentTx(t, db, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}); got != snapshot {
+				t.Errorf("snapshot: %+v, want %+v", got, snapshot)
+			}
+		})
+	}
+	// The defaults, from a DSN without the parameters.
+	db := open(t, dsn, engine.OpenOptions{})
+	want := txState{isolation: 2, lockTimeout: -1}
+	if firebird.DefaultRecVersion == firebird.NoRecVersion {
+		want.isolation = 3
+	}
+	if firebird.DefaultLockResolve == firebird.LockNoWait {
+		want.lockTimeout = 0
+	}
+	if got := currentTx(t, db, nil); got != want {
+		t.Errorf("defaults: %+v, want %+v", got, want)
+	}
+
+	vals := option.Values{firebird.OptionLockResolution: "nowait", firebird.OptionRecordVersion: "no_rec_version"}
+	if _, err := e.RunDSN(dsn, vals); err == nil || !strings.Contains(err.Error(), "record_version=rec_version") {
+		t.Errorf("nowait with no_rec_version: %v, want an error naming the fix", err)
+	}
+	if _, err := e.Open(context.Background(), dsn+"&lock_resolution=sometimes", engine.OpenOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "want wait or nowait") {
+		t.Errorf("bad lock_resolution: %v", err)
+	}
+}
+
+// TestTxParamsConflict shows what the parameters change: a transaction updates a row that
+// another one has updated and not yet committed, which then commits. With rec_version the
+// waiting UPDATE fails with an update conflict once the other commits; with no_rec_version
+// it applies to the committed row; with nowait it fails at once.
+func TestTxParamsConflict(t *testing.T) {
+	dsn := fbtest.NewDatabase(t, "Super")
+	setup := open(t, dsn, engine.OpenOptions{})
+	mustExec(t, setup, "CREATE TABLE t (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
+	mustExec(t, setup, "INSERT INTO t VALUES (1, 0)")
+	e := firebird.Engine{}
+	const hold = 300 * time.Millisecond
+	for _, tc := range []struct {
+		lr, rv   string
+		conflict bool // the second UPDATE fails
+		waits    bool // ... after the first transaction commits
+	}{
+		{"wait", "rec_version", true, true},
+		{"wait", "no_rec_version", false, true},
+		{"nowait", "rec_version", true, false},
+	} {
+		t.Run(tc.lr+"/"+tc.rv, func(t *testing.T) {
+			ctx := context.Background()
+			runDSN, err := e.RunDSN(dsn, option.Values{firebird.OptionLockResolution: tc.lr, firebird.OptionRecordVersion: tc.rv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := open(t, runDSN, engine.OpenOptions{})
+			first, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := first.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1"); err != nil {
+				t.Fatal(err)
+			}
+			commit := time.AfterFunc(hold, func() { _ = first.Commit() })
+			defer commit.Stop()
+			second, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer second.Rollback()
+			start := time.Now()
+			_, err = second.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1")
+			took := time.Since(start)
+			if tc.conflict != (err != nil) {
+				t.Fatalf("second UPDATE: %v, want a conflict: %v", err, tc.conflict)
+			}
+			if err != nil {
+				if c := e.Classify(err); c != engine.ClassRetryable {
+					t.Errorf("%v classified %v, want retryable", err, c)
+				}
+			}
+			if tc.waits != (took >= hold/2) {
+				t.Errorf("second UPDATE took %v; waiting for the first to commit (%v): %v", took, hold, tc.waits)
+			}
+			if err == nil {
+				if err := second.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.waits {
+				time.Sleep(hold) // let the first commit before the next case
+			}
+		})
+	}
+}
