@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/report"
@@ -102,5 +104,71 @@ func TestSeed003RunsAsAStudy(t *testing.T) {
 	inst, err := c.Servers.Load(st.Name)
 	if err != nil || inst.PID != 0 {
 		t.Errorf("server %s after the study: %+v, %v", st.Name, inst, err)
+	}
+}
+
+// TestSeed000RunsWithRestore: seed 000's reduced example (Firebird's architectures × RTT)
+// runs as a study that restarts the server for each architecture and restores the pristine
+// database before every run. The evidence of the restores is the orders table at the end:
+// it holds the pristine orders plus those of the last run only, fewer than the windows
+// alone of all runs added.
+func TestSeed000RunsWithRestore(t *testing.T) {
+	fbtest.Dir(t) // skips or fails, as the suite asks, without Firebird
+	c, store := newCore(t)
+	st := reduced(t, "seed000-reduced.yaml", "repeat: 2", "repeat: 1", "duration: 8s", "duration: 1s",
+		"warmup: 5s", "warmup: 200ms", "cooldown: 1s", "cooldown: 0s", "warehouses: 4", "warehouses: 1",
+		"terminals: [10, 20]", "terminals: [4]", "rtt: [0, 0.5ms, 1ms, 3ms]", "rtt: [0, 1ms]")
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: st.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs stored, want 6 (3 architectures × 2 RTTs)", len(runs))
+	}
+	modes := map[string]bool{}
+	var windowOrders int64
+	for _, r := range runs {
+		if r.Status != results.StatusFinished || r.Summary.NOPM <= 0 {
+			t.Errorf("run %d: %s %q, NOPM %.0f", r.ID, r.Status, r.Reason, r.Summary.NOPM)
+		}
+		modes[r.Server.Settings["ServerMode"]] = true
+		for _, tx := range r.Tx {
+			if tx.Type == "new_order" {
+				windowOrders += tx.Committed
+			}
+		}
+	}
+	if len(modes) != 3 {
+		t.Errorf("the runs ran in server modes %v, want the three architectures", modes)
+	}
+	// Restart the study's server (it stopped it) and count the orders left by the last run.
+	inst, err := c.Servers.Load(st.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartServer(ctx, "firebird", st.Name, 0, inst.Settings); err != nil {
+		t.Fatal(err)
+	}
+	target, err := c.Resolve(st.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := target.Open(ctx, target.DSN, engine.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB(wt)
+	var orders int64
+	if err := wt.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders").Scan(&orders); err != nil {
+		t.Fatal(err)
+	}
+	const pristine = 10 * 3000 // one warehouse: 10 districts of 3,000 orders (TPC-C 4.3.3.1)
+	if orders <= pristine || orders-pristine >= windowOrders {
+		t.Errorf("%d orders after the study: want the %d pristine ones plus the last run's, fewer than the %d new orders of all windows",
+			orders, pristine, windowOrders)
 	}
 }
