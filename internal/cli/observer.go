@@ -81,7 +81,13 @@ func describeLink(l *results.Link) string {
 	}
 	s := fmt.Sprintf("rtt %s", results.FormatDuration(l.RTT))
 	if l.Samples > 0 {
-		s += fmt.Sprintf(" (measured +%s)", results.FormatDuration(l.AchievedP50.Round(time.Microsecond)))
+		// The added RTT is the achieved one less the direct baseline: below zero at rtt 0
+		// when the baseline happened to be the slower measurement.
+		added, sign := l.AchievedP50.Round(time.Microsecond), "+"
+		if added < 0 {
+			added, sign = -added, "−"
+		}
+		s += fmt.Sprintf(" (measured %s%s)", sign, results.FormatDuration(added))
 	}
 	return s
 }
