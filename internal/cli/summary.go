@@ -204,11 +204,12 @@ func fmtErrors(m map[string]int64) string {
 }
 
 // shortVersion trims "PostgreSQL 15.18 (Debian ...) on x86_64..." to "PostgreSQL 15.18" and
-// "10.11.19-MariaDB-0+deb12u1 (Debian 12)" to its first word.
+// "10.11.19-MariaDB-0+deb12u1 (Debian 12)" to its first word: a product name followed by a
+// version number keeps both.
 func shortVersion(v string) string {
 	f := strings.Fields(v)
 	switch {
-	case len(f) >= 2 && (f[0] == "PostgreSQL" || f[0] == "Firebird"):
+	case len(f) >= 2 && f[1] != "" && f[1][0] >= '0' && f[1][0] <= '9':
 		return f[0] + " " + f[1]
 	case len(f) >= 1:
 		return f[0]
