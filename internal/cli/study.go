@@ -102,18 +102,24 @@ writes the study's HTML report (-o, default NAME.html) and prints its summary.`,
 			if err != nil {
 				return err
 			}
-			if err := a.runStudy(cmd.Context(), st, &lf); err != nil {
-				return err
-			}
-			if out == "" {
-				out = st.Name + ".html"
-			}
-			return a.writeStudyReport(context.WithoutCancel(cmd.Context()), st.Name, out)
+			return a.runStudyAndReport(cmd.Context(), st, &lf, out)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
 	lf.add(cmd.Flags())
 	return cmd
+}
+
+// runStudyAndReport runs what is missing of st, then writes its HTML report to out
+// (default STUDY.html).
+func (a *app) runStudyAndReport(ctx context.Context, st *study.Study, lf *liveFlags, out string) error {
+	if err := a.runStudy(ctx, st, lf); err != nil {
+		return err
+	}
+	if out == "" {
+		out = st.Name + ".html"
+	}
+	return a.writeStudyReport(context.WithoutCancel(ctx), st.Name, out)
 }
 
 func (a *app) studyResumeCommand() *cobra.Command {
@@ -131,13 +137,7 @@ func (a *app) studyResumeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.runStudy(cmd.Context(), st, &lf); err != nil {
-				return err
-			}
-			if out == "" {
-				out = st.Name + ".html"
-			}
-			return a.writeStudyReport(context.WithoutCancel(cmd.Context()), st.Name, out)
+			return a.runStudyAndReport(cmd.Context(), st, &lf, out)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
