@@ -31,6 +31,9 @@ type Agent struct {
 	// Heartbeat is how often the agent heart-beats (0: DefaultHeartbeat); Poll how often
 	// it looks for work and, during a part, for the run being called off (0: 250 ms).
 	Heartbeat, Poll time.Duration
+	// IdleExit, when positive, ends Serve (with nil) after that long without a part: how
+	// agents started as a Kubernetes Job complete.
+	IdleExit time.Duration
 }
 
 func (a *Agent) info(format string, args ...any) {
@@ -40,7 +43,7 @@ func (a *Agent) info(format string, args ...any) {
 }
 
 // Serve joins the store and runs the parts given to the agent, one at a time, until ctx
-// ends; then it leaves the store and returns nil. A part in progress when ctx ends is
+// ends (or IdleExit passes without work); then it leaves the store and returns nil. A part in progress when ctx ends is
 // drained (its transactions in flight finish) and reported failed, so the coordinator
 // does not wait for it: that is how SIGTERM stops an agent cleanly.
 func (a *Agent) Serve(ctx context.Context) error {
@@ -66,12 +69,17 @@ func (a *Agent) Serve(ctx context.Context) error {
 
 	tick := time.NewTicker(orDefault(a.Poll, 250*time.Millisecond))
 	defer tick.Stop()
+	lastWork := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			a.info("stopping")
 			return nil
 		case <-tick.C:
+		}
+		if a.IdleExit > 0 && time.Since(lastWork) > a.IdleExit {
+			a.info("no work for %v: stopping", a.IdleExit)
+			return nil
 		}
 		p, err := a.Store.AgentPart(ctx, a.Name)
 		if err != nil {
@@ -83,6 +91,7 @@ func (a *Agent) Serve(ctx context.Context) error {
 		}
 		if p != nil {
 			a.runPart(ctx, p)
+			lastWork = time.Now()
 		}
 	}
 }
@@ -124,8 +133,12 @@ func (a *Agent) runPart(ctx context.Context, p *results.Part) {
 		return
 	}
 	spec := asg.Spec
-	if a.Target != "" {
+	switch {
+	case a.Target != "":
 		spec.Target = a.Target
+	case asg.TargetSecret:
+		fail(fmt.Sprintf("agent %s: the run's target DSN holds a password, which the store never holds: start the agent with --target DSN", a.Name))
+		return
 	}
 	a.info("run %d: part %d of %d, terminals %d-%d", p.RunID, asg.Index+1, asg.Parts, spec.FirstTerminal, spec.FirstTerminal+spec.Terminals-1)
 

@@ -98,9 +98,11 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, spec execu
 		return nil, err
 	}
 	// The agents connect with the DSN; a managed server's is its loopback address, which
-	// serves agents on this machine.
-	if strings.Contains(t.Engine.Redact(t.DSN), "xxxxx") && !strings.Contains(t.DSN, "xxxxx") {
-		return nil, execution.Inputf("the target's DSN holds a password, which dblat never stores: drop it from --target and give it to each agent with `dblat agent --target DSN` (or the engine's environment, e.g. PGPASSWORD)")
+	// serves agents on this machine. A password is never stored: each agent then needs
+	// the DSN of its own (Agent.Target).
+	dsn, secret := t.DSN, false
+	if r := t.Engine.Redact(t.DSN); r != t.DSN && strings.Contains(r, "xxxxx") {
+		dsn, secret = r, true
 	}
 	def, err := workload.Lookup(spec.Workload)
 	if err != nil {
@@ -115,7 +117,7 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, spec execu
 		return nil, err
 	}
 	for i := range asg {
-		asg[i].Spec.Target = t.DSN
+		asg[i].Spec.Target, asg[i].TargetSecret = dsn, secret
 	}
 	run := &results.Run{
 		Study: spec.Study, CellKey: spec.Cell, Status: results.StatusRunning, Started: time.Now(),

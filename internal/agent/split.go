@@ -15,6 +15,9 @@ type Assignment struct {
 	// warehouses, and everything else as the whole run has it. Its Target may be
 	// overridden by the agent (Agent.Target).
 	Spec execution.Spec `json:"spec"`
+	// TargetSecret is set when the run's target DSN holds a password, stored redacted in
+	// Spec.Target: the agent must have the DSN of its own (Agent.Target).
+	TargetSecret bool `json:"target_secret,omitempty"`
 	// Index numbers the part among Parts.
 	Index int `json:"index"`
 	Parts int `json:"parts"`

@@ -17,6 +17,7 @@ func (a *app) agentCommand() *cobra.Command {
 	var (
 		name, target string
 		heartbeat    time.Duration
+		idleExit     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --results postgres://… [--name NAME]",
@@ -55,13 +56,14 @@ progress is drained and reported failed, and the agent leaves the store.`,
 				return err
 			}
 			defer closeStore()
-			ag := &agent.Agent{Name: name, Store: core.Store.(agent.Store), Core: core, Target: target, Heartbeat: heartbeat}
+			ag := &agent.Agent{Name: name, Store: core.Store.(agent.Store), Core: core, Target: target, Heartbeat: heartbeat, IdleExit: idleExit}
 			return ag.Serve(ctx)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&name, "name", "", "the agent's name in the store and in failure reasons (default: HOST-PID); in Kubernetes, the completion index")
 	f.StringVar(&target, "target", "", "connect to this target instead of the one the run names (a DSN with a password, which the store never holds)")
+	f.DurationVar(&idleExit, "idle-exit", 0, "exit (status 0) after this long without a part, e.g. to let a Kubernetes Job complete (default 0: never)")
 	f.DurationVar(&heartbeat, "heartbeat", agent.DefaultHeartbeat, "how often to tell the store the agent is alive")
 	return cmd
 }
