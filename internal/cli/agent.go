@@ -68,7 +68,7 @@ progress is drained and reported failed, and the agent leaves the store.`,
 	return cmd
 }
 
-// coordinate runs spec in parts on n agents.
+// coordinate runs spec in parts on n agents, waiting up to wait for them (0: the default).
 func (a *app) coordinate(ctx context.Context, drain <-chan struct{}, core *execution.Core, spec execution.Spec, n int, wait time.Duration) (*results.Run, error) {
 	c := &agent.Coordinator{Store: core.Store.(agent.Store), Core: core, Agents: n, JoinWait: wait, Observer: core.Observer}
 	return c.Run(ctx, drain, spec)

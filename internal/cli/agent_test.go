@@ -171,6 +171,24 @@ func TestAgentsDriveOneRun(t *testing.T) {
 	}
 	checkMerged(t, run, parts)
 	e.must("check", "tpcc", "--target", target)
+
+	// 4. A study whose runs are driven by agents: its report is built like any other.
+	file := filepath.Join(e.dir, "agents.yaml")
+	src := "study: agents-study\ntarget: " + target + "\nagents: 2\nrepeat: 1\nbetween_runs: keep\n" +
+		"base: {workload: tpcc, warehouses: 2, terminals: 4, duration: 2s, warmup: 0s}\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := e.run("--results", storeDSN, "--no-cpu-latency-hold", "study", "run", file); code != 0 {
+		t.Fatalf("study with agents: exit %d\n%s\n%s\n%s", code, stdout, stderr, logs())
+	}
+	studyRuns, err := store.List(ctx, results.Filter{Study: "agents-study"})
+	if err != nil || len(studyRuns) != 1 || studyRuns[0].Agents != 2 || studyRuns[0].Status != results.StatusFinished {
+		t.Fatalf("the study's runs: %+v, %v", studyRuns, err)
+	}
+	if out := e.must("--results", storeDSN, "report", "agents-study", "--format", "text"); !strings.Contains(out, "NOPM") {
+		t.Errorf("the report of a study run by agents lacks its headline:\n%s", out)
+	}
 }
 
 // checkMerged checks a merged run against its parts: counts summed, histograms merged.

@@ -65,6 +65,9 @@ func (a *app) core(ctx context.Context) (*execution.Core, func(), error) {
 	reg := a.registry()
 	c := &execution.Core{Store: store, Servers: reg, Observer: &observer{a: a},
 		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs, HoldCPULatency: !a.noCPUHold}
+	c.Agents = func(ctx context.Context, drain <-chan struct{}, spec execution.Spec, n int) (*results.Run, error) {
+		return a.coordinate(ctx, drain, c, spec, n, 0)
+	}
 	return c, func() { store.Close() }, nil
 }
 
