@@ -242,10 +242,15 @@ func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
 	var startAt time.Time
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	// A coordinator waits at most readyWait for every part to be ready, then announces the
+	// start at once: one that has not announced it by then is gone.
+	deadline := time.After(readyWait + time.Minute)
 	for startAt.IsZero() {
 		select {
 		case <-s.drain:
 			return 0, errCalledOff
+		case <-deadline:
+			return 0, fmt.Errorf("no start was announced within %v of this part being ready: the coordinator is gone", readyWait+time.Minute)
 		case <-tick.C:
 		}
 		parts, err := s.store.Parts(ctx, s.part.RunID)
