@@ -94,4 +94,3 @@ func rounded(xs []float64) []float64 {
 	}
 	return out
 }
-
