@@ -123,7 +123,7 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, spec execu
 		Study: spec.Study, CellKey: spec.Cell, Status: results.StatusRunning, Started: time.Now(),
 		Params: results.Params{Workload: def.Name, Scale: scale, Terminals: spec.Terminals, Connections: spec.Connections,
 			Duration: spec.Duration, Warmup: spec.Warmup, Seed: spec.Seed, Mix: spec.Mix, Think: spec.Think,
-			Options: maps.Clone(spec.Options), MaxTries: max(spec.MaxTries, 1)},
+			Options: maps.Clone(spec.Options), MaxTries: max(spec.MaxTries, 1), LatencyLimit: spec.LatencyLimit},
 		Server:  results.Server{Engine: t.Engine.Name(), Target: t.Label, Managed: t.Server != nil},
 		Client:  sysinfo.Client(),
 		Summary: results.Summary{Metric: def.Metric.Name},
