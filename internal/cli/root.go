@@ -65,6 +65,9 @@ func (a *app) core(ctx context.Context) (*execution.Core, func(), error) {
 	reg := a.registry()
 	c := &execution.Core{Store: store, Servers: reg, Observer: &observer{a: a},
 		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs, HoldCPULatency: !a.noCPUHold}
+	c.Agents = func(ctx context.Context, drain <-chan struct{}, spec execution.Spec, n int) (*results.Run, error) {
+		return a.coordinate(ctx, drain, c, spec, n, 0)
+	}
 	return c, func() { store.Close() }, nil
 }
 
@@ -140,7 +143,7 @@ Start here:
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.startProfile() }
 	root.PersistentPostRun = func(*cobra.Command, []string) { a.stopProfile() }
 	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),
-		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand())
+		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand(), a.agentCommand())
 	refuseUnknownSubcommands(root)
 	return root
 }

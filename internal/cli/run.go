@@ -35,6 +35,9 @@ type runFlags struct {
 	latencyLimit   time.Duration
 	maxTries       int
 	failOnOverload bool
+	// Agents.
+	agents    int
+	agentWait time.Duration
 }
 
 func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
@@ -51,6 +54,8 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.DurationVar(&o.latencyLimit, "latency-limit", 0, "skip and count arrivals picked up later than this, count slower transactions as late, retry none past it (pgbench's --latency-limit)")
 	f.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction: one that fails with a serialization failure, deadlock or update conflict is run again with the same input (pgbench's --max-tries)")
 	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
+	f.IntVar(&o.agents, "agents", 0, "drive the run with N `dblat agent` processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
+	f.DurationVar(&o.agentWait, "agents-wait", 10*time.Minute, "with --agents, how long to wait for enough idle agents")
 	o.link.add(cmd)
 	o.live.add(f)
 }
@@ -276,6 +281,8 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		return usagef("--arrival spaces the arrivals of an open-loop run: give --rate too")
 	case rf.rate == 0 && rf.failOnOverload:
 		return usagef("--fail-on-overload needs --rate: only an open-loop run can be an overload point")
+	case rf.agents < 0:
+		return usagef("--agents must be at least 1 (0: this process runs every terminal), got %d", rf.agents)
 	case rf.rate > 0 && wf.think:
 		return usagef("--think paces a closed loop and --rate an open one: give either, not both")
 	}
@@ -319,7 +326,12 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if err := a.observe(ctx, core, &rf.live, rf.printEvery); err != nil {
 		return err
 	}
-	run, err := core.Run(ctx, drain, spec)
+	var run *results.Run
+	if rf.agents > 0 {
+		run, err = a.coordinate(ctx, drain, core, spec, rf.agents, rf.agentWait)
+	} else {
+		run, err = core.Run(ctx, drain, spec)
+	}
 	if run != nil && (err == nil || err == errInterrupted) && a.json == nil {
 		printSummary(a.st.Stdout, run)
 		a.info("stored as run %d in %s", run.ID, core.Store.(results.Store).Location())

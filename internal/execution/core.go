@@ -38,6 +38,10 @@ type Core struct {
 	BinDirs map[string]string
 	// Observer is told what happens; nil means NopObserver.
 	Observer Observer
+	// Agents runs a Spec in parts on n agents and stores the merged run (internal/agent's
+	// Coordinator); a study with agents needs it. It is called with the study's target
+	// prepared (started, loaded, restored).
+	Agents func(ctx context.Context, drain <-chan struct{}, spec Spec, n int) (*results.Run, error)
 	// HoldCPULatency keeps the CPUs out of deep idle states during runs and studies
 	// (latency.HoldCPULatency), where the machine permits it; every run records whether it
 	// was held.

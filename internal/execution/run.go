@@ -172,7 +172,7 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 	// A managed server that dies mid-run fails the run (instead of a window of errors).
 	runDrain, serverDied := watchServer(drain, t.Server)
 	res, runErr := runner.Run(ctx, wt, w, runner.Config{
-		Terminals: spec.Terminals, Connections: conns, Warmup: spec.Warmup, Duration: spec.Duration,
+		Terminals: spec.Terminals, FirstTerminal: spec.FirstTerminal, Connections: conns, Warmup: spec.Warmup, Duration: spec.Duration,
 		Drain: runDrain, NOPMType: p.def.Metric.TxType, WindowStart: links.windowStart, WindowEnd: links.windowEnd,
 		Rate: spec.Rate, Arrival: spec.arrival(), Seed: spec.Seed, LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
 		Samples: func(s []results.Sample) {

@@ -37,6 +37,10 @@ type Spec struct {
 	// Terminals is the number of emulated users; Connections the pool size (0: one per
 	// terminal).
 	Terminals, Connections int
+	// FirstTerminal numbers the run's first terminal: a part of a run driven by several
+	// agents runs terminals FirstTerminal … FirstTerminal + Terminals − 1 of the whole run
+	// (runner.Config.FirstTerminal). 0 for a run of one process.
+	FirstTerminal int
 	// Warmup runs before the measurement window, Duration.
 	Duration, Warmup time.Duration
 	// Seed seeds the terminals' inputs.
@@ -109,6 +113,8 @@ func check(s *Spec, e engine.Engine, managed bool) (*plan, error) {
 	switch {
 	case s.Terminals < 1:
 		return nil, Inputf("terminals must be at least 1, got %d", s.Terminals)
+	case s.FirstTerminal < 0:
+		return nil, Inputf("first terminal must not be negative, got %d", s.FirstTerminal)
 	case s.Connections < 0:
 		return nil, Inputf("connections must not be negative, got %d", s.Connections)
 	case s.Duration <= 0:

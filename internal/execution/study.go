@@ -418,6 +418,12 @@ func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell stu
 	if err := sr.prepareData(ctx, t, &spec); err != nil {
 		return nil, err
 	}
+	if n := sr.st.Agents; n > 0 {
+		if sr.c.Agents == nil {
+			return nil, Inputf("study %s asks for %d agents, but this dblat cannot coordinate agents", sr.st.Name, n)
+		}
+		return sr.c.Agents(ctx, drain, spec, n)
+	}
 	return sr.c.runOn(ctx, drain, &spec, t)
 }
 

@@ -46,6 +46,14 @@ type Run struct {
 	Tx      []TxSummary `json:"tx,omitempty"`
 	// Samples are per-interval figures; loaded only when asked for.
 	Samples []Sample `json:"samples,omitempty"`
+
+	// Agents is how many dblat agents drove the run together, each a part of its terminals
+	// (Store.Parts); 0 for a run of one process. Its figures are then the exact merge of
+	// the parts'.
+	Agents int `json:"agents,omitempty"`
+	// StartSkew is the spread of the parts' actual starts on the store's clock (latest
+	// minus earliest); 0 for a run of one process.
+	StartSkew time.Duration `json:"start_skew_ns,omitempty"`
 }
 
 // Params are the workload and run parameters as requested.

@@ -256,6 +256,39 @@ SELECT
 	t.retries, t.retried
 FROM run_tx t JOIN runs r ON r.id = t.run_id;
 `},
+	// 7: runs driven by several agents (issue 15): the agents a store knows, each run's
+	// parts (one per agent: its assignment, clock offset, announced and actual start, the
+	// part's own figures) and, on the run, how many agents drove it and their start skew.
+	// Times of the coordination tables are nanoseconds since the Unix epoch on the store's
+	// clock, the same on both backends.
+	{version: 7, sql: `
+ALTER TABLE runs ADD COLUMN agents INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN start_skew_ns INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE agents (
+	name         TEXT    PRIMARY KEY,
+	hostname     TEXT    NOT NULL,
+	pid          INTEGER NOT NULL,
+	joined_ns    INTEGER NOT NULL,
+	heartbeat_ns INTEGER NOT NULL,
+	run_id       INTEGER           -- the run whose part it works on; NULL when idle
+);
+
+CREATE TABLE run_parts (
+	run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	agent           TEXT    NOT NULL,
+	ord             INTEGER NOT NULL,
+	state           TEXT    NOT NULL CHECK (state IN ('assigned', 'ready', 'running', 'done', 'failed')),
+	assignment      TEXT    NOT NULL, -- JSON, written by the coordinator
+	clock_offset_ns INTEGER NOT NULL DEFAULT 0,
+	start_at_ns     INTEGER NOT NULL DEFAULT 0,
+	started_ns      INTEGER NOT NULL DEFAULT 0,
+	reason          TEXT    NOT NULL DEFAULT '',
+	result          TEXT,             -- JSON run of the part, with its samples
+	PRIMARY KEY (run_id, agent),
+	UNIQUE (run_id, ord)
+);
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -534,6 +567,35 @@ SELECT
 	t.lag_max_us::float8 / 1e3 AS lag_max_ms,
 	t.retries, t.retried
 FROM run_tx t JOIN runs r ON r.id = t.run_id;
+`},
+	// 7: as SQLite's step 7.
+	{version: 7, sql: `
+ALTER TABLE runs ADD COLUMN agents integer NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN start_skew_ns bigint NOT NULL DEFAULT 0;
+
+CREATE TABLE agents (
+	name         text    PRIMARY KEY,
+	hostname     text    NOT NULL,
+	pid          integer NOT NULL,
+	joined_ns    bigint  NOT NULL,
+	heartbeat_ns bigint  NOT NULL,
+	run_id       bigint
+);
+
+CREATE TABLE run_parts (
+	run_id          bigint  NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	agent           text    NOT NULL,
+	ord             integer NOT NULL,
+	state           text    NOT NULL CHECK (state IN ('assigned', 'ready', 'running', 'done', 'failed')),
+	assignment      jsonb   NOT NULL,
+	clock_offset_ns bigint  NOT NULL DEFAULT 0,
+	start_at_ns     bigint  NOT NULL DEFAULT 0,
+	started_ns      bigint  NOT NULL DEFAULT 0,
+	reason          text    NOT NULL DEFAULT '',
+	result          jsonb,
+	PRIMARY KEY (run_id, agent),
+	UNIQUE (run_id, ord)
+);
 `},
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // ErrNotFound is wrapped by the errors of Get, AddSamples, Finish and Study when no run or
@@ -70,6 +71,45 @@ type Store interface {
 	// CellCounts returns, for each cell key of study, how many of its runs ended in each
 	// status (running runs counted as StatusRunning).
 	CellCounts(ctx context.Context, study string) (map[string]map[Status]int, error)
+
+	// The methods below coordinate a run driven by several agents (`dblat agent`): the
+	// store is their only channel. Agents join and heart-beat; a coordinator assigns one
+	// part of a running run to each of N idle agents; each agent moves its part forward
+	// (ready, running, done or failed); the coordinator announces one start time and,
+	// when every part is done, finishes the run with their merge.
+
+	// Clock returns the store's current time: PostgreSQL's clock_timestamp(), or this
+	// machine's clock for a SQLite file. Coordination times are on this clock.
+	Clock(ctx context.Context) (time.Time, error)
+	// JoinAgent registers agent a.Name (its Hostname and PID as given) as idle, with a
+	// heartbeat now; an agent already known under that name is replaced, and any part it
+	// held is no longer its (the coordinator fails that part when its heartbeat stops).
+	JoinAgent(ctx context.Context, a Agent) error
+	// Heartbeat sets the agent's heartbeat to now; an unknown agent wraps ErrNotFound.
+	Heartbeat(ctx context.Context, agent string) error
+	// LeaveAgent removes the agent; unknown agents are not an error.
+	LeaveAgent(ctx context.Context, agent string) error
+	// Agents lists the agents by name.
+	Agents(ctx context.Context) ([]Agent, error)
+	// AssignParts gives parts[i] (Agent and Assignment are read) to its agent as part i of
+	// the running run runID, in one transaction: each agent must be idle with a heartbeat
+	// no older than stale, or nothing is assigned and the error wraps ErrAgentBusy.
+	AssignParts(ctx context.Context, runID int64, parts []Part, stale time.Duration) error
+	// Parts returns the parts of run runID by index (none for a run of one process).
+	Parts(ctx context.Context, runID int64) ([]Part, error)
+	// AgentPart returns the part the agent has to work on (assigned, ready or running), or
+	// nil when it has none.
+	AgentPart(ctx context.Context, agent string) (*Part, error)
+	// AdvancePart moves part (p.RunID, p.Agent) forward to p.State and stores what that
+	// state carries: ClockOffset (ready), Started (running), Result (done) or Reason
+	// (failed). A part moves forward only, and done and failed are final: a call that
+	// would not move it forward changes nothing and returns false, so an agent that retries
+	// writes its part once. Done and failed free the agent for another run.
+	AdvancePart(ctx context.Context, p Part) (bool, error)
+	// AnnounceStart sets the start time of every part of the running run runID; every
+	// part must be ready.
+	AnnounceStart(ctx context.Context, runID int64, at time.Time) error
+
 	// Location names the store for messages: the absolute path of a SQLite file, or a
 	// PostgreSQL DSN with its password removed.
 	Location() string

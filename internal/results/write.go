@@ -139,6 +139,8 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "backlog", val: r.Summary.Backlog},
 		column{name: "achieved_rate", val: finite(r.Summary.AchievedRate)},
 		column{name: "overload", val: r.Summary.Overload},
+		column{name: "agents", val: r.Agents},
+		column{name: "start_skew_ns", val: int64(r.StartSkew)},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

@@ -19,6 +19,11 @@ import (
 type Config struct {
 	// Terminals is the number of concurrent emulated users (≥ 1).
 	Terminals int
+	// FirstTerminal numbers the first terminal (workload.Workload.NewTerminal's id): a part
+	// of a run driven by several agents runs terminals FirstTerminal … FirstTerminal +
+	// Terminals − 1 of the whole run, so that each terminal has the inputs it would have
+	// in one process. 0 for a run of one process.
+	FirstTerminal int
 	// Connections is the pool size; 0 means one per terminal. With fewer connections than
 	// terminals, terminals queue for a connection and the queueing time is recorded apart
 	// from the service time.
@@ -184,7 +189,7 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	}
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {
-		term := w.NewTerminal(i)
+		term := w.NewTerminal(cfg.FirstTerminal + i)
 		p := newPause(stop)
 		wg.Go(func() {
 			defer p.close()

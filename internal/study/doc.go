@@ -22,6 +22,7 @@
 //	cooldown: 5s              # pause after each run (default 0)
 //	between_runs: restore     # restore a pristine copy of the data before each run (default) or keep
 //	max_failures: 3           # failed runs after which the study stops (default 3)
+//	agents: 3                 # drive each run with 3 `dblat agent` processes (default 0: this one)
 //	server:                   # a managed server that dblat starts ...
 //	  engine: postgres
 //	  name: latency           # managed server name (default: the study name)
@@ -92,8 +93,8 @@
 //
 // CellKey hashes the resolved parameters of a run (see CellKey), so it depends neither on the
 // layout of the file nor on whether a value came from the base or a factor, nor on repeat,
-// seed, order, cooldown, between_runs or max_failures, which schedule runs but do not change
-// what one run measures. Parameters added after the first studies (rate, arrival,
+// seed, order, cooldown, between_runs, max_failures or agents, which schedule runs but do not
+// change what one run measures (a run records how many agents drove it). Parameters added after the first studies (rate, arrival,
 // latency_limit, max_tries) enter the key only away from their defaults, so the keys of
 // existing studies, and the runs stored under them, stay as they were.
 package study

@@ -54,7 +54,7 @@ type pos struct{ line, col int }
 // Errorf returns an *Error positioned at path in the study file, for problems the caller
 // finds (an engine that does not exist, a setting the engine rejects). Paths are
 // "study", "design", "repeat", "seed", "order", "cooldown", "between_runs", "max_failures",
-// "target", "server", "server.engine", "server.name", "server.settings.NAME", "base",
+// "agents", "target", "server", "server.engine", "server.name", "server.settings.NAME", "base",
 // "base.KEY", "base.options.NAME", "factors", "factors.KEY" (the factor) and
 // "factors.KEY[i]" (its i-th level, 0-based). An unknown path gives the file without a line.
 func (s *Study) Errorf(path, format string, args ...any) error {

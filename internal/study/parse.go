@@ -20,7 +20,7 @@ import (
 // Keys of each block, in the order the documentation lists them.
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "seed", "order", "cooldown",
-		"between_runs", "max_failures", "server", "target", "base", "factors"}
+		"between_runs", "max_failures", "agents", "server", "target", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "settings"}
 	baseKeys   = []string{"workload", "warehouses", "terminals", "connections", "duration",
 		"warmup", "rtt", "mode", "think", "mix", "seed", "rate", "arrival", "latency_limit",
@@ -356,6 +356,8 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 			set(&s.BetweenRuns)(field(p, v, "between_runs", oneOf(BetweenRestore, BetweenKeep)))
 		case "max_failures":
 			set(&s.MaxFailures)(field(p, v, "max_failures", count(1)))
+		case "agents":
+			set(&s.Agents)(field(p, v, "agents", count(1)))
 		case "server":
 			p.server(s, v)
 		case "target":

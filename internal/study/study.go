@@ -52,6 +52,9 @@ type Study struct {
 	Cooldown    time.Duration
 	BetweenRuns string // BetweenRestore or BetweenKeep
 	MaxFailures int    // the study stops after this many failed runs, ≥ 1
+	// Agents, when positive, drives every run with that many `dblat agent` processes
+	// (internal/agent); 0 runs every terminal in the study's own process.
+	Agents int
 	// Server is the managed server the study starts; zero when Target is set or the study
 	// has a target factor.
 	Server ServerSpec

@@ -75,6 +75,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
 			CPUSeconds: 12.5, CPULatencyHold: true,
 		},
+		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
 		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9, "huge": 1e300},
 		Summary: results.Summary{Metric: results.MetricNOPM,

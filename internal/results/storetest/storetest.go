@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ConcurrentProcesses", testConcurrentProcesses},
 		{"ConcurrentFirstOpen", testConcurrentFirstOpen},
 		{"Import", func(t *testing.T, loc string) { testImport(t, loc, newStore(t)) }},
+		{"AgentsAndParts", testAgentsAndParts},
 		{"FixtureCoversModel", func(t *testing.T, _ string) { testFixtureCoversModel(t) }},
 	}
 	for _, tc := range tests {
@@ -911,3 +912,107 @@ type nopTB struct{ testing.TB }
 func (nopTB) Helper()                           {}
 func (nopTB) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
 func (nopTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// testAgentsAndParts: agents join and heart-beat; parts are assigned atomically to idle,
+// fresh agents only; a part moves forward only and is written once.
+func testAgentsAndParts(t *testing.T, loc string) {
+	s := Open(t, loc)
+	ctx := context.Background()
+	now, err := s.Clock(ctx)
+	if err != nil || now.Sub(time.Now()).Abs() > time.Minute {
+		t.Fatalf("Clock: %v, %v (this machine: %v)", now, err, time.Now())
+	}
+	for _, name := range []string{"a2", "a1", "a3"} {
+		if err := s.JoinAgent(ctx, results.Agent{Name: name, Hostname: "h-" + name, PID: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Heartbeat(ctx, "a1"); err != nil {
+		t.Error(err)
+	}
+	if err := s.Heartbeat(ctx, "nobody"); !errors.Is(err, results.ErrNotFound) {
+		t.Errorf("heartbeat of an unknown agent: %v", err)
+	}
+	agents, err := s.Agents(ctx)
+	if err != nil || len(agents) != 3 || agents[0].Name != "a1" || agents[0].Hostname != "h-a1" || agents[0].Heartbeat.IsZero() {
+		t.Fatalf("Agents: %+v, %v", agents, err)
+	}
+	r := FullRun(t, "", "", time.Now())
+	Write(t, s, &r, results.StatusRunning, nil)
+	parts := []results.Part{{Agent: "a1", Assignment: `{"terminals":2}`}, {Agent: "a2", Assignment: `{"terminals":3}`}}
+	if err := s.AssignParts(ctx, r.ID, parts, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// a1 is busy now: a second run gets neither a3 nor a1.
+	r2 := FullRun(t, "", "", time.Now())
+	Write(t, s, &r2, results.StatusRunning, nil)
+	if err := s.AssignParts(ctx, r2.ID, []results.Part{{Agent: "a3", Assignment: "{}"}, {Agent: "a1", Assignment: "{}"}}, time.Minute); !errors.Is(err, results.ErrAgentBusy) {
+		t.Errorf("assigning a busy agent: %v", err)
+	}
+	if p, err := s.AgentPart(ctx, "a3"); p != nil || err != nil {
+		t.Errorf("a3 got a part from a refused assignment: %+v, %v", p, err)
+	}
+	// A stale agent is not assigned either.
+	if err := s.AssignParts(ctx, r2.ID, []results.Part{{Agent: "a3", Assignment: "{}"}}, -time.Hour); !errors.Is(err, results.ErrAgentBusy) {
+		t.Errorf("assigning a stale agent: %v", err)
+	}
+	p, err := s.AgentPart(ctx, "a2")
+	if err != nil || p == nil || p.RunID != r.ID || p.Index != 1 || p.State != results.PartAssigned || p.Assignment != `{"terminals": 3}` && p.Assignment != `{"terminals":3}` {
+		t.Fatalf("AgentPart: %+v, %v", p, err)
+	}
+	if err := s.AnnounceStart(ctx, r.ID, now); err == nil {
+		t.Error("a start announced before the parts were ready")
+	}
+	for i, a := range []string{"a1", "a2"} {
+		if ok, err := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: a, State: results.PartReady, ClockOffset: time.Duration(i+1) * time.Millisecond}); !ok || err != nil {
+			t.Fatalf("ready: %v, %v", ok, err)
+		}
+	}
+	start := now.Add(time.Second).Truncate(time.Microsecond)
+	if err := s.AnnounceStart(ctx, r.ID, start); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: "a1", State: results.PartRunning, Started: start.Add(300 * time.Microsecond)}); !ok || err != nil {
+		t.Fatalf("running: %v, %v", ok, err)
+	}
+	res := FullRun(t, "", "", start)
+	res.Samples = Samples(3, "")
+	for range 2 { // a retry writes nothing
+		ok, err := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: "a1", State: results.PartDone, Result: &res})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Summary.Committed++ // a second write would show
+		_ = ok
+	}
+	if ok, err := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: "a2", State: results.PartFailed, Reason: "lost"}); !ok || err != nil {
+		t.Fatalf("failed: %v, %v", ok, err)
+	}
+	if ok, _ := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: "a2", State: results.PartRunning}); ok {
+		t.Error("a failed part moved back to running")
+	}
+	got, err := s.Parts(ctx, r.ID)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Parts: %+v, %v", got, err)
+	}
+	if g := got[0]; g.Agent != "a1" || g.State != results.PartDone || g.ClockOffset != time.Millisecond || !g.StartAt.Equal(start) ||
+		!g.Started.Equal(start.Add(300*time.Microsecond)) || g.Result == nil || g.Result.Summary.Committed != res.Summary.Committed-2 ||
+		len(g.Result.Samples) != 3 {
+		t.Errorf("part 0: %+v", g)
+	}
+	if g := got[1]; g.State != results.PartFailed || g.Reason != "lost" || g.Result != nil {
+		t.Errorf("part 1: %+v", g)
+	}
+	agents, _ = s.Agents(ctx)
+	for _, a := range agents {
+		if a.RunID != 0 {
+			t.Errorf("agent %s still holds run %d after its part ended", a.Name, a.RunID)
+		}
+	}
+	if err := s.LeaveAgent(ctx, "a3"); err != nil {
+		t.Error(err)
+	}
+	if agents, _ = s.Agents(ctx); len(agents) != 2 {
+		t.Errorf("%d agents after one left, want 2", len(agents))
+	}
+}

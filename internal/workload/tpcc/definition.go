@@ -2,6 +2,9 @@ package tpcc
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/workload"
@@ -9,6 +12,11 @@ import (
 
 // OptionMode is the run option that chooses the round-trip mode (Modes).
 const OptionMode = "mode"
+
+// OptionHomeWarehouses is the run option that gives the terminals home warehouses in a
+// range LO-HI of the active ones (Config.HomeWarehouses): how a run driven by several
+// agents partitions the warehouses among them.
+const OptionHomeWarehouses = "home-warehouses"
 
 // Definition declares TPC-C to the execution core and the command line.
 var Definition = &workload.Definition{
@@ -24,6 +32,9 @@ var Definition = &workload.Definition{
 	Options: option.Set{{
 		Name: OptionMode, Kind: option.String, Default: ModeClient, Values: Modes,
 		Usage: "TPC-C round-trip mode: client (one statement per round trip), batched (pipelines, multi-row reads, EXECUTE BLOCK) or procedure (one server-side call per transaction)",
+	}, {
+		Name: OptionHomeWarehouses, Kind: option.String,
+		Usage: "home warehouses of the terminals, LO-HI within the active ones (default: all of them); remote warehouses are drawn from all",
 	}},
 	Think: true,
 	Load: func(ctx context.Context, t workload.Target, cfg workload.LoadConfig) error {
@@ -32,6 +43,13 @@ var Definition = &workload.Definition{
 	Loaded: func(ctx context.Context, t workload.Target) (int, error) { return LoadedWarehouses(ctx, t.DB) },
 	New: func(t workload.Target, cfg workload.Config) (workload.Workload, error) {
 		c := Config{Warehouses: cfg.Scale, Seed: cfg.Seed, Think: cfg.Think, Mode: cfg.Options.String(OptionMode, "")}
+		if r := cfg.Options.String(OptionHomeWarehouses, ""); r != "" {
+			lo, hi, err := ParseWarehouseRange(r)
+			if err != nil {
+				return nil, err
+			}
+			c.HomeWarehouses = [2]int{lo, hi}
+		}
 		if cfg.Mix != nil {
 			c.Mix = Mix{NewOrder: cfg.Mix[txNames[txNewOrder]], Payment: cfg.Mix[txNames[txPayment]],
 				OrderStatus: cfg.Mix[txNames[txOrderStatus]], Delivery: cfg.Mix[txNames[txDelivery]],
@@ -53,3 +71,18 @@ func init() { workload.Register(Definition) }
 
 // Describe implements workload.Describer: the round-trip mode the run used.
 func (w *Workload) Describe() map[string]string { return map[string]string{OptionMode: w.Mode()} }
+
+// ParseWarehouseRange parses a range of warehouses written LO-HI (or N for one), as
+// OptionHomeWarehouses takes it.
+func ParseWarehouseRange(s string) (lo, hi int, err error) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
+	if !found {
+		b = a
+	}
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || lo < 1 || hi < lo {
+		return 0, 0, fmt.Errorf("%s %q: write LO-HI with 1 ≤ LO ≤ HI, e.g. 1-10", OptionHomeWarehouses, s)
+	}
+	return lo, hi, nil
+}

@@ -38,12 +38,16 @@ type terminal struct {
 }
 
 func (w *Workload) newTerminal(id int) *terminal {
+	first, n := 1, w.w // home warehouses first … first+n-1
+	if h := w.cfg.HomeWarehouses; h != [2]int{} {
+		first, n = h[0], h[1]-h[0]+1
+	}
 	t := &terminal{
 		w:          w,
 		r:          workload.NewRand(w.cfg.Seed, "terminal", id),
 		id:         id,
-		wID:        id%w.w + 1,
-		slDistrict: (id/w.w)%districtsPerW + 1,
+		wID:        first + id%n,
+		slDistrict: (id/n)%districtsPerW + 1,
 	}
 	var sum float64
 	for i, x := range w.mix {

@@ -159,6 +159,12 @@ type Config struct {
 	// ModeProcedure. Every mode leaves the same data behind for the same inputs; they
 	// differ in round trips per transaction.
 	Mode string
+	// HomeWarehouses, when set ({LO, HI}), gives the terminals home warehouses LO..HI
+	// only (round-robin, as over all active ones otherwise); remote warehouses are still
+	// drawn from all active ones (§2.4.1.5, §2.5.1.2). Agents that drive one run together
+	// take disjoint ranges, so every warehouse has its terminals on one agent. The zero
+	// value means all active warehouses.
+	HomeWarehouses [2]int
 }
 
 // Workload is TPC-C on one loaded database; it implements workload.Workload. New makes
@@ -190,6 +196,9 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 	}
 	if cfg.Warehouses < 0 {
 		return nil, fmt.Errorf("tpcc: warehouses must not be negative, got %d", cfg.Warehouses)
+	}
+	if h := cfg.HomeWarehouses; h != [2]int{} && (h[0] < 1 || h[1] < h[0]) {
+		return nil, fmt.Errorf("tpcc: home warehouses %d-%d: want 1 ≤ LO ≤ HI", h[0], h[1])
 	}
 	if cfg.Mix == (Mix{}) {
 		cfg.Mix = DefaultMix
@@ -260,6 +269,9 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 	if w.w == 0 {
 		w.w = m.warehouses
 	}
+	if hi := w.cfg.HomeWarehouses[1]; hi > w.w {
+		return fmt.Errorf("tpcc: home warehouses up to %d, but %d are active", hi, w.w)
+	}
 	w.c = newRunConstants(w.cfg.Seed, m.cLoad)
 	if w.st != nil {
 		w.st.close()
@@ -287,7 +299,8 @@ func (w *Workload) Close() error {
 // warehouse is id % W + 1 (§2.4.1.1, §2.5.1.1, ...; terminals spread round-robin, so with
 // 10 terminals per warehouse each warehouse has 10), and its Stock-Level district is
 // (id / W) % 10 + 1, unique per (warehouse, district) for the first 10·W terminals
-// (§2.8.1.1). It must be called after Prepare.
+// (§2.8.1.1). With Config.HomeWarehouses, W is the range's size and homes start at its LO.
+// It must be called after Prepare.
 func (w *Workload) NewTerminal(id int) workload.Terminal {
 	if w.st == nil {
 		panic("tpcc: NewTerminal before Prepare")
