@@ -123,6 +123,9 @@ const (
 	// deadlock, update conflict) above a threshold of those completed: not failures, but a
 	// share of the response time and of the server's work that the conflicts cost.
 	RuleRetryRate = "retry-rate"
+	// RuleAgentPart: a run driven by several agents had a part whose own figures fail the
+	// client-bound, link-late or rtt-off tests: the merged run hides which agent it was.
+	RuleAgentPart = "agent-part"
 )
 
 // Finding is one credibility problem with its evidence.
@@ -207,6 +210,10 @@ type CheckOptions struct {
 	// the response times as much as the engine does. Retries are not errors: this rule
 	// reports them on their own.
 	RetryRateInfo, RetryRateWarning float64
+	// Parts are the parts of runs that several agents drove, by run id (results.Store's
+	// Parts): RuleAgentPart judges each agent's own figures. Runs without an entry are
+	// judged as a whole only.
+	Parts map[int64][]results.Part
 }
 
 func (o CheckOptions) withDefaults() CheckOptions {
@@ -268,6 +275,7 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	c.linkLate()
 	c.linkCPU()
 	c.warmup()
+	c.agentParts()
 	sortFindings(c.out)
 	return c.out
 }
@@ -1559,4 +1567,66 @@ func pct(f float64) string {
 		return fmt.Sprintf("%.0f %%", p)
 	}
 	return fmt.Sprintf("%.1f %%", p)
+}
+
+// agentParts judges each agent's part of a run that several agents drove by the rules a run
+// of one process meets: its client CPU (client-bound), its link's in-run lateness
+// (link-late) and its calibration (rtt-off). A merged run's own figures are sums or upper
+// bounds over its parts, so they show that something was off, not on which agent.
+func (c *checker) agentParts() {
+	for _, sev := range []Severity{Error, Warning} {
+		var ids []int64
+		var lines []string
+		for _, r := range c.fin {
+			for _, p := range c.opt.Parts[r.ID] {
+				if p.Result == nil {
+					continue
+				}
+				for _, problem := range c.partProblems(p.Result, sev) {
+					lines = append(lines, fmt.Sprintf("run %d, agent %s: %s", r.ID, p.Agent, problem))
+					if len(ids) == 0 || ids[len(ids)-1] != r.ID {
+						ids = append(ids, r.ID)
+					}
+				}
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		c.add(Finding{Rule: RuleAgentPart, Severity: sev,
+			Message:  "an agent's part of a run failed a test the whole run is held to: the merged figures include what that agent's client or link added",
+			Evidence: listed(lines, 8), Runs: ids,
+			Fix: "give that agent's machine more CPU or fewer terminals (its link's precise waits also cost CPU), or leave it out with --agents, and rerun"})
+	}
+}
+
+// partProblems lists what is wrong with one part's figures at severity sev: client CPU at
+// or over the warning (Warning) or error (Error) share of its cores; link lateness or
+// calibration outside the RTT tolerance (Error).
+func (c *checker) partProblems(r *results.Run, sev Severity) []string {
+	var out []string
+	if el := r.Summary.Elapsed.Seconds(); r.Client.CPUSeconds > 0 && r.Client.Cores > 0 && el > 0 {
+		u := r.Client.CPUSeconds / (el * float64(r.Client.Cores))
+		if sev == Error && u >= c.opt.ClientCPUError || sev == Warning && u >= c.opt.ClientCPUWarning && u < c.opt.ClientCPUError {
+			out = append(out, fmt.Sprintf("client used %s of its %d cores", pct(u), r.Client.Cores))
+		}
+	}
+	l := r.Link
+	if sev != Error || l == nil {
+		return out
+	}
+	tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(l.RTT)))
+	var late time.Duration
+	for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
+		if x != nil {
+			late += x.P50
+		}
+	}
+	if late > tol {
+		out = append(out, fmt.Sprintf("its link released %s late at p50 (tolerance %s)", fmtDur(late), fmtDur(tol)))
+	}
+	if d := l.AchievedP50 - l.RTT; l.Samples > 0 && (d > tol || d < -tol) {
+		out = append(out, fmt.Sprintf("its link calibrated at %s for %s requested (tolerance ±%s)", fmtDur(l.AchievedP50), fmtDur(l.RTT), fmtDur(tol)))
+	}
+	return out
 }

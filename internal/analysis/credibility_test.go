@@ -604,3 +604,32 @@ func TestCheckMixedOpenLoopParameters(t *testing.T) {
 		t.Errorf("with a rate factor: %+v", only(fs, RuleMixedParams))
 	}
 }
+
+// TestAgentPartNamesTheAgent: a run that three agents drove, one of whose parts was
+// client-bound with a late link, is flagged naming that agent; clean parts are not.
+func TestAgentPartNamesTheAgent(t *testing.T) {
+	runs := cleanStudy()
+	merged := byID(runs, 6)
+	merged.Agents = 3
+	var parts []results.Part
+	for i, name := range []string{"a1", "a2", "a3"} {
+		r := cleanRun(100+int64(i), merged.Params.RTT, merged.Params.Terminals/3, merged.Summary.TPS/3)
+		if name == "a2" {
+			r.Client.Cores = 2
+			r.Client.CPUSeconds = 0.9 * 2 * r.Summary.Elapsed.Seconds()
+			r.Link.LatenessUp = &results.Lateness{N: 1000, P50: 70 * time.Microsecond}
+		}
+		parts = append(parts, results.Part{RunID: 6, Agent: name, Index: i, State: results.PartDone, Result: &r})
+	}
+	opt := cleanOpt
+	opt.Parts = map[int64][]results.Part{6: parts}
+	fs := Check(runs, opt)
+	expect(t, fs, RuleAgentPart, Error, []int64{6}, "run 6, agent a2: client used 90 %", "agent a2: its link released 70µs late")
+	if f := only(fs, RuleAgentPart)[0]; strings.Contains(f.Evidence, "a1") || strings.Contains(f.Evidence, "a3") {
+		t.Errorf("clean agents flagged: %s", f.Evidence)
+	}
+	// Without the parts, the merged run alone is clean.
+	if fs := Check(runs, cleanOpt); len(only(fs, RuleAgentPart)) != 0 {
+		t.Errorf("agent-part without parts: %+v", fs)
+	}
+}

@@ -42,7 +42,27 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
 		opt.Repeat = st.Repeat
 	}
+	if opt.Parts, err = partsOf(ctx, store, runs); err != nil {
+		return nil, nil, analysis.CheckOptions{}, err
+	}
 	return rec, runs, opt, nil
+}
+
+// partsOf reads the parts of the runs that several agents drove, for the credibility
+// check's per-agent rule.
+func partsOf(ctx context.Context, store results.Store, runs []results.Run) (map[int64][]results.Part, error) {
+	parts := map[int64][]results.Part{}
+	for _, r := range runs {
+		if r.Agents == 0 || r.Status != results.StatusFinished {
+			continue
+		}
+		p, err := store.Parts(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		parts[r.ID] = p
+	}
+	return parts, nil
 }
 
 func (a *app) analyzeCommand() *cobra.Command {
@@ -134,7 +154,11 @@ accident.`,
 					}
 					runs = append(runs, *r)
 				}
-				return a.reportFindings(analysis.Check(runs, analysis.CheckOptions{Factors: factors}))
+				parts, err := partsOf(cmd.Context(), store, runs)
+				if err != nil {
+					return err
+				}
+				return a.reportFindings(analysis.Check(runs, analysis.CheckOptions{Factors: factors, Parts: parts}))
 			},
 		}
 		cmd.Flags().StringSliceVar(&factors, "factors", nil, "factor keys the runs are meant to differ in")
