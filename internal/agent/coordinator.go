@@ -309,6 +309,18 @@ func (c *Coordinator) idleAgents(ctx context.Context, stale time.Duration) ([]st
 // watch reads the run's parts and fails the run when a part failed or its agent's
 // heartbeat is stale.
 func (c *Coordinator) watch(ctx context.Context, runID int64, stale time.Duration) ([]results.Part, error) {
+	// The agents before the parts: an agent stores its part and is released in one
+	// transaction, so an agent read as released has its part read as done. The other order
+	// could read a part not yet done and then its agent already released, and call a
+	// finished part a restart.
+	now, err := c.Store.Clock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := c.Store.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
 	parts, err := c.Store.Parts(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -317,14 +329,6 @@ func (c *Coordinator) watch(ctx context.Context, runID int64, stale time.Duratio
 		if p.State == results.PartFailed {
 			return nil, &callOff{results.StatusFailed, fmt.Sprintf("agent %s failed its part: %s", p.Agent, p.Reason)}
 		}
-	}
-	now, err := c.Store.Clock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	agents, err := c.Store.Agents(ctx)
-	if err != nil {
-		return nil, err
 	}
 	seen := map[string]results.Agent{}
 	for _, a := range agents {
