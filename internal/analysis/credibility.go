@@ -1277,11 +1277,11 @@ func (c *checker) clientBound() {
 		var lines []string
 		shared := false
 		for _, r := range c.fin {
-			el := r.Summary.Elapsed.Seconds()
-			if r.Client.CPUSeconds <= 0 || r.Client.Cores <= 0 || el <= 0 {
+			u, ok := clientUse(r)
+			if !ok {
 				continue
 			}
-			u := r.Client.CPUSeconds / (el * float64(r.Client.Cores))
+			el := r.Summary.Elapsed.Seconds()
 			s := Info
 			switch {
 			case u >= c.opt.ClientCPUError:
@@ -1336,7 +1336,7 @@ func (c *checker) rtt() {
 		if r.Params.RTT != want {
 			want = r.Params.RTT
 		}
-		tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(want)))
+		tol := c.rttTolerance(want)
 		d := l.AchievedP50 - want
 		if d <= tol && d >= -tol {
 			continue
@@ -1360,7 +1360,7 @@ func (c *checker) rtt() {
 		for _, want := range levels {
 			v := off[want]
 			ids = append(ids, v.ids...)
-			tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(want)))
+			tol := c.rttTolerance(want)
 			got := fmtDur(v.min)
 			if v.max != v.min {
 				got += "–" + fmtDur(v.max)
@@ -1398,13 +1398,8 @@ func (c *checker) linkLate() {
 		if l == nil || l.LatenessUp == nil && l.LatenessDown == nil {
 			continue
 		}
-		var late time.Duration
-		for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
-			if x != nil {
-				late += x.P50
-			}
-		}
-		tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(l.RTT)))
+		late := linkLateness(l)
+		tol := c.rttTolerance(l.RTT)
 		if late <= tol {
 			continue
 		}
@@ -1605,8 +1600,7 @@ func (c *checker) agentParts() {
 // calibration outside the RTT tolerance (Error).
 func (c *checker) partProblems(r *results.Run, sev Severity) []string {
 	var out []string
-	if el := r.Summary.Elapsed.Seconds(); r.Client.CPUSeconds > 0 && r.Client.Cores > 0 && el > 0 {
-		u := r.Client.CPUSeconds / (el * float64(r.Client.Cores))
+	if u, ok := clientUse(r); ok {
 		if sev == Error && u >= c.opt.ClientCPUError || sev == Warning && u >= c.opt.ClientCPUWarning && u < c.opt.ClientCPUError {
 			out = append(out, fmt.Sprintf("client used %s of its %d cores", pct(u), r.Client.Cores))
 		}
@@ -1615,18 +1609,40 @@ func (c *checker) partProblems(r *results.Run, sev Severity) []string {
 	if sev != Error || l == nil {
 		return out
 	}
-	tol := max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(l.RTT)))
-	var late time.Duration
-	for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
-		if x != nil {
-			late += x.P50
-		}
-	}
-	if late > tol {
+	tol := c.rttTolerance(l.RTT)
+	if late := linkLateness(l); late > tol {
 		out = append(out, fmt.Sprintf("its link released %s late at p50 (tolerance %s)", fmtDur(late), fmtDur(tol)))
 	}
 	if d := l.AchievedP50 - l.RTT; l.Samples > 0 && (d > tol || d < -tol) {
 		out = append(out, fmt.Sprintf("its link calibrated at %s for %s requested (tolerance ±%s)", fmtDur(l.AchievedP50), fmtDur(l.RTT), fmtDur(tol)))
 	}
 	return out
+}
+
+// rttTolerance is how far an added RTT may be off its request: max(RTTTolerance,
+// RTTToleranceFrac of it).
+func (c *checker) rttTolerance(rtt time.Duration) time.Duration {
+	return max(c.opt.RTTTolerance, time.Duration(c.opt.RTTToleranceFrac*float64(rtt)))
+}
+
+// clientUse is dblat's CPU over the window as a share of the client's cores; false when the
+// run did not record it.
+func clientUse(r *results.Run) (float64, bool) {
+	el := r.Summary.Elapsed.Seconds()
+	if r.Client.CPUSeconds <= 0 || r.Client.Cores <= 0 || el <= 0 {
+		return 0, false
+	}
+	return r.Client.CPUSeconds / (el * float64(r.Client.Cores)), true
+}
+
+// linkLateness is how late the link released data in the run, up and down at p50 added up:
+// the RTT the terminals met beyond the one calibrated.
+func linkLateness(l *results.Link) time.Duration {
+	var late time.Duration
+	for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
+		if x != nil {
+			late += x.P50
+		}
+	}
+	return late
 }

@@ -543,25 +543,9 @@ func logNote(inst *managed.Instance, msg string) {
 // shutdown (the process stays up until SIGKILL), and Classic connection processes may
 // ignore SIGTERM. Best effort, bounded to a few seconds: Stop goes on whatever happens.
 func disconnectAll(inst *managed.Instance) {
-	if inst.DSN == "" {
-		return
+	if inst.DSN != "" {
+		disconnect(context.Background(), inst.DSN)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), disconnectTimeout)
-	defer cancel()
-	db, err := Engine{}.Open(ctx, inst.DSN, engine.OpenOptions{})
-	if err != nil {
-		return
-	}
-	defer db.Close()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM MON$ATTACHMENTS WHERE MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SYSTEM_FLAG = 0"); err != nil {
-		_ = tx.Rollback()
-		return
-	}
-	_ = tx.Commit()
 }
 
 // CreateDatabase creates another empty database, file name in the running server's data
