@@ -202,15 +202,25 @@ func waitGone(pid int, d time.Duration) bool {
 // say — so that a PID that another program took over after the server died or the machine
 // rebooted is recognised. Without /proc it cannot tell and says yes; for a process that is
 // gone it says no.
+//
+// A process in the middle of execve has an empty command line for a moment: the kernel
+// lets the parent go (and closes its close-on-exec pipe) before it lays out the new
+// arguments. An empty read is therefore retried for up to 100 ms.
 func RunsCommand(pid int, marker string) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		if _, serr := os.Stat("/proc/self/cmdline"); serr != nil {
-			return Alive(pid)
+	path := fmt.Sprintf("/proc/%d/cmdline", pid)
+	for deadline := time.Now().Add(100 * time.Millisecond); ; {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			if _, serr := os.Stat("/proc/self/cmdline"); serr != nil {
+				return Alive(pid)
+			}
+			return false
 		}
-		return false
+		if len(b) > 0 || time.Now().After(deadline) {
+			return bytes.Contains(b, []byte(marker))
+		}
+		time.Sleep(time.Millisecond)
 	}
-	return bytes.Contains(b, []byte(marker))
 }
 
 // StopServer stops the server whose main process is pid and whose command line contains
