@@ -1460,8 +1460,9 @@ const linkCPUWarning = 0.25
 // warmup flags runs with no warm-up, and runs whose window did not start in steady state.
 // Where a run's per-second samples are at hand, that is measured: the throughput of the
 // window's first part (max(2 s, 10 % of the window)) against the rest, flagged when it is
-// more than 10 % lower and the shortfall is beyond chance (3 standard deviations of a
-// Poisson count). Without samples it falls back to a rule of thumb: a warm-up shorter
+// more than 10 % lower and the shortfall is beyond chance: 3 standard deviations of the
+// difference, with the second-to-second noise the cell's windows showed (at least a
+// Poisson count's; see steady). Without samples it falls back to a rule of thumb: a warm-up shorter
 // than max(MinWarmup, MinWarmupFraction × window).
 func (c *checker) warmup() {
 	var none, short []int64
@@ -1475,15 +1476,23 @@ func (c *checker) warmup() {
 		}
 	}
 	measured := false
+	dispersion := map[int64]float64{} // by run ID
+	for _, cl := range c.g.cells {
+		phi := restDispersion(cl.fin)
+		for _, r := range cl.fin {
+			dispersion[r.ID] = phi
+		}
+	}
 	for _, r := range c.fin {
 		w, d := r.Params.Warmup, r.Params.Duration
 		if w <= 0 {
 			none = append(none, r.ID)
 			continue
 		}
-		if first, rest, span, ok := windowStart(r); ok {
+		if ws, ok := windowStart(r); ok {
+			first, rest, span := ws.first, ws.rest, ws.span
 			measured = true
-			if steady(first, rest) {
+			if steady(ws, max(1, dispersion[r.ID])) {
 				continue
 			}
 			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, fmtDur(w), fmtDur(span),
@@ -1512,43 +1521,88 @@ func (c *checker) warmup() {
 	}
 }
 
-// windowStart splits a run's window, from its per-second samples (all types, Type ""),
-// into its first part — max(2 s, 10 % of the window) — and the rest: the transactions
-// each completed and the first part's length. Only samples whose second lies inside the
+// window is a run's window split into its first part — max(2 s, 10 % of the window) — and
+// the rest, from its per-second samples (all types, Type ""): the transactions each part
+// completed, scaled to the first part's number of seconds (first, rest), the first part's
+// length (span), how many seconds the rest had (restSeconds), and the rest's per-second
+// counts (perSecond).
+type window struct {
+	first, rest float64
+	span        time.Duration
+	restSeconds int
+	perSecond   []float64
+}
+
+// windowStart splits r's window (see window). Only samples whose second lies inside the
 // window count: the one that ends just after the window starts is mostly warm-up, and the
 // last one also holds the transactions that were in flight when the window ended. ok is
 // false without at least four such samples.
-func windowStart(r *results.Run) (first, rest float64, span time.Duration, ok bool) {
+func windowStart(r *results.Run) (w window, ok bool) {
 	el := r.Summary.Elapsed
-	span = max(2*time.Second, el/10)
+	span := max(2*time.Second, el/10)
 	if el < 2*span {
-		return 0, 0, 0, false
+		return window{}, false
 	}
-	var nFirst, nRest int
+	var nFirst int
 	for _, s := range r.Samples {
 		if s.Type != "" || s.Offset < time.Second-time.Second/10 || s.Offset > el {
 			continue
 		}
 		if s.Offset <= span+time.Second/10 {
-			first += float64(s.Committed)
+			w.first += float64(s.Committed)
 			nFirst++
 		} else {
-			rest += float64(s.Committed)
-			nRest++
+			w.rest += float64(s.Committed)
+			w.perSecond = append(w.perSecond, float64(s.Committed))
 		}
 	}
-	if nFirst+nRest < 4 || nFirst == 0 || nRest == 0 || rest <= 0 {
-		return 0, 0, 0, false
+	w.restSeconds = len(w.perSecond)
+	if nFirst+w.restSeconds < 4 || nFirst == 0 || w.restSeconds == 0 || w.rest <= 0 {
+		return window{}, false
 	}
 	// Rates per sampled second, so the parts compare whatever their number of samples.
-	return first, rest * float64(nFirst) / float64(nRest), time.Duration(nFirst) * time.Second, true
+	w.rest *= float64(nFirst) / float64(w.restSeconds)
+	w.span = time.Duration(nFirst) * time.Second
+	return w, true
 }
 
-// steady reports whether the first part of a window, which completed first transactions,
-// is in keeping with the rest, which completed rest in as many seconds: not more than 10 %
-// below, or within 3 standard deviations of a Poisson count at the rest's rate.
-func steady(first, rest float64) bool {
-	return first >= 0.9*rest || rest-first <= 3*math.Sqrt(rest)
+// restDispersion is how much more the per-second counts of runs' windows (past their first
+// part) vary than Poisson counts would: the variance of each run's per-second counts over
+// their mean, pooled over the runs by degrees of freedom. A server sharing two busy vCPUs
+// varies well beyond counting, and a test against Poisson noise alone would take that for
+// a slow start. It is 0 when no run has two such seconds.
+func restDispersion(runs []*results.Run) float64 {
+	var sum, df float64
+	for _, r := range runs {
+		w, ok := windowStart(r)
+		if !ok || len(w.perSecond) < 2 {
+			continue
+		}
+		m, sd := meanSD(w.perSecond)
+		if m <= 0 {
+			continue
+		}
+		k := float64(len(w.perSecond) - 1)
+		sum += k * sd * sd / m
+		df += k
+	}
+	if df == 0 {
+		return 0
+	}
+	return sum / df
+}
+
+// steady reports whether the first part of a window is in keeping with the rest: not more
+// than 10 % below it, or within 3 standard deviations of the difference of the two counts.
+// A count's variance is its value (Poisson) times phi, the dispersion the cell's windows
+// showed (restDispersion, at least 1); the rest, scaled from its seconds to the first
+// part's, has its variance scaled by the square of that factor.
+func steady(w window, phi float64) bool {
+	if w.first >= 0.9*w.rest {
+		return true
+	}
+	scale := w.span.Seconds() / float64(w.restSeconds)
+	return w.rest-w.first <= 3*math.Sqrt(phi*(w.first+scale*w.rest))
 }
 
 // ---------------------------------------------------------------------------------------
