@@ -23,6 +23,21 @@ func admin(ctx context.Context, dsn string) (*pgx.Conn, string, error) {
 	return c, db, err
 }
 
+// copyFrom is the CREATE DATABASE statement that makes db a copy of template. From
+// PostgreSQL 15 it asks for STRATEGY FILE_COPY, the only strategy before 15: the default
+// there, WAL_LOG, writes the whole database into the WAL and left ~120 MB of a 2-warehouse
+// copy dirty in the OS's page cache, written back 30 s later in the middle of a later run
+// (and it took 1 s where a file copy takes 0.3 s). A file copy is checkpointed and synced
+// before the statement returns.
+func copyFrom(ctx context.Context, c *pgx.Conn, db, template string) string {
+	q := fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", pgx.Identifier{db}.Sanitize(), pgx.Identifier{template}.Sanitize())
+	var v int
+	if err := c.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&v); err == nil && v >= 150000 {
+		q += " STRATEGY FILE_COPY"
+	}
+	return q
+}
+
 // SavePristine implements engine.Restorer with CREATE DATABASE … TEMPLATE, a file-level copy.
 func (Engine) SavePristine(ctx context.Context, dsn string) error {
 	c, db, err := admin(ctx, dsn)
@@ -35,7 +50,7 @@ func (Engine) SavePristine(ctx context.Context, dsn string) error {
 	for _, q := range []string{
 		"CHECKPOINT",
 		"DROP DATABASE IF EXISTS " + p,
-		fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", p, pgx.Identifier{db}.Sanitize()),
+		copyFrom(ctx, c, pristineName(db), db),
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return fmt.Errorf("save pristine copy of %s: %w", db, oneLine(err))
@@ -65,7 +80,7 @@ func (Engine) RestorePristine(ctx context.Context, dsn string) error {
 	defer c.Close(ctx)
 	for _, q := range []string{
 		"DROP DATABASE IF EXISTS " + pgx.Identifier{db}.Sanitize() + " WITH (FORCE)",
-		fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", pgx.Identifier{db}.Sanitize(), pgx.Identifier{pristineName(db)}.Sanitize()),
+		copyFrom(ctx, c, db, pristineName(db)),
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return fmt.Errorf("restore %s from its pristine copy: %w", db, oneLine(err))
