@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -141,9 +142,6 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	db.SetMaxIdleConns(cfg.Connections)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	if err := w.Prepare(ctx, db); err != nil {
-		return nil, err
-	}
 	pool, err := openPool(ctx, db, cfg.Connections)
 	if err != nil {
 		return nil, err
@@ -156,6 +154,9 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 			}
 		}
 	}()
+	if err := prepareOnPooled(ctx, db, pool, w); err != nil {
+		return nil, err
+	}
 	if cfg.Connected != nil {
 		cfg.Connected()
 	}
@@ -292,6 +293,28 @@ func openPool(ctx context.Context, db *sql.DB, n int) (chan pooled, error) {
 		return nil, fmt.Errorf("open connection pool: %w", err)
 	}
 	return pool, nil
+}
+
+// prepareOnPooled runs w.Prepare on one of the pool's connections, lent back to db for it:
+// with every other connection held, that is the only one db has. A connection of its own
+// would have to be closed before the run so that every terminal's is metered, and closing
+// deallocates each prepared statement, a round trip each: seconds through a link at 20 ms.
+func prepareOnPooled(ctx context.Context, db *sql.DB, pool chan pooled, w workload.Workload) error {
+	lent := <-pool
+	lent.conn.Close() // back to db's idle list
+	err := w.Prepare(ctx, db)
+	// The same connection again, unless Prepare broke it and db dials a new one, which
+	// then brings its own meter.
+	back, derr := dialPooled(ctx, db)
+	if derr != nil {
+		pool <- pooled{}
+		return errors.Join(err, fmt.Errorf("open connection pool: %w", derr))
+	}
+	if back.meter == nil {
+		back.meter = lent.meter
+	}
+	pool <- back
+	return err
 }
 
 func dialPooled(ctx context.Context, db *sql.DB) (pooled, error) {
