@@ -368,18 +368,27 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	}()
 	begin := time.Now()
 	failures := 0
+	// The ETA's overhead per run is the mean measured so far, over runs that did not start
+	// a server: a start (and the first load) would make it minutes off after the first run.
 	var overheadSum time.Duration
+	overheadRuns := 0
+	var prev *study.Cell
 	for i, pr := range plan {
 		cell := pr.Cell
 		over := DefaultOverhead
-		if i > 0 {
-			over.Run = overheadSum / time.Duration(i)
+		if overheadRuns > 0 {
+			over.Run = overheadSum / time.Duration(overheadRuns)
 		}
+		started := cell.NeedsServerRestart(prev)
+		prev = &plan[i].Cell
 		c.obs().StudyStep(StudyStep{Study: st.Name, Index: i + 1, Total: len(plan), Cell: st.Label(cell), Repeat: pr.Repeat,
 			Repeats: st.Repeat, Elapsed: time.Since(begin), Remaining: st.Estimate(plan[i:], over)})
 		runStart := time.Now()
 		run, err := sr.runCell(ctx, drain, cell)
-		overheadSum += time.Since(runStart) - cell.Params.Warmup - cell.Params.Duration
+		if !started {
+			overheadSum += time.Since(runStart) - cell.Params.Warmup - cell.Params.Duration
+			overheadRuns++
+		}
 		switch {
 		case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
 			c.info("study %s interrupted after %d of %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
