@@ -1215,6 +1215,7 @@ func orAll(key string) string {
 func (c *checker) variation() {
 	var cells, lines []string
 	var ids []int64
+	stolen := 0
 	for _, cl := range c.g.cells {
 		if len(cl.fin) < 2 {
 			continue
@@ -1244,16 +1245,50 @@ func (c *checker) variation() {
 		for i, x := range xs {
 			vals[i] = strconv.FormatFloat(round(x, 1), 'f', -1, 64)
 		}
-		lines = append(lines, fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.key), c.g.metric, pct(sd/m),
-			idList(cl.ids, 10), strings.Join(vals, ", "), pct(counting)))
+		line := fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.key), c.g.metric, pct(sd/m),
+			idList(cl.ids, 10), strings.Join(vals, ", "), pct(counting))
+		if st, ok := stealBehind(cl.fin, xs); ok {
+			line += "; " + st
+			stolen++
+		}
+		lines = append(lines, line)
 	}
 	if len(cells) == 0 {
 		return
 	}
+	fix := "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"
+	if stolen > 0 {
+		fix = "the client machine is a virtual machine whose host was busy during the slower repeats (steal time): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over the neighbour's load; " + fix
+	}
 	c.add(Finding{Rule: RuleVariation, Severity: Warning,
 		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", plural(len(cells), "cell"), pct(c.opt.MaxCV)),
-		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
-		Fix: "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"})
+		Evidence: listed(lines, 8), Runs: ids, Cells: cells, Fix: fix})
+}
+
+// stealBehind says how much CPU the client machine's hypervisor took (steal) during each of
+// runs, whose metric values are xs, when that plausibly explains why they differ: the
+// steal differs by at least one percentage point between them, and the run with the most
+// is slower than the one with the least. ok is false otherwise, or when not measured.
+func stealBehind(runs []*results.Run, xs []float64) (string, bool) {
+	lo, hi := -1, -1
+	var parts []string
+	for i, r := range runs {
+		if r.Client.Steal == nil {
+			return "", false
+		}
+		s := *r.Client.Steal
+		parts = append(parts, fmt.Sprintf("%.1f", 100*s))
+		if lo < 0 || s < *runs[lo].Client.Steal {
+			lo = i
+		}
+		if hi < 0 || s > *runs[hi].Client.Steal {
+			hi = i
+		}
+	}
+	if lo < 0 || *runs[hi].Client.Steal-*runs[lo].Client.Steal < 0.01 || xs[hi] >= xs[lo] {
+		return "", false
+	}
+	return fmt.Sprintf("the machine's hypervisor took %s %% of its CPU time (steal) in these runs", strings.Join(parts, ", ")), true
 }
 
 // counts is how many transactions a run's metric counted in its window: New-Orders for

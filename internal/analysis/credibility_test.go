@@ -518,6 +518,41 @@ func TestWarmupNoiseBeyondCounting(t *testing.T) {
 	}
 }
 
+// TestVariationNamesSteal: repeats that disagree while the client VM's host took more CPU
+// during the slower ones get that figure and a fix about the machine; without steal
+// figures, the finding is the same but says nothing of the host.
+func TestVariationNamesSteal(t *testing.T) {
+	steal := func(f float64) *float64 { return &f }
+	mk := func(withSteal bool) []results.Run {
+		var runs []results.Run
+		for i, c := range []struct{ tps, steal float64 }{{550, 0.002}, {420, 0.061}, {540, 0.005}} {
+			r := results.Run{ID: int64(i + 1), Status: results.StatusFinished,
+				Params:  results.Params{Workload: "select-only", Terminals: 4, Duration: 5 * time.Second, Warmup: 10 * time.Second},
+				Summary: results.Summary{Metric: results.MetricTPS, Elapsed: 5 * time.Second, TPS: c.tps, Committed: int64(c.tps * 5)}}
+			if withSteal {
+				r.Client.Steal = steal(c.steal)
+			}
+			runs = append(runs, r)
+		}
+		return runs
+	}
+	for _, withSteal := range []bool{true, false} {
+		var f *Finding
+		for _, x := range Check(mk(withSteal), CheckOptions{Factors: []string{"terminals"}}) {
+			if x.Rule == RuleVariation {
+				f = &x
+			}
+		}
+		if f == nil {
+			t.Fatalf("steal %v: no variation finding", withSteal)
+		}
+		named := strings.Contains(f.Evidence, "0.2, 6.1, 0.5 % of its CPU time (steal)") && strings.Contains(f.Fix, "host was busy")
+		if named != withSteal {
+			t.Errorf("steal %v: evidence %q, fix %q", withSteal, f.Evidence, f.Fix)
+		}
+	}
+}
+
 // TestVariationBeyondCounting: repeats that differ only as much as counting a few dozen
 // transactions makes them differ are not a finding; the same spread over thousands is.
 func TestVariationBeyondCounting(t *testing.T) {

@@ -130,6 +130,9 @@ func printSummary(w io.Writer, r *results.Run) {
 		if l := r.Link; l != nil && l.CPUSeconds > 0 {
 			line += fmt.Sprintf(", of which the link's timing %.1f µs", l.CPUSeconds/float64(done)*1e6)
 		}
+		if st := r.Client.Steal; st != nil && *st >= 0.001 {
+			line += fmt.Sprintf("; the VM's host took %.1f %% of the machine's CPU (steal)", 100**st)
+		}
 		fmt.Fprintln(w, line)
 	}
 	if l := r.Link; l != nil && (l.LatenessUp != nil || l.LatenessDown != nil) {

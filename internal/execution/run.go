@@ -101,7 +101,17 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 		return nil, err
 	}
 	defer closeDB(wt)
-	loaded, err := p.def.Loaded(ctx, wt)
+	// dblat's own queries (is the data loaded, the settings, the statistics before and
+	// after) go straight to the server: through the link each pays the added RTT, and at
+	// 20 ms they cost seconds a run. Only the terminals' connections take the link.
+	admin := wt
+	if spec.Link != nil {
+		if admin, err = t.Open(ctx, dsn, engine.OpenOptions{}); err != nil {
+			return nil, err
+		}
+		defer closeDB(admin)
+	}
+	loaded, err := p.def.Loaded(ctx, admin)
 	if err != nil {
 		if errors.Is(err, workload.ErrNotLoaded) {
 			return nil, fmt.Errorf("%s has no %s data: %w (run `%s` first)", t.Label, p.def.Name, err, LoadCommand(p.def, spec.Target))
@@ -120,20 +130,20 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 	if err != nil {
 		return nil, asInput(err)
 	}
-	info, err := t.Engine.Inspect(ctx, wt.DB)
+	info, err := t.Engine.Inspect(ctx, admin.DB)
 	if err != nil {
 		return nil, fmt.Errorf("read server settings: %w", err)
 	}
 	addBuild(&info, t.Server)
 	hooks, _ := t.Engine.(engine.RunHooks)
-	rc := &engine.RunContext{DSN: dsn, DB: wt.DB, Server: t.Server, Options: p.run, Stats: engine.Stats{},
+	rc := &engine.RunContext{DSN: dsn, DB: admin.DB, Server: t.Server, Options: p.run, Stats: engine.Stats{},
 		Notes: map[string]string{}, Info: c.info}
 	if hooks != nil {
 		if err := hooks.BeforeRun(ctx, rc); err != nil {
 			return nil, err
 		}
 	}
-	before, err := t.Engine.Stats(ctx, wt.DB)
+	before, err := t.Engine.Stats(ctx, admin.DB)
 	if err != nil {
 		return nil, fmt.Errorf("read server statistics: %w", err)
 	}
@@ -171,9 +181,21 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 
 	// A managed server that dies mid-run fails the run (instead of a window of errors).
 	runDrain, serverDied := watchServer(drain, t.Server)
+	// The machine's steal time over the window: on a shared VM, a neighbour's load shows
+	// there, and it explains runs that differ for no reason of their own.
+	var cpuAtStart, cpuAtEnd sysinfo.CPUTimes
+	var cpuTimed bool
+	windowStart := func() {
+		links.windowStart()
+		cpuAtStart, cpuTimed = sysinfo.ReadCPUTimes()
+	}
+	windowEnd := func() {
+		links.windowEnd()
+		cpuAtEnd, _ = sysinfo.ReadCPUTimes()
+	}
 	res, runErr := runner.Run(ctx, wt, w, runner.Config{
 		Terminals: spec.Terminals, FirstTerminal: spec.FirstTerminal, Connections: conns, Warmup: spec.Warmup, Duration: spec.Duration,
-		Drain: runDrain, NOPMType: p.def.Metric.TxType, WindowStart: links.windowStart, WindowEnd: links.windowEnd,
+		Drain: runDrain, NOPMType: p.def.Metric.TxType, WindowStart: windowStart, WindowEnd: windowEnd,
 		Rate: spec.Rate, Arrival: spec.arrival(), Seed: spec.Seed, LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
 		Samples: func(s []results.Sample) {
 			c.obs().Samples(run, s)
@@ -202,12 +224,15 @@ func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *
 		run.Summary.Metric = p.def.Metric.Name
 		run.Client.CPUSeconds = res.CPUSeconds
 		run.Client.CPULatencyHold = c.cpuHeld()
+		if share, ok := sysinfo.StealShare(cpuAtStart, cpuAtEnd); ok && cpuTimed {
+			run.Client.Steal = &share
+		}
 		run.Link = links.describe(cal)
 		if d, ok := w.(workload.Describer); ok {
 			maps.Copy(run.Params.Options, d.Describe())
 		}
 		if died == "" {
-			c.afterRun(saveCtx, t, wt, hooks, rc, run)
+			c.afterRun(saveCtx, t, admin, hooks, rc, run)
 		}
 	}
 	if err := c.Store.Finish(saveCtx, run); err != nil {
@@ -246,11 +271,11 @@ func addBuild(info *engine.Info, inst *managed.Instance) {
 
 // afterRun runs the engine's after-run hook and reads the statistics and the database size
 // after the run.
-func (c *Core) afterRun(ctx context.Context, t *Target, wt workload.Target, hooks engine.RunHooks, rc *engine.RunContext, run *results.Run) {
+func (c *Core) afterRun(ctx context.Context, t *Target, admin workload.Target, hooks engine.RunHooks, rc *engine.RunContext, run *results.Run) {
 	if s, ok := t.Engine.(engine.Settler); ok {
 		time.Sleep(s.StatsSettle())
 	}
-	after, err := t.Engine.Stats(ctx, wt.DB)
+	after, err := t.Engine.Stats(ctx, admin.DB)
 	if err != nil {
 		c.info("warning: cannot read server statistics after the run: %v", err)
 		return
@@ -263,7 +288,7 @@ func (c *Core) afterRun(ctx context.Context, t *Target, wt workload.Target, hook
 		maps.Copy(after, rc.Stats)
 	}
 	run.StatsAfter = after
-	if info, err := t.Engine.Inspect(ctx, wt.DB); err == nil {
+	if info, err := t.Engine.Inspect(ctx, admin.DB); err == nil {
 		run.Server.DatabaseBytes = info.DatabaseBytes
 	}
 }

@@ -180,6 +180,10 @@ type Client struct {
 	// (/dev/cpu_dma_latency at 0): every process on the machine, the database server
 	// included, then wakes faster, so runs with and without it do not compare.
 	CPULatencyHold bool `json:"cpu_latency_hold,omitempty"`
+	// Steal is the share of the client machine's CPU time that its hypervisor took during
+	// the window (steal time, /proc/stat): on a shared virtual machine, the time a
+	// neighbour took. nil when not measured.
+	Steal *float64 `json:"steal,omitempty"`
 }
 
 // Summary holds the run-wide figures over the measurement window (warm-up excluded).

@@ -133,3 +133,46 @@ func procField(path, key string) string {
 	}
 	return ""
 }
+
+// CPUTimes is the machine's CPU time so far, all CPUs together, in clock ticks, from the
+// first line of /proc/stat.
+type CPUTimes struct {
+	// Steal is the time the hypervisor ran something else while a virtual CPU wanted to run.
+	Steal uint64
+	// Total is every state's time, steal included.
+	Total uint64
+}
+
+// ReadCPUTimes reads the machine's CPU times; ok is false where /proc/stat is missing or
+// has no steal column.
+func ReadCPUTimes() (t CPUTimes, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
+	// already counted in user and nice.
+	if len(f) < 9 || f[0] != "cpu" {
+		return CPUTimes{}, false
+	}
+	for i := 1; i <= 8; i++ {
+		v, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return CPUTimes{}, false
+		}
+		t.Total += v
+	}
+	t.Steal, _ = strconv.ParseUint(f[8], 10, 64)
+	return t, true
+}
+
+// StealShare is the share of the machine's CPU time between from and to that the
+// hypervisor took (steal), or false when no time passed.
+func StealShare(from, to CPUTimes) (float64, bool) {
+	if to.Total <= from.Total || to.Steal < from.Steal {
+		return 0, false
+	}
+	return float64(to.Steal-from.Steal) / float64(to.Total-from.Total), true
+}

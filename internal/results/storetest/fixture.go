@@ -73,7 +73,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Client: results.Client{
 			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2,
 			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
-			CPUSeconds: 12.5, CPULatencyHold: true,
+			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal,
 		},
 		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
@@ -149,3 +149,6 @@ func ZeroFields(prefix string, v reflect.Value) []string {
 	}
 	return nil
 }
+
+// fixtureSteal is FullRun's client steal share.
+var fixtureSteal = 0.0375
