@@ -14,6 +14,14 @@ import (
 // assigned, and the coordinator may choose other agents.
 var ErrAgentBusy = errors.New("agent not available")
 
+// ErrAgentNameTaken is wrapped by JoinAgent's error when another process holds the name and
+// heart-beat within AgentNameHeld.
+var ErrAgentNameTaken = errors.New("the name is taken by a live agent")
+
+// AgentNameHeld is how long after its last heartbeat an agent's name stays its own: five
+// of its one-second beats, as long as a coordinator waits before it counts the agent gone.
+const AgentNameHeld = 5 * time.Second
+
 // Agent is a dblat agent process that has joined a store (see `dblat agent`). Its times
 // are on the store's clock (Store.Clock).
 type Agent struct {
@@ -107,13 +115,24 @@ func (s *sqlStore) JoinAgent(ctx context.Context, a Agent) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, s.d.q(`INSERT INTO agents (name, hostname, pid, joined_ns, heartbeat_ns, run_id)
+	// A name is taken over from a process that stopped heart-beating, or rejoins from the
+	// same process; never from another live one, which would run the same parts.
+	res, err := s.db.ExecContext(ctx, s.d.q(`INSERT INTO agents (name, hostname, pid, joined_ns, heartbeat_ns, run_id)
 VALUES (?, ?, ?, ?, ?, NULL)
 ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid,
-	joined_ns = excluded.joined_ns, heartbeat_ns = excluded.heartbeat_ns, run_id = NULL`),
-		s.d.text(a.Name), s.d.text(a.Hostname), a.PID, nanos(now), nanos(now))
+	joined_ns = excluded.joined_ns, heartbeat_ns = excluded.heartbeat_ns, run_id = NULL
+WHERE agents.heartbeat_ns < ? OR (agents.hostname = excluded.hostname AND agents.pid = excluded.pid)`),
+		s.d.text(a.Name), s.d.text(a.Hostname), a.PID, nanos(now), nanos(now), nanos(now.Add(-AgentNameHeld)))
 	if err != nil {
 		return fmt.Errorf("results: join agent %s: %w", a.Name, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		var host string
+		var pid int
+		var beat int64
+		_ = s.db.QueryRowContext(ctx, s.d.q("SELECT hostname, pid, heartbeat_ns FROM agents WHERE name = ?"), s.d.text(a.Name)).Scan(&host, &pid, &beat)
+		return fmt.Errorf("results: join agent %s: %w: host %s, PID %d heart-beat %s ago; give each agent its own --name",
+			a.Name, ErrAgentNameTaken, host, pid, now.Sub(fromNanos(beat)).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -202,6 +221,15 @@ func (s *sqlStore) AssignParts(ctx context.Context, runID int64, parts []Part, s
 	return nil
 }
 
+// partResultJSON encodes a part's result for the result column, with its non-finite
+// rates stored as 0 as the runs table stores them.
+func partResultJSON(r *Run) (string, error) {
+	c := *r
+	c.Summary.TPS, c.Summary.TPM, c.Summary.NOPM = finite(c.Summary.TPS), finite(c.Summary.TPM), finite(c.Summary.NOPM)
+	b, err := json.Marshal(c)
+	return string(b), err
+}
+
 const partSelect = "SELECT run_id, agent, ord, state, assignment, clock_offset_ns, start_at_ns, started_ns, reason, result FROM run_parts"
 
 func scanParts(rows *sql.Rows) ([]Part, error) {
@@ -277,13 +305,11 @@ func (s *sqlStore) AdvancePart(ctx context.Context, p Part) (bool, error) {
 		if p.Result == nil {
 			return false, fmt.Errorf("results: part of run %d by agent %s is done without a result", p.RunID, p.Agent)
 		}
-		r := *p.Result
-		r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = finite(r.Summary.TPS), finite(r.Summary.TPM), finite(r.Summary.NOPM)
-		b, err := json.Marshal(r)
+		b, err := partResultJSON(p.Result)
 		if err != nil {
 			return false, fmt.Errorf("results: encode part of run %d: %w", p.RunID, err)
 		}
-		set, args = set+", result = ?", append(args, s.d.json(string(b)))
+		set, args = set+", result = ?", append(args, s.d.json(b))
 	case PartFailed:
 		set, args = set+", reason = ?", append(args, s.d.text(p.Reason))
 	}

@@ -18,8 +18,8 @@ type ImportStats struct {
 	Studies, StudiesPresent int
 }
 
-// Import copies src's ended runs (finished, failed or aborted; with their Tx rows and
-// Samples) and its studies into dst, which must be a Store opened by Open.
+// Import copies src's ended runs (finished, failed or aborted; with their Tx rows,
+// Samples and, for runs that agents drove, their parts) and its studies into dst, which must be a Store opened by Open.
 //
 // Runs are identified by Run.UID in every store: a run whose UID dst already holds is left
 // as it is, so importing twice adds nothing the second time, and a run recorded straight
@@ -54,7 +54,13 @@ func Import(ctx context.Context, dst, src Store) (ImportStats, error) {
 		if err != nil {
 			return stats, fmt.Errorf("results: import from %s: %w", src.Location(), err)
 		}
-		added, err := d.importRun(ctx, full)
+		var parts []Part
+		if full.Agents > 0 {
+			if parts, err = src.Parts(ctx, r.ID); err != nil {
+				return stats, fmt.Errorf("results: import from %s: %w", src.Location(), err)
+			}
+		}
+		added, err := d.importRun(ctx, full, parts)
 		if err != nil {
 			return stats, fmt.Errorf("results: import run %d (%s) from %s into %s: %w", r.ID, r.UID, src.Location(), d.loc, err)
 		}
@@ -92,9 +98,9 @@ func sameStudy(a, b *Study) bool {
 	return a.File == b.File && a.Source == b.Source && slices.Equal(a.Factors, b.Factors)
 }
 
-// importRun inserts the ended run r with its Tx rows and Samples in one transaction,
-// unless a run with its UID is stored; it reports whether it inserted it.
-func (s *sqlStore) importRun(ctx context.Context, r *Run) (bool, error) {
+// importRun inserts the ended run r with its Tx rows, Samples and parts in one
+// transaction, unless a run with its UID is stored; it reports whether it inserted it.
+func (s *sqlStore) importRun(ctx context.Context, r *Run, parts []Part) (bool, error) {
 	cols, err := runColumns(s.d, r)
 	if err != nil {
 		return false, err
@@ -117,6 +123,22 @@ func (s *sqlStore) importRun(ctx context.Context, r *Run) (bool, error) {
 	if len(r.Samples) > 0 {
 		if err := s.insertSamples(ctx, tx, id, r.Samples); err != nil {
 			return false, fmt.Errorf("samples: %w", err)
+		}
+	}
+	for _, p := range parts {
+		var result any // NULL without one
+		if p.Result != nil {
+			b, err := partResultJSON(p.Result)
+			if err != nil {
+				return false, fmt.Errorf("part %d: %w", p.Index, err)
+			}
+			result = s.d.json(b)
+		}
+		if _, err := tx.ExecContext(ctx, s.d.q(`INSERT INTO run_parts (run_id, agent, ord, state, assignment, clock_offset_ns,
+			start_at_ns, started_ns, reason, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			id, s.d.text(p.Agent), p.Index, string(p.State), s.d.json(p.Assignment), int64(p.ClockOffset),
+			nanos(p.StartAt), nanos(p.Started), s.d.text(p.Reason), result); err != nil {
+			return false, fmt.Errorf("part %d: %w", p.Index, err)
 		}
 	}
 	return true, tx.Commit()

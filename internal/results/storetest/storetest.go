@@ -815,6 +815,7 @@ func testImport(t *testing.T, loc, dstLoc string) {
 	}
 	running := FullRun(t, "imp", "c0", time.Now())
 	Write(t, src, &running, results.StatusRunning, Samples(1, ""))
+	driven := writeDriven(t, src)
 	if err := src.SaveStudy(ctx, results.Study{Name: "imp", File: "imp.yaml", Source: "v1", Factors: []string{"rtt"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -824,11 +825,11 @@ func testImport(t *testing.T, loc, dstLoc string) {
 	own := FullRun(t, "own", "x", time.Now())
 	Write(t, dst, &own, results.StatusFinished, nil)
 	if st, err := results.Import(ctx, dst, src); err != nil ||
-		st != (results.ImportStats{Runs: 4, RunsSkipped: 1, Studies: 1}) {
+		st != (results.ImportStats{Runs: 5, RunsSkipped: 1, Studies: 1}) {
 		t.Fatalf("first Import: %+v, %v", st, err)
 	}
 	if st, err := results.Import(ctx, dst, src); err != nil ||
-		st != (results.ImportStats{RunsPresent: 4, RunsSkipped: 1, StudiesPresent: 1}) {
+		st != (results.ImportStats{RunsPresent: 5, RunsSkipped: 1, StudiesPresent: 1}) {
 		t.Fatalf("second Import: %+v, %v", st, err)
 	}
 	got, err := dst.List(ctx, results.Filter{Study: "imp"})
@@ -853,6 +854,22 @@ func testImport(t *testing.T, loc, dstLoc string) {
 	if list, err := dst.List(ctx, results.Filter{Study: "own"}); err != nil || len(list) != 1 {
 		t.Errorf("destination's own run: %v, %v", list, err)
 	}
+	// A run that agents drove comes with its parts.
+	copied, err := dst.List(ctx, results.Filter{Study: "imp-agents"})
+	if err != nil || len(copied) != 1 {
+		t.Fatalf("imported agents' run: %v, %v", copied, err)
+	}
+	wantParts, _ := src.Parts(ctx, driven)
+	gotParts, err := dst.Parts(ctx, copied[0].ID)
+	if err != nil || len(gotParts) != len(wantParts) {
+		t.Fatalf("imported parts: %+v, %v; want %d", gotParts, err, len(wantParts))
+	}
+	for i := range wantParts {
+		wantParts[i].RunID = copied[0].ID
+		if !reflect.DeepEqual(normPart(gotParts[i]), normPart(wantParts[i])) {
+			t.Errorf("imported part %d:\n got %+v\nwant %+v", i, gotParts[i], wantParts[i])
+		}
+	}
 	st, err := dst.Study(ctx, "imp")
 	if err != nil || st.Source != "v1" {
 		t.Fatalf("imported study: %+v, %v", st, err)
@@ -873,7 +890,7 @@ func testImport(t *testing.T, loc, dstLoc string) {
 		t.Fatal(err)
 	}
 	if st, err := results.Import(ctx, dst, src); err != nil ||
-		st != (results.ImportStats{Runs: 1, RunsPresent: 4, Studies: 1}) {
+		st != (results.ImportStats{Runs: 1, RunsPresent: 5, Studies: 1}) {
 		t.Fatalf("third Import: %+v, %v", st, err)
 	}
 	if st, err := dst.Study(ctx, "imp"); err != nil || st.Source != "v2" || !st.Created.Equal(srcStudy.Created) {
@@ -884,14 +901,14 @@ func testImport(t *testing.T, loc, dstLoc string) {
 		t.Fatal(err)
 	}
 	if st, err := results.Import(ctx, dst, src); err != nil ||
-		st != (results.ImportStats{RunsPresent: 5, StudiesPresent: 1}) {
+		st != (results.ImportStats{RunsPresent: 6, StudiesPresent: 1}) {
 		t.Fatalf("fourth Import: %+v, %v", st, err)
 	}
 	if st, err := dst.Study(ctx, "imp"); err != nil || st.Source != "v3-dst" {
 		t.Errorf("study saved later in the destination replaced: %+v, %v", st, err)
 	}
 	// Importing a store into itself finds everything there.
-	if st, err := results.Import(ctx, src, src); err != nil || st.Runs != 0 || st.RunsPresent != 5 {
+	if st, err := results.Import(ctx, src, src); err != nil || st.Runs != 0 || st.RunsPresent != 6 {
 		t.Errorf("self Import: %+v, %v", st, err)
 	}
 }
@@ -915,6 +932,60 @@ func (nopTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args
 
 // testAgentsAndParts: agents join and heart-beat; parts are assigned atomically to idle,
 // fresh agents only; a part moves forward only and is written once.
+// writeDriven stores a finished run of study "imp-agents" that two agents drove, one part
+// done and one failed, and returns its ID.
+func writeDriven(t *testing.T, s results.Store) int64 {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range []string{"i1", "i2"} {
+		if err := s.JoinAgent(ctx, results.Agent{Name: name, Hostname: "h-" + name, PID: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := FullRun(t, "imp-agents", "c", time.Date(2025, 5, 1, 1, 0, 0, 0, time.UTC))
+	r.Agents = 2
+	Write(t, s, &r, results.StatusRunning, nil)
+	if err := s.AssignParts(ctx, r.ID, []results.Part{{Agent: "i1", Assignment: `{"terminals":2}`}, {Agent: "i2", Assignment: `{"terminals":3}`}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"i1", "i2"} {
+		if _, err := s.AdvancePart(ctx, results.Part{RunID: r.ID, Agent: a, State: results.PartReady, ClockOffset: 2 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now().Add(time.Second).Truncate(time.Microsecond)
+	if err := s.AnnounceStart(ctx, r.ID, start); err != nil {
+		t.Fatal(err)
+	}
+	res := FullRun(t, "", "", start)
+	res.Samples = Samples(2, "")
+	for _, p := range []results.Part{
+		{RunID: r.ID, Agent: "i1", State: results.PartRunning, Started: start.Add(time.Millisecond)},
+		{RunID: r.ID, Agent: "i1", State: results.PartDone, Result: &res},
+		{RunID: r.ID, Agent: "i2", State: results.PartFailed, Reason: "lost"},
+	} {
+		if ok, err := s.AdvancePart(ctx, p); !ok || err != nil {
+			t.Fatalf("advance %s to %s: %v, %v", p.Agent, p.State, ok, err)
+		}
+	}
+	r.Status = results.StatusFinished
+	if err := s.Finish(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.ID
+}
+
+// normPart makes a part comparable across stores: its result normalised as Norm does, and
+// its assignment's JSON spaced one way (PostgreSQL's jsonb respaces it).
+func normPart(p results.Part) results.Part {
+	if p.Result != nil {
+		r := Norm(*p.Result)
+		p.Result = &r
+	}
+	p.Assignment = strings.ReplaceAll(p.Assignment, " ", "")
+	return p
+}
+
 func testAgentsAndParts(t *testing.T, loc string) {
 	s := Open(t, loc)
 	ctx := context.Background()
@@ -929,6 +1000,14 @@ func testAgentsAndParts(t *testing.T, loc string) {
 	}
 	if err := s.Heartbeat(ctx, "a1"); err != nil {
 		t.Error(err)
+	}
+	// A live agent's name is its own: another process is refused, the same one rejoins.
+	if err := s.JoinAgent(ctx, results.Agent{Name: "a1", Hostname: "elsewhere", PID: 8}); !errors.Is(err, results.ErrAgentNameTaken) ||
+		!strings.Contains(err.Error(), "h-a1, PID 7") {
+		t.Errorf("joining under a live agent's name: %v", err)
+	}
+	if err := s.JoinAgent(ctx, results.Agent{Name: "a1", Hostname: "h-a1", PID: 7}); err != nil {
+		t.Errorf("rejoining from the same process: %v", err)
 	}
 	if err := s.Heartbeat(ctx, "nobody"); !errors.Is(err, results.ErrNotFound) {
 		t.Errorf("heartbeat of an unknown agent: %v", err)
