@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,9 +115,16 @@ func TestAgentsDriveOneRun(t *testing.T) {
 	checkMerged(t, run, parts)
 	t.Logf("3 agents: %d committed, start skew %v, offsets %v %v %v", run.Summary.Committed, run.StartSkew,
 		parts[0].ClockOffset, parts[1].ClockOffset, parts[2].ClockOffset)
-	// The merged run is a run like any other.
-	if out := e.must("--results", storeDSN, "results", "show", itoa(run.ID)); !strings.Contains(out, "new_order") {
+	// The merged run is a run like any other, and shows what each agent measured.
+	out := e.must("--results", storeDSN, "results", "show", itoa(run.ID))
+	if !strings.Contains(out, "new_order") {
 		t.Errorf("results show of the merged run lacks its transactions:\n%s", out)
+	}
+	for _, p := range parts {
+		line := fmt.Sprintf("%s  done  %d  %d", p.Agent, p.Result.Params.Terminals, p.Result.Summary.Committed)
+		if !strings.Contains(strings.Join(strings.Fields(out), "  "), line) {
+			t.Errorf("results show lacks agent %s's line (%q):\n%s", p.Agent, line, out)
+		}
 	}
 	e.must("check", "tpcc", "--target", target)
 

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -86,6 +88,13 @@ func (a *app) resultsShowCommand() *cobra.Command {
 				r.Client.CPUModel, r.Client.Cores, float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
 			fmt.Fprintf(w, "started %s, ended %s, database %.1f MB\n", r.Started.Format("2006-01-02 15:04:05"),
 				r.Ended.Format("15:04:05"), float64(r.Server.DatabaseBytes)/1e6)
+			if r.Agents > 0 {
+				parts, err := store.Parts(cmd.Context(), r.ID)
+				if err != nil {
+					return err
+				}
+				printParts(w, r, parts)
+			}
 			if settings {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, k := range sortedKeys(r.Server.Settings) {
@@ -98,6 +107,40 @@ func (a *app) resultsShowCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&settings, "settings", false, "also list the server settings the run ran with")
 	return cmd
+}
+
+// printParts prints one line per agent's part of a run that several agents drove: what
+// each measured on its own, so that one slow or client-bound agent stands out.
+func printParts(w io.Writer, r *results.Run, parts []results.Part) {
+	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), results.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "agent\tstate\tterminals\tcommitted\tTPS\tclient CPU µs/tx\tlink p50\tlate p99 up/down µs\tstarted after announced\t")
+	for _, p := range parts {
+		terms, committed, tps, cpu, link, late, started := "–", "–", "–", "–", "–", "–", "–"
+		if pr := p.Result; pr != nil {
+			terms = strconv.Itoa(pr.Params.Terminals)
+			committed = strconv.FormatInt(pr.Summary.Committed, 10)
+			tps = strconv.FormatFloat(pr.Summary.TPS, 'f', 1, 64)
+			if done := pr.Summary.Committed + pr.Summary.Rollbacks; done > 0 && pr.Client.CPUSeconds > 0 {
+				cpu = strconv.FormatFloat(pr.Client.CPUSeconds/float64(done)*1e6, 'f', 0, 64)
+			}
+			if l := pr.Link; l != nil {
+				link = "+" + results.FormatDuration(l.AchievedP50.Round(time.Microsecond))
+				if l.LatenessUp != nil && l.LatenessDown != nil {
+					late = fmt.Sprintf("%d/%d", l.LatenessUp.P99.Microseconds(), l.LatenessDown.P99.Microseconds())
+				}
+			}
+		}
+		if !p.StartAt.IsZero() && !p.Started.IsZero() {
+			started = results.FormatDuration(p.Started.Sub(p.StartAt).Round(time.Microsecond))
+		}
+		state := string(p.State)
+		if p.Reason != "" {
+			state += ": " + p.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Agent, state, terms, committed, tps, cpu, link, late, started)
+	}
+	tw.Flush()
 }
 
 func (a *app) resultsExportCommand() *cobra.Command {
