@@ -51,8 +51,21 @@ func (a *Agent) Serve(ctx context.Context) error {
 		return execution.Inputf("an agent needs a name: give --name")
 	}
 	host, _ := os.Hostname()
-	if err := a.Store.JoinAgent(ctx, results.Agent{Name: a.Name, Hostname: host, PID: os.Getpid()}); err != nil {
-		return err
+	// A name still held by a process that just died (a restarted pod) frees itself once that
+	// process's heartbeat is AgentNameHeld old: wait that long before giving up.
+	for giveUp := time.Now().Add(results.AgentNameHeld + 2*time.Second); ; {
+		err := a.Store.JoinAgent(ctx, results.Agent{Name: a.Name, Hostname: host, PID: os.Getpid()})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, results.ErrAgentNameTaken) || time.Now().After(giveUp) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
 	}
 	a.info("joined %s; waiting for work", storeName(a.Store))
 	defer func() {
