@@ -1215,7 +1215,7 @@ func orAll(key string) string {
 func (c *checker) variation() {
 	var cells, lines []string
 	var ids []int64
-	stolen := 0
+	slowHost := 0
 	for _, cl := range c.g.cells {
 		if len(cl.fin) < 2 {
 			continue
@@ -1247,9 +1247,9 @@ func (c *checker) variation() {
 		}
 		line := fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.key), c.g.metric, pct(sd/m),
 			idList(cl.ids, 10), strings.Join(vals, ", "), pct(counting))
-		if st, ok := stealBehind(cl.fin, xs); ok {
+		if st, ok := hostBehind(cl.fin, xs); ok {
 			line += "; " + st
-			stolen++
+			slowHost++
 		}
 		lines = append(lines, line)
 	}
@@ -1257,38 +1257,83 @@ func (c *checker) variation() {
 		return
 	}
 	fix := "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"
-	if stolen > 0 {
-		fix = "the client machine is a virtual machine whose host was busy during the slower repeats (steal time): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over the neighbour's load; " + fix
+	if slowHost > 0 {
+		fix = "the machine itself was slower during the slower repeats (a busy virtual machine host, a lower clock): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over it; " + fix
 	}
 	c.add(Finding{Rule: RuleVariation, Severity: Warning,
 		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", plural(len(cells), "cell"), pct(c.opt.MaxCV)),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells, Fix: fix})
 }
 
+// hostBehind says what shows that the machine, not the system under test, changed between
+// runs, whose metric values are xs: the steal time of its hypervisor (stealBehind), or else
+// dblat's own CPU per transaction (clientCPUBehind). ok is false when neither does.
+func hostBehind(runs []*results.Run, xs []float64) (string, bool) {
+	if len(runs) < 2 {
+		return "", false
+	}
+	if st, ok := stealBehind(runs, xs); ok {
+		return st, true
+	}
+	return clientCPUBehind(runs, xs)
+}
+
+// extremes returns the indexes of the smallest and largest of vs, which is not empty.
+func extremes(vs []float64) (lo, hi int) {
+	for i, v := range vs {
+		if v < vs[lo] {
+			lo = i
+		}
+		if v > vs[hi] {
+			hi = i
+		}
+	}
+	return lo, hi
+}
+
 // stealBehind says how much CPU the client machine's hypervisor took (steal) during each of
-// runs, whose metric values are xs, when that plausibly explains why they differ: the
-// steal differs by at least one percentage point between them, and the run with the most
-// is slower than the one with the least. ok is false otherwise, or when not measured.
+// runs (at least two) when that plausibly explains why they differ: the steal differs by at least one
+// percentage point between them, and the run with the most is slower than the one with the
+// least. ok is false otherwise, or when not measured.
 func stealBehind(runs []*results.Run, xs []float64) (string, bool) {
-	lo, hi := -1, -1
-	var parts []string
+	steal := make([]float64, len(runs))
+	parts := make([]string, len(runs))
 	for i, r := range runs {
 		if r.Client.Steal == nil {
 			return "", false
 		}
-		s := *r.Client.Steal
-		parts = append(parts, fmt.Sprintf("%.1f", 100*s))
-		if lo < 0 || s < *runs[lo].Client.Steal {
-			lo = i
-		}
-		if hi < 0 || s > *runs[hi].Client.Steal {
-			hi = i
-		}
+		steal[i] = *r.Client.Steal
+		parts[i] = fmt.Sprintf("%.1f", 100*steal[i])
 	}
-	if lo < 0 || *runs[hi].Client.Steal-*runs[lo].Client.Steal < 0.01 || xs[hi] >= xs[lo] {
+	lo, hi := extremes(steal)
+	if steal[hi]-steal[lo] < 0.01 || xs[hi] >= xs[lo] {
 		return "", false
 	}
 	return fmt.Sprintf("the machine's hypervisor took %s %% of its CPU time (steal) in these runs", strings.Join(parts, ", ")), true
+}
+
+// clientCPUBehind says how much CPU dblat itself spent per transaction in each of runs when
+// the slowest run spent at least 20 % more than the fastest: the client does the same work
+// for every transaction, so that is a machine whose CPUs ran slower (a neighbour's load on
+// the host's caches and memory, a lower clock), which slows the server on it too. ok is
+// false otherwise, or when not measured.
+func clientCPUBehind(runs []*results.Run, xs []float64) (string, bool) {
+	perTx := make([]float64, len(runs))
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		done := r.Summary.Committed + r.Summary.Rollbacks
+		if done == 0 || r.Client.CPUSeconds <= 0 {
+			return "", false
+		}
+		perTx[i] = r.Client.CPUSeconds / float64(done) * 1e6
+		parts[i] = strconv.FormatFloat(perTx[i], 'f', 0, 64)
+	}
+	slow, fast := extremes(xs)
+	if perTx[slow] < 1.2*perTx[fast] {
+		return "", false
+	}
+	return fmt.Sprintf("dblat's own CPU per transaction was %s µs in these runs: the same client work cost %s more in the slowest, which points at the machine, not the server",
+		strings.Join(parts, ", "), pct(perTx[slow]/perTx[fast]-1)), true
 }
 
 // counts is how many transactions a run's metric counted in its window: New-Orders for
