@@ -101,9 +101,9 @@ type pooled struct {
 	meter Meter
 }
 
-// Run prepares the workload, opens the pool, runs warm-up and the measurement window, and
-// returns the window's figures. It returns an error, and no figures, if preparation or the
-// pool fails, or if ctx is canceled (a hard stop).
+// Run opens the pool, prepares the workload on one of its connections, runs warm-up and the
+// measurement window, and returns the window's figures. It returns an error, and no figures,
+// if preparation or the pool fails, or if ctx is canceled (a hard stop).
 func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config) (*Result, error) {
 	if cfg.Terminals < 1 {
 		return nil, fmt.Errorf("terminals must be at least 1, got %d", cfg.Terminals)
