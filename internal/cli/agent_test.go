@@ -197,6 +197,14 @@ func TestAgentsDriveOneRun(t *testing.T) {
 	if out := e.must("--results", storeDSN, "report", "agents-study", "--format", "text"); !strings.Contains(out, "NOPM") {
 		t.Errorf("the report of a study run by agents lacks its headline:\n%s", out)
 	}
+	// Its HTML has a row for each agent's part.
+	html := e.must("--results", storeDSN, "report", "agents-study", "--format", "html")
+	studyParts, _ := store.Parts(ctx, studyRuns[0].ID)
+	for _, p := range studyParts {
+		if !strings.Contains(html, `<td class="name">`+p.Agent+"</td><td>done</td>") {
+			t.Errorf("the study's HTML report has no row for agent %s", p.Agent)
+		}
+	}
 }
 
 // checkMerged checks a merged run against its parts: counts summed, histograms merged.

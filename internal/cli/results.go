@@ -110,35 +110,34 @@ func (a *app) resultsShowCommand() *cobra.Command {
 }
 
 // printParts prints one line per agent's part of a run that several agents drove: what
-// each measured on its own, so that one slow or client-bound agent stands out.
+// each measured on its own (report.AgentRows), so that one slow or client-bound agent stands
+// out.
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
 	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), results.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	metric := results.MetricOf([]results.Run{*r})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "agent\tstate\tterminals\tcommitted\tTPS\tclient CPU µs/tx\tlink p50\tlate p99 up/down µs\tstarted after announced\t")
-	for _, p := range parts {
-		terms, committed, tps, cpu, link, late, started := "–", "–", "–", "–", "–", "–", "–"
-		if pr := p.Result; pr != nil {
-			terms = strconv.Itoa(pr.Params.Terminals)
-			committed = strconv.FormatInt(pr.Summary.Committed, 10)
-			tps = strconv.FormatFloat(pr.Summary.TPS, 'f', 1, 64)
-			if done := pr.Summary.Committed + pr.Summary.Rollbacks; done > 0 && pr.Client.CPUSeconds > 0 {
-				cpu = strconv.FormatFloat(pr.Client.CPUSeconds/float64(done)*1e6, 'f', 0, 64)
-			}
-			if l := pr.Link; l != nil {
-				link = "+" + results.FormatDuration(l.AchievedP50.Round(time.Microsecond))
-				if l.LatenessUp != nil && l.LatenessDown != nil {
-					late = fmt.Sprintf("%d/%d", l.LatenessUp.P99.Microseconds(), l.LatenessDown.P99.Microseconds())
-				}
-			}
+	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
+	for _, a := range report.AgentRows([]results.Run{*r}, map[int64][]results.Part{r.ID: parts}, metric) {
+		state := a.State
+		if a.Reason != "" {
+			state += ": " + a.Reason
 		}
-		if !p.StartAt.IsZero() && !p.Started.IsZero() {
-			started = results.FormatDuration(p.Started.Sub(p.StartAt).Round(time.Microsecond))
+		terms, committed, thr, cpu, link, late, started := "–", "–", "–", "–", "–", "–", "–"
+		if a.Terminals > 0 {
+			terms, committed = strconv.Itoa(a.Terminals), strconv.FormatInt(a.Committed, 10)
+			thr = strconv.FormatFloat(a.Throughput, 'f', 1, 64)
 		}
-		state := string(p.State)
-		if p.Reason != "" {
-			state += ": " + p.Reason
+		if a.ClientCPUPerTxUs > 0 {
+			cpu = strconv.FormatFloat(a.ClientCPUPerTxUs, 'f', 0, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Agent, state, terms, committed, tps, cpu, link, late, started)
+		if a.LinkP50 != 0 {
+			link = "+" + results.FormatDuration(a.LinkP50.Round(time.Microsecond))
+			late = fmt.Sprintf("%d/%d", a.LateUpP99.Microseconds(), a.LateDownP99.Microseconds())
+		}
+		if a.Started {
+			started = results.FormatDuration(a.StartedAfter.Round(time.Microsecond))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Agent, state, terms, committed, thr, cpu, link, late, started)
 	}
 	tw.Flush()
 }

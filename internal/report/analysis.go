@@ -37,6 +37,7 @@ func BuildWithAnalysis(in Input, opt analysis.CheckOptions) (*Report, *analysis.
 	r.Analysis = a
 	r.AddFindings(a.Findings) // after setting Analysis: the verdict then speaks of the check
 	r.Notes = append(r.Notes, a.Notes...)
+	r.Agents = AgentRows(in.Runs, opt.Parts, r.Metric)
 	return r, a, nil
 }
 

@@ -156,6 +156,7 @@ func page() *template.Template {
 			"knee":     kneeCell,
 			"series":   func(c Config) string { return seriesHeading(c) },
 			"dms":      func(d time.Duration) string { return msText(d.Microseconds()) },
+			"us":       func(d time.Duration) int64 { return d.Microseconds() },
 			"rate":     func(f float64) string { return fmtNum(f) },
 			"pct":      pctText,
 			"overload": overloadText,
@@ -213,6 +214,7 @@ th{background:var(--band);border-bottom:1px solid #aaa}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.failed td,tr.aborted td,tr.running td{color:var(--bad)}
 .status{font-weight:bold}
+.name{white-space:nowrap}
 .scroll{overflow-x:auto}
 ul.findings{list-style:none;padding:0}
 ul.findings li{margin:6px 0;padding-left:10px;border-left:4px solid var(--rule)}
@@ -280,6 +282,7 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Tx}}<li><a href="#transactions">Transactions</a></li>{{end}}
 <li><a href="#config">Configuration</a></li>
 <li><a href="#runs">Runs</a></li>
+{{if .Agents}}<li><a href="#agents">Agents</a></li>{{end}}
 <li><a href="#method">Method</a></li>
 {{if .Source}}<li><a href="#source">Study file</a></li>{{end}}
 </ul></nav>
@@ -436,6 +439,19 @@ const pageHTML = `<!DOCTYPE html>
 {{end}}</tbody>
 </table></div>
 </section>
+
+{{if .Agents}}
+<section id="agents">
+<h2>Agents</h2>
+<p>Runs that several agents drove together: each agent's part as it measured it. The runs' figures above merge them exactly (counts summed, histograms merged).</p>
+<div class="scroll"><table>
+<thead><tr><th class="num">run</th><th>agent</th><th>state</th><th class="num">terminals</th><th class="num">committed</th><th class="num">{{.Metric}}</th><th class="num">client CPU (µs/tx)</th><th class="num">link (ms)</th><th class="num">late p99 up / down (µs)</th><th class="num">started after announced (ms)</th></tr></thead>
+<tbody>
+{{range .Agents}}<tr><td class="num">{{.RunID}}</td><td class="name">{{.Agent}}</td><td>{{.State}}{{if .Reason}}: {{.Reason}}{{end}}</td>{{if .Terminals}}<td class="num">{{.Terminals}}</td><td class="num">{{.Committed}}</td><td class="num">{{f1 .Throughput}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}<td class="num">{{if .ClientCPUPerTxUs}}{{f0 .ClientCPUPerTxUs}}{{else}}–{{end}}</td><td class="num">{{if .LinkP50}}{{dms .LinkP50}}{{else}}–{{end}}</td><td class="num">{{if .LinkP50}}{{us .LateUpP99}} / {{us .LateDownP99}}{{else}}–{{end}}</td><td class="num">{{if .Started}}{{dms .StartedAfter}}{{else}}–{{end}}</td></tr>
+{{end}}</tbody>
+</table></div>
+</section>
+{{end}}
 
 <section id="method">
 <h2>Method</h2>

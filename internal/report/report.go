@@ -79,6 +79,9 @@ type Report struct {
 	Config Config `json:"config"`
 	// Runs lists every run, finished or not, by start time.
 	Runs []RunRow `json:"runs"`
+	// Agents lists each agent's part of the runs that several agents drove; BuildWithAnalysis
+	// fills it from the parts it is given (analysis.CheckOptions.Parts).
+	Agents []AgentRow `json:"agents,omitempty"`
 	// Warnings are credibility findings (filled by package analysis; rendered when
 	// non-empty).
 	Warnings []Warning `json:"warnings"`
