@@ -86,8 +86,9 @@ type Dialect struct {
 	// Placeholder returns the bind marker for the n-th (1-based) parameter: "$1" or "?".
 	Placeholder func(n int) string
 	// ForUpdate is the suffix that locks selected rows (" FOR UPDATE"), or "" if unsupported.
-	// No workload of dblat reads with a lock today (TPC-C locks a row by writing it first,
-	// see LockingIsolation); it is kept, and tested on every engine, for one that does.
+	// It follows LimitOne's result: TPC-C's Delivery reads each district's oldest NEW-ORDER
+	// row with LimitOne(query)+ForUpdate; its other transactions lock a row by writing it
+	// first (see LockingIsolation).
 	ForUpdate string
 	// SupportsReturning reports whether UPDATE ... RETURNING is available.
 	SupportsReturning bool

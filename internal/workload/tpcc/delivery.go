@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -25,13 +26,11 @@ type deliveryOutput struct {
 }
 
 // maxDeliveryRetries bounds how often one district's oldest NEW-ORDER row may vanish under
-// a Delivery (taken by a concurrent Delivery of the same warehouse) before it gives up.
-// Deliveries of one warehouse queue for each district's oldest row: of k running together
-// the last finds it gone at least k−1 times, and more when later ones overtake it. A bound
-// of 10 failed one Delivery in a quickstart run (16 terminals, 2 warehouses); 100 is ten
-// times TPC-C's 10 terminals per warehouse. Even so, an 80 % Delivery mix on one warehouse
-// with 16 terminals fails 5 of 626 (644 of 1,244 with 10): waiters there overtake each
-// other for good, which only locking the row while reading it (FOR UPDATE) would end.
+// a Delivery (taken by a concurrent Delivery of the same warehouse) before it gives up. With
+// a locking read (see dlOldest) a row does not vanish once read; without one, Deliveries of
+// one warehouse queue for each district's oldest row, the last of k finds it gone at least
+// k−1 times, and later ones can overtake it. 100 is ten times TPC-C's 10 terminals per
+// warehouse.
 const maxDeliveryRetries = 100
 
 type deliveryStmts struct {
@@ -39,9 +38,18 @@ type deliveryStmts struct {
 }
 
 func (s *deliveryStmts) prepare(p *preparer) {
-	// MIN needs neither a dialect's "first row only" nor FOR UPDATE: the DELETE that follows
-	// locks the row and says whether it was still there.
-	s.dlOldest = p.prep("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?")
+	// The oldest row, locked as it is read (§2.7.4.2; the spec's example program reads it
+	// with a cursor and deletes WHERE CURRENT OF). Deliveries of one warehouse then queue
+	// for it, and one whose row was taken while it waited gets the next one in the same
+	// statement. Without a lock, a waiter found the row gone after the wait and looked
+	// again, and later Deliveries overtook it: 644 of 1,244 Deliveries failed with 16
+	// terminals on one warehouse and an 80 % Delivery mix. A dialect that cannot lock a
+	// read falls back to MIN, and the DELETE says whether the row was still there.
+	if p.d.LimitOne != nil && p.d.ForUpdate != "" {
+		s.dlOldest = p.prep(p.d.LimitOne("SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id") + p.d.ForUpdate)
+	} else {
+		s.dlOldest = p.prep("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?")
+	}
 	s.dlDelete = p.prep("DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?")
 	const (
 		oSet  = "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?"
@@ -103,13 +111,14 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 }
 
 // takeOldestNewOrder deletes the NEW-ORDER row with the lowest NO_O_ID of district (w, d)
-// and returns its O_ID, or 0 if the district has none (§2.7.4.2). The DELETE locks the
-// row; if a concurrent Delivery took it first, the DELETE finds nothing once that one
-// commits, and the next oldest is looked up with a fresh statement snapshot.
+// and returns its O_ID, or 0 if the district has none (§2.7.4.2). oldest locks the row it
+// reads where the dialect can, so the DELETE finds it; otherwise, if a concurrent Delivery
+// took it first, the DELETE finds nothing once that one commits, and the next oldest is
+// looked up with a fresh statement snapshot.
 func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, w, d int) (int, error) {
 	for range maxDeliveryRetries {
 		var oID sql.NullInt64
-		if err := oldest.QueryRowContext(ctx, w, d).Scan(&oID); err != nil {
+		if err := oldest.QueryRowContext(ctx, w, d).Scan(&oID); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, err
 		}
 		if !oID.Valid {
