@@ -170,7 +170,7 @@ func TestManagedServerLoadRunCheckResults(t *testing.T) {
 		t.Errorf("csv export: %v, %d rows", err, len(rows))
 	}
 
-	e.must("server", "stop", "pg1")
+	e.must("server", "stop", "--name", "pg1") // as `server start` spells it; a bare NAME is tested below
 	if out := e.must("server", "list"); !regexp.MustCompile(`pg1\s+postgres\s+stopped`).MatchString(out) {
 		t.Errorf("server list after stop:\n%s", out)
 	}

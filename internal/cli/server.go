@@ -144,11 +144,13 @@ func parseSets(sets []string) (map[string]string, error) {
 
 func (a *app) serverStopCommand() *cobra.Command {
 	var all bool
+	var names []string
 	cmd := &cobra.Command{
 		Use:   "stop NAME... | --all",
 		Short: "Stop managed servers (their data is kept)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg := a.registry()
+			args = append(args, names...)
 			if all {
 				list, err := reg.List()
 				if err != nil {
@@ -171,6 +173,8 @@ func (a *app) serverStopCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every managed server")
+	// `server start` takes --name; a user who types it here too means the same.
+	cmd.Flags().StringSliceVar(&names, "name", nil, "a server to stop, as `server start --name` named it (the same as giving NAME)")
 	return cmd
 }
 
