@@ -1556,9 +1556,21 @@ func (c *checker) warmup() {
 		}
 	}
 	measured := false
+	windows := map[int64]window{} // by run ID, for the runs whose windows split
+	for _, r := range c.fin {
+		if ws, ok := windowStart(r); ok {
+			windows[r.ID] = ws
+		}
+	}
 	dispersion := map[int64]float64{} // by run ID
 	for _, cl := range c.g.cells {
-		phi := restDispersion(cl.fin)
+		var ws []window
+		for _, r := range cl.fin {
+			if w, ok := windows[r.ID]; ok {
+				ws = append(ws, w)
+			}
+		}
+		phi := restDispersion(ws)
 		for _, r := range cl.fin {
 			dispersion[r.ID] = phi
 		}
@@ -1569,7 +1581,7 @@ func (c *checker) warmup() {
 			none = append(none, r.ID)
 			continue
 		}
-		if ws, ok := windowStart(r); ok {
+		if ws, ok := windows[r.ID]; ok {
 			first, rest, span := ws.first, ws.rest, ws.span
 			measured = true
 			if steady(ws, max(1, dispersion[r.ID])) {
@@ -1646,16 +1658,15 @@ func windowStart(r *results.Run) (w window, ok bool) {
 	return w, true
 }
 
-// restDispersion is how much more the per-second counts of runs' windows (past their first
-// part) vary than Poisson counts would: the variance of each run's per-second counts over
-// their mean, pooled over the runs by degrees of freedom. A server sharing two busy vCPUs
-// varies well beyond counting, and a test against Poisson noise alone would take that for
-// a slow start. It is 0 when no run has two such seconds.
-func restDispersion(runs []*results.Run) float64 {
+// restDispersion is how much more the per-second counts of windows (past their first
+// part) vary than Poisson counts would: the variance of each window's per-second counts
+// over their mean, pooled over the windows by degrees of freedom. A server sharing two busy
+// vCPUs varies well beyond counting, and a test against Poisson noise alone would take that
+// for a slow start. It is 0 when no window has two such seconds.
+func restDispersion(windows []window) float64 {
 	var sum, df float64
-	for _, r := range runs {
-		w, ok := windowStart(r)
-		if !ok || len(w.perSecond) < 2 {
+	for _, w := range windows {
+		if len(w.perSecond) < 2 {
 			continue
 		}
 		m, sd := meanSD(w.perSecond)

@@ -40,17 +40,8 @@ progress is drained and reported failed, and the agent leaves the store.`,
 				host, _ := os.Hostname()
 				name = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			ctx, drain, stop := a.interrupts(cmd.Context(), "stopping the agent (a part in progress is drained and reported failed)")
+			ctx, stop := a.interruptCancels(cmd.Context(), "stopping the agent (a part in progress is drained and reported failed)")
 			defer stop()
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go func() {
-				select {
-				case <-drain:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
 			core, closeStore, err := a.core(ctx)
 			if err != nil {
 				return err

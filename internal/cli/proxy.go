@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,17 +152,8 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 			if format != "text" && format != "json" {
 				return usagef("--format %q: use text or json", format)
 			}
-			ctx, drain, stop := a.interrupts(cmd.Context(), "stopping the calibration")
+			ctx, stop := a.interruptCancels(cmd.Context(), "stopping the calibration")
 			defer stop()
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go func() {
-				select {
-				case <-drain:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
 			held := false
 			if !a.noCPUHold {
 				if h, err := latency.HoldCPULatency(); err == nil {

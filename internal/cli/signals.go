@@ -36,3 +36,18 @@ func (a *app) interrupts(ctx context.Context, what string) (context.Context, <-c
 	}()
 	return ctx, drain, func() { once.Do(func() { close(done); cancel() }) }
 }
+
+// interruptCancels is interrupts for commands with nothing to drain: the first Ctrl-C
+// already cancels the returned context. what says what the interrupt stops.
+func (a *app) interruptCancels(ctx context.Context, what string) (context.Context, func()) {
+	ctx, drain, stop := a.interrupts(ctx, what)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-drain:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(); stop() }
+}
