@@ -1,0 +1,57 @@
+// Package script is pgbench's script language (PostgreSQL 15's pgbench, plus 17's
+// \syncpipeline): it parses a script file, which is one transaction, and interprets it for
+// one client, sending its SQL through an Executor. It is how dblat runs users' own
+// transactions on every engine it drives.
+//
+// # The language
+//
+// A script is SQL statements, each ended by a semicolon outside quotes, comments and
+// parentheses (psql's lexical rules, src/fe_utils/psqlscan.l), and meta-commands, each a
+// backslash and a name up to the end of its line (a backslash at the end of a line
+// continues it). SQL refers to variables as :name; in the Literal mode the value's text is
+// substituted, in the Params mode a placeholder the executor chooses (Dollar, Question)
+// stands in and the value travels as an argument. Meta-commands: \set name expression,
+// \gset [prefix] and \aset [prefix] after a statement, \if/\elif/\else/\endif, \sleep n
+// [us|ms|s], \startpipeline, \syncpipeline, \endpipeline. Expressions have pgbench's whole
+// grammar (exprparse.y: integer, double, boolean and NULL constants, :variables, arithmetic,
+// bitwise, comparison and logical operators, IS [NOT] NULL/TRUE/FALSE, ISNULL, NOTNULL,
+// CASE) and its functions, with its types, promotions and errors (integer overflow and
+// integer division by zero fail the transaction). The random functions follow pgbench's
+// definitions exactly, on pgbench's own generator (PRNG, xoroshiro128**): seeded as pgbench
+// seeds its clients (PgbenchSeeds), a client draws pgbench's values; hash(), hash_fnv1a(),
+// hash_murmur2() and permute() return pgbench's values for the same arguments.
+//
+// # Where it differs from pgbench
+//
+//   - \shell and \setshell are refused when the script is parsed: dblat does not run shell
+//     commands from a benchmark script. They would be timed as part of the transaction, and
+//     a script read back from a results store could run anything on the client machine.
+//   - A :name inside a quoted string, a quoted identifier, a dollar-quoted string or a
+//     comment is text, in both modes (pgbench substitutes it in -M simple and turns it into
+//     a parameter otherwise); \: writes a colon that is never a variable (for Firebird's
+//     PSQL :variables, say).
+//   - A variable that no \set, \gset or \aset before it sets, and that is neither automatic
+//     nor defined with -D, is a parse error where it is read; a variable unset at run time
+//     is an error in both modes (pgbench leaves :name in the text in -M simple and sends NULL
+//     otherwise).
+//   - A retry sees the variables as its first try saw them (pgbench restores only the
+//     generator); see Client.
+//   - Also found when parsing, where pgbench fails at run time or not at all:
+//     \startpipeline, \syncpipeline and \endpipeline out of order in the text, \gset and
+//     \aset inside a pipeline, constant arguments of the random functions outside their
+//     ranges, functions given more than 16 arguments, unterminated quotes and comments.
+//   - Statements made only of comments are not sent; MySQL's `quoted identifiers` are opaque
+//     like "these"; semicolons inside BEGIN ... END of CREATE TRIGGER, CREATE OR ALTER,
+//     RECREATE and Firebird's EXECUTE BLOCK do not end the statement (psql knows CREATE
+//     FUNCTION and PROCEDURE only).
+//   - Shifts by a negative count or by 64 or more take the count modulo 64 (undefined in
+//     C; what pgbench does on x86-64).
+//
+// # Neighbours
+//
+// The package knows no engine: an Executor (written by the workload that uses this
+// package, over database/sql or a driver) runs the SQL, and CaptureRows helps it return
+// rows. It neither chooses among weighted scripts, nor times, counts or retries
+// transactions, nor checks that a script left no transaction open (pgbench aborts such a
+// client): the workload and package runner around it do.
+package script
