@@ -93,7 +93,7 @@ const (
 )
 
 // scanSQL collects SQL from s.pos up to the end of a statement, a meta-command or the end of
-// the source, following psqlscan.l's lexical rules: '...' strings (standard conforming, ''
+// the source, following psqlscan.l's lexical rules: '...' strings (standard conforming, ”
 // inside), E'...' strings (backslash escapes), "..." identifiers, $tag$...$tag$ strings,
 // -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
 // statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
@@ -104,14 +104,14 @@ const (
 // :: (a cast) and := are not.
 func (s *scanner) scanSQL() (sqlText, stop, error) {
 	var (
-		b        strings.Builder
-		out      sqlText
-		started  bool
-		paren    int
-		begin    int
-		words    [4]string // the statement's first identifiers, for the BEGIN/END heuristic
-		nwords   int
-		routine  bool
+		b       strings.Builder
+		out     sqlText
+		started bool
+		paren   int
+		begin   int
+		words   [4]string // the statement's first identifiers, for the BEGIN/END heuristic
+		nwords  int
+		routine bool
 	)
 	out.off = -1
 	out.empty = true

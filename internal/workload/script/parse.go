@@ -95,7 +95,7 @@ type Command struct {
 	AmountVar string
 	Unit      Unit
 
-	raw     string   // SQL as written, for Format
+	raw     string // SQL as written, for Format
 	expr    *node
 	refs    []sqlRef // variable references in SQL
 	refVars []int    // their variables' indexes
