@@ -93,8 +93,8 @@ const (
 )
 
 // scanSQL collects SQL from s.pos up to the end of a statement, a meta-command or the end of
-// the source, following psqlscan.l's lexical rules: '...' strings (standard conforming, ”
-// inside), E'...' strings (backslash escapes), "..." identifiers, $tag$...$tag$ strings,
+// the source, following psqlscan.l's lexical rules: '...' strings (standard conforming, a doubled
+// quote inside), E'...' strings (backslash escapes), "..." identifiers, $tag$...$tag$ strings,
 // -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
 // statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
 // extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE

@@ -141,20 +141,18 @@ func (v Value) AppendText(dst []byte) []byte {
 	return dst
 }
 
-// appendDouble formats f as C's printf("%.15g") does (DBL_DIG = 15 significant digits,
-// trailing zeros dropped, an exponent of at least two digits when it is below -4 or at
-// least 15), which Go's 'g' format matches except for the names of the special values.
+// appendDouble formats f as pgbench's printf("%.15g") does (DBL_DIG = 15 significant
+// digits, trailing zeros dropped, an exponent of at least two digits when it is below -4
+// or at least 15), which Go's 'g' format matches, and the special values as PostgreSQL's
+// own printf (src/port/snprintf.c), which pgbench uses, names them.
 func appendDouble(dst []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
+		return append(dst, "Infinity"...)
 	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
+		return append(dst, "-Infinity"...)
 	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return append(dst, "-nan"...)
-		}
-		return append(dst, "nan"...)
+		return append(dst, "NaN"...)
 	}
 	return strconv.AppendFloat(dst, f, 'g', 15, 64)
 }

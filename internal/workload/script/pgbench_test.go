@@ -1,0 +1,277 @@
+package script
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dblat/dblat/internal/engine/postgres"
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// pgbenchBinary returns the pgbench installed beside the PostgreSQL server, or on PATH;
+// without one the test is skipped (failed under DBLAT_REQUIRE_SERVERS=1).
+func pgbenchBinary(t *testing.T) string {
+	t.Helper()
+	if bin, err := postgres.FindBinaries(""); err == nil {
+		if p := filepath.Join(bin, "pgbench"); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	if pgtest.Required() {
+		t.Fatal("pgbench is not installed: install postgresql-client (Debian: apt-get install postgresql-15)")
+	}
+	t.Skip("skipping: pgbench is not installed (Debian: apt-get install postgresql-15)")
+	return ""
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// runPgbench runs pgbench with args and the script src (-f) against dsn and returns its
+// standard error, where debug() and -d write.
+func runPgbench(t *testing.T, dsn, src string, args ...string) string {
+	t.Helper()
+	bin := pgbenchBinary(t)
+	file := filepath.Join(t.TempDir(), "script.sql")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append(append([]string{"-n", "-f", file}, args...), dsn)
+	cmd := exec.Command(bin, args...)
+	var stderr, stdout bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &stderr, &stdout
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pgbench %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stderr.String()
+}
+
+var pgbenchDebugLine = regexp.MustCompile(`(?m)^debug\(script=\d+,command=(\d+)\): (.*)$`)
+
+// pgbenchDebug returns the values pgbench's debug() printed, in order: "int 5",
+// "double 1.5", "boolean true", "null".
+func pgbenchDebug(out string) []string {
+	var vals []string
+	for _, m := range pgbenchDebugLine.FindAllStringSubmatch(out, -1) {
+		vals = append(vals, m[2])
+	}
+	return vals
+}
+
+// ourDebug runs src once on a client and returns the values debug() printed, in
+// pgbench's form.
+func ourDebug(t *testing.T, src string, cfg Config) []string {
+	t.Helper()
+	s, err := Parse("script.sql", []byte(src), keys(cfg.Defines)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg.Debug = &out
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Begin(s)
+	if err := c.Run(context.Background(), nopExecutor{}); err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		_, v, ok := strings.Cut(line, ": debug: ")
+		if !ok {
+			t.Fatalf("debug line %q", line)
+		}
+		vals = append(vals, v)
+	}
+	return vals
+}
+
+func keys(m map[string]string) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	return k
+}
+
+type nopExecutor struct{}
+
+func (nopExecutor) Exec(context.Context, *Stmt) error { return nil }
+
+// TestHashesMatchPgbench asks the installed pgbench for hash(), hash_murmur2(),
+// hash_fnv1a() and permute() over many arguments and seeds (negative, zero, extreme, and
+// the default seed) in one run, and checks that the package returns the same values.
+func TestHashesMatchPgbench(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	vals := []string{"0", "1", "-1", "42", "-42", "255", "256", "65536", "123456789", "-987654321",
+		"4294967296", "9223372036854775807", "-9223372036854775808", "1311768467463790320"}
+	seeds := []string{"0", "1", "-1", "5432", "-77", "9223372036854775807", "-9223372036854775808", "2654435761"}
+	var src strings.Builder
+	var want []string // our values, computed directly
+	const defaultSeed = 8283928392
+	line := func(expr string, v int64) {
+		fmt.Fprintf(&src, "\\set h%d debug(%s)\n", len(want), expr)
+		want = append(want, fmt.Sprintf("int %d", v))
+	}
+	for _, v := range vals {
+		iv := mustInt(t, v)
+		line(fmt.Sprintf("hash(%s)", v), HashMurmur2(iv, defaultSeed))
+		line(fmt.Sprintf("hash_fnv1a(%s)", v), HashFNV1a(iv, defaultSeed))
+		for _, s := range seeds {
+			is := mustInt(t, s)
+			line(fmt.Sprintf("hash_murmur2(%s, %s)", v, s), HashMurmur2(iv, is))
+			line(fmt.Sprintf("hash_fnv1a(%s, %s)", v, s), HashFNV1a(iv, is))
+		}
+	}
+	sizes := []string{"1", "2", "3", "4", "5", "7", "8", "10", "1000", "1000003", "4294967296", "9223372036854775807"}
+	for _, size := range sizes {
+		n := mustInt(t, size)
+		for _, v := range []string{"0", "1", "-1", "2", "6", "999", "-9223372036854775808", "9223372036854775807"} {
+			iv := mustInt(t, v)
+			line(fmt.Sprintf("permute(%s, %s)", v, size), Permute(iv, n, defaultSeed))
+			for _, s := range seeds[:5] {
+				line(fmt.Sprintf("permute(%s, %s, %s)", v, size, s), Permute(iv, n, mustInt(t, s)))
+			}
+		}
+	}
+	out := runPgbench(t, dsn, src.String(), "-t", "1", "-D", fmt.Sprintf("default_seed=%d", defaultSeed))
+	got := pgbenchDebug(out)
+	if len(got) != len(want) {
+		t.Fatalf("pgbench printed %d values, want %d:\n%s", len(got), len(want), out)
+	}
+	lines := strings.Split(src.String(), "\n")
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: pgbench %s, we %s", lines[i], got[i], want[i])
+		}
+	}
+	// The interpreter gives the same values through the language.
+	ours := ourDebug(t, src.String(), Config{Defines: map[string]string{"default_seed": fmt.Sprint(defaultSeed)}})
+	for i := range want {
+		if ours[i] != want[i] {
+			t.Errorf("%s: interpreter %s, want %s", lines[i], ours[i], want[i])
+		}
+	}
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	i, err := parseInt64(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+// pgbenchExpressions are expressions whose values pgbench and the interpreter must agree
+// on: precedence, types and promotions, NULL handling, functions, double formatting, and
+// variables given as text with -D.
+var pgbenchExpressions = []string{
+	"1 + 2 * 3", "(1 + 2) * 3", "7 / 2", "-7 / 2", "7 % 3", "-7 % 3", "7 % -3", "7.0 / 2", "1 / 3.0",
+	"10 - 3 - 2", "2 * 3 % 4", "100 / 10 / 5", "1 << 3 + 1", "~ 1 + 2", "~1 & 6", "5 & 3 | 8 # 2",
+	"8 >> 1", "-8 >> 1", "1 << 62", "3 # 5 & 6", "~~5", "- - 3", "-(-3)", "+3", "2 * +3", "(1 + 2) * -3",
+	"1 < 2 AND 2 < 3", "NOT 1 = 2", "NOT true AND false", "true OR false AND false", "not TRUE or TRUE",
+	"NULL IS NULL", "1 IS NULL", "NULL ISNULL", "1 NOTNULL", "1 IS NOT NULL", "true IS TRUE",
+	"true IS NOT FALSE", "false is false", "1 IS TRUE", "1 IS NOT NULL IS TRUE", "NULL IS NULL IS NULL",
+	"NOT NULL IS NULL", "1 + 2 IS NULL", "NULL = NULL", "NULL + 1", "NOT NULL", "NULL AND false",
+	"false AND NULL", "true OR NULL", "NULL OR true", "true AND NULL", "false OR NULL",
+	"CASE WHEN 1 > 2 THEN 1 WHEN 2 > 1 THEN 2 ELSE 3 END", "CASE WHEN false THEN 1 END",
+	"CASE WHEN 0 THEN 1 ELSE 2 END", "CASE WHEN 0.0 THEN 1 ELSE 2.5 END", "CASE WHEN NULL THEN 1 ELSE 0 END",
+	"case when 3 then 4 end + 1", "abs(-5)", "abs(-5.5)", "abs(-9223372036854775807)", "abs(0)",
+	"least(3, 1.5, 2)", "greatest(1, 2, 3)", "least(5)", "greatest(1, 2.0)", "least(-1, NULL)",
+	"int(5.5)", "int(4.5)", "int(-2.5)", "int(2.4999)", "int(-0.5)", "int(1e18)", "double(3)",
+	"double(9223372036854775807)", "sqrt(2)", "ln(10)", "exp(1)", "pi()", "pow(2, 10)", "power(2.0, 0.5)",
+	"POW(-8, 1.0 / 3)", "ln(0)", "ln(-1)", "sqrt(-1)", "1e300 * 1e10", "-1e300 * 1e10", "0.1 + 0.2",
+	"1.0e20", "123456789012345.0", "1234567890123456.0", "1e15", "1e-5", "0.0001", "0.00001234",
+	"1.5e-300 / 1e10", "2.0 / 3", "1e16 + 1", ".5", "5.", "3.", "1e3", "9223372036854775807",
+	"-9223372036854775808", "-9223372036854775807 - 1", "mod(-7, 3)", "mod(7, -1)", "-9223372036854775808 % -1",
+	"5 <> 6", "5 != 5", "5 >= 5", "5 <= 4", "2 > 1.5", "1 = 1.0", "(3 > 2) IS TRUE", "3 > 2 IS TRUE",
+	":client_id", ":scale", ":random_seed", ":default_seed", ":t AND true", ":n * 2", ":i + 1",
+	":nu IS NULL", ":f OR false", ":d + 0", ":big", ":yes", ":no", ":off",
+	"random(5, 5)", "permute(0, 1)", "hash(0) = hash_murmur2(0, :default_seed)",
+	"random(-9223372036854775807, -9223372036854775807)", "random_zipfian(1, 1, 1.5)",
+}
+
+// TestExpressionsMatchPgbench evaluates every expression of pgbenchExpressions with the
+// installed pgbench (debug() prints each value) and with the interpreter.
+func TestExpressionsMatchPgbench(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	defines := map[string]string{"t": "yes", "n": "1.50", "i": "  42", "nu": "NULL", "f": "of",
+		"d": "2.5e3", "big": "-9223372036854775808", "yes": "Y", "no": "n", "off": "OFF"}
+	var src strings.Builder
+	for i, e := range pgbenchExpressions {
+		fmt.Fprintf(&src, "\\set e%d debug(%s)\n", i, e)
+	}
+	args := []string{"-t", "1", "-s", "3", "--random-seed=77"}
+	for k, v := range defines {
+		args = append(args, "-D", k+"="+v)
+	}
+	out := runPgbench(t, dsn, src.String(), args...)
+	got := pgbenchDebug(out)
+	seeds, defaultSeed := PgbenchSeeds(77, 1)
+	ours := ourDebug(t, src.String(), Config{Scale: 3, RandomSeed: 77, DefaultSeed: defaultSeed, Seed: seeds[0], Defines: defines})
+	if len(got) != len(ours) {
+		t.Fatalf("pgbench printed %d values, the interpreter %d:\npgbench: %q\nours: %q", len(got), len(ours), got, ours)
+	}
+	for i := range got {
+		if got[i] != ours[i] {
+			t.Errorf("%s: pgbench %s, interpreter %s", pgbenchExpressions[i], got[i], ours[i])
+		}
+	}
+}
+
+// TestRandomStreamMatchesPgbench checks that a client seeded with PgbenchSeeds draws
+// pgbench's own values from every random function, over three transactions.
+func TestRandomStreamMatchesPgbench(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	var src strings.Builder
+	for i, e := range []string{"random(1, 1000000)", "random(-5, 5)", "random(0, 9223372036854775806)",
+		"random_exponential(1, 1000, 2.5)", "random_exponential(-100, 100, 0.5)", "random_gaussian(1, 1000, 2.0)",
+		"random_gaussian(1, 10, 5)", "random_zipfian(1, 1000, 1.07)", "random_zipfian(1, 100, 2.5)",
+		"random_zipfian(10, 20, 1.001)", "random(1, 10) > random(1, 10)", "permute(random(0, 99), 100)"} {
+		fmt.Fprintf(&src, "\\set r%d debug(%s)\n", i, e)
+	}
+	src.WriteString("\\set d debug(:default_seed)\n")
+	const seed = 20240917
+	out := runPgbench(t, dsn, src.String(), "-t", "3", "-c", "1", fmt.Sprintf("--random-seed=%d", seed))
+	got := pgbenchDebug(out)
+	seeds, defaultSeed := PgbenchSeeds(seed, 1)
+	s, err := Parse("random.sql", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	c, err := NewClient(Config{Seed: seeds[0], DefaultSeed: defaultSeed, RandomSeed: seed, Debug: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c.Begin(s)
+		if err := c.Run(context.Background(), nopExecutor{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ours []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		_, v, _ := strings.Cut(line, ": debug: ")
+		ours = append(ours, v)
+	}
+	if strings.Join(got, "\n") != strings.Join(ours, "\n") {
+		t.Errorf("pgbench drew\n%s\nthe interpreter\n%s", strings.Join(got, "\n"), strings.Join(ours, "\n"))
+	}
+}
