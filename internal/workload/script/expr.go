@@ -154,7 +154,7 @@ func (e *exprParser) expr(min int) (*node, error) {
 				return left, nil
 			}
 			e.next()
-			n := &node{op: opIs, val: Null(), neg: t.kind == tNotNull, args: []*node{left}, off: t.off}
+			n := &node{op: opIs, val: Null(), neg: t.kind == tNotNull, args: []*node{left}, off: left.off}
 			if t.kind == tIs {
 				r := e.next()
 				if r.kind == tNot {
@@ -184,7 +184,7 @@ func (e *exprParser) expr(min int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = &node{op: op.op, args: []*node{left, right}, off: t.off}
+		left = &node{op: op.op, args: []*node{left, right}, off: left.off}
 		lastNonassoc = 0
 		if op.nonassoc {
 			lastNonassoc = op.level
@@ -281,10 +281,10 @@ func (e *exprParser) call(t token) (*node, error) {
 	}
 	d := &funcs[f]
 	if len(n.args) < d.min || d.max >= 0 && len(n.args) > d.max {
-		return nil, e.p.s.errorf(t.off, "%s takes %s, not %d", d.name, d.arity(), len(n.args))
+		return nil, e.p.s.errorf(t.off, "%s takes %s, not %d", t.text, d.arity(), len(n.args))
 	}
 	if len(n.args) > maxFuncArgs {
-		return nil, e.p.s.errorf(t.off, "%s takes at most %d arguments, not %d", d.name, maxFuncArgs, len(n.args))
+		return nil, e.p.s.errorf(t.off, "%s takes at most %d arguments, not %d", t.text, maxFuncArgs, len(n.args))
 	}
 	if d.seeded && len(n.args) < d.max {
 		n.v = e.p.read("default_seed", -1)

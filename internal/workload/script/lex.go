@@ -19,6 +19,7 @@ type scanner struct {
 	pos   int
 	lines []int // offset of the start of each line
 	ended bool  // the current meta-command's line has ended
+	eol   int   // where it ended: its newline, or the end of the source
 }
 
 func newScanner(file string, src []byte) *scanner {
@@ -97,8 +98,8 @@ const (
 // quote inside), E'...' strings (backslash escapes), "..." identifiers, $tag$...$tag$ strings,
 // -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
 // statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
-// extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE
-// BLOCK). Beyond psql, MySQL's `...` identifiers are opaque too. \; puts a semicolon into
+// extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE BLOCK,
+// whose declarations before its BEGIN end with semicolons too). Beyond psql, MySQL's `...` identifiers are opaque too. \; puts a semicolon into
 // the statement without ending it (pgbench's combined statements) and \: a colon that is
 // never a variable reference. A :name outside quotes and comments is a variable reference;
 // :: (a cast) and := are not.
@@ -112,6 +113,7 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 		words   [4]string // the statement's first identifiers, for the BEGIN/END heuristic
 		nwords  int
 		routine bool
+		block   bool // EXECUTE BLOCK before its BEGIN: its declarations end with semicolons
 	)
 	out.off = -1
 	out.empty = true
@@ -205,11 +207,15 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 				words[nwords] = strings.ToLower(word)
 				nwords++
 				routine = isRoutine(words[:nwords])
+				if nwords == 2 && routine && words[0] == "execute" {
+					block = true
+				}
 			}
 			if routine && paren == 0 {
 				switch {
 				case strings.EqualFold(word, "begin"):
 					begin++
+					block = false
 				case strings.EqualFold(word, "case"):
 					if begin > 0 {
 						begin++
@@ -241,7 +247,7 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 			mark(start)
 			s.pos++
 			b.WriteByte(c)
-			if paren == 0 && begin == 0 {
+			if paren == 0 && begin == 0 && !block {
 				out.text, out.raw = b.String(), string(s.src[out.off:s.pos])
 				return out, stopSemicolon, nil
 			}
@@ -251,7 +257,7 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 			b.WriteByte(s.src[start+1])
 			if s.src[start+1] == ';' {
 				out.multi = true
-				nwords, routine = 0, false
+				nwords, routine, block = 0, false, false
 			} else {
 				out.empty = false
 			}
@@ -375,6 +381,7 @@ func (s *scanner) skipWordSpace() bool {
 		case c == '\\' && s.peek(1) == '\r' && s.peek(2) == '\n':
 			s.pos += 3
 		case c == '\n':
+			s.eol = s.pos
 			s.pos++
 			s.ended = true
 			return false
@@ -382,6 +389,7 @@ func (s *scanner) skipWordSpace() bool {
 			return true
 		}
 	}
+	s.eol = s.pos
 	s.ended = true
 	return false
 }
@@ -474,7 +482,7 @@ func (s *scanner) exprTokens() ([]token, error) {
 	var toks []token
 	for {
 		if !s.skipWordSpace() {
-			toks = append(toks, token{kind: tEOF, off: s.pos})
+			toks = append(toks, token{kind: tEOF, off: s.eol})
 			return toks, nil
 		}
 		start := s.pos

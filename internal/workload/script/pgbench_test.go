@@ -275,3 +275,95 @@ func TestRandomStreamMatchesPgbench(t *testing.T) {
 		t.Errorf("pgbench drew\n%s\nthe interpreter\n%s", strings.Join(got, "\n"), strings.Join(ours, "\n"))
 	}
 }
+
+// builtinScript returns the text of one of pgbench's built-in scripts as the installed
+// pgbench prints it.
+func builtinScript(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command(pgbenchBinary(t), "--show-script="+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench --show-script=%s: %v\n%s", name, err, out)
+	}
+	return string(out)
+}
+
+// recorder is an Executor that records the statements it is given.
+type recorder struct {
+	stmts []string
+	args  [][]Value
+}
+
+func (r *recorder) Exec(_ context.Context, st *Stmt) error {
+	r.stmts = append(r.stmts, st.SQL)
+	r.args = append(r.args, append([]Value(nil), st.Args...))
+	return nil
+}
+
+var pgbenchSending = regexp.MustCompile(`(?m)^pgbench: (?:debug: )?client 0 sending (.*)$`)
+
+// TestBuiltinScriptsMatchPgbench runs pgbench's three built-in scripts, as --show-script
+// prints them, with pgbench -d (which logs every statement it sends) and with the
+// interpreter seeded as pgbench seeds its client, over five transactions: in the literal
+// mode the statements must be byte for byte pgbench -M simple's, in the parameter mode
+// the text must be -M extended's, with the same values as arguments.
+func TestBuiltinScriptsMatchPgbench(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	// The tables, empty: the statements then run without changing anything.
+	init := exec.Command(pgbenchBinary(t), "-i", "-I", "dt", dsn)
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	const seed, txs = 4242, 5
+	for _, name := range []string{"tpcb-like", "simple-update", "select-only"} {
+		t.Run(name, func(t *testing.T) {
+			src := builtinScript(t, name)
+			s, err := Parse(name+".sql", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds, defaultSeed := PgbenchSeeds(seed, 1)
+			run := func(mode Mode) *recorder {
+				c, err := NewClient(Config{Scale: 1, Seed: seeds[0], DefaultSeed: defaultSeed, RandomSeed: seed, Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &recorder{}
+				for range txs {
+					c.Begin(s)
+					if err := c.Run(context.Background(), r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return r
+			}
+			sent := func(protocol string) []string {
+				out := runPgbench(t, dsn, src, "-d", "-M", protocol, "-t", fmt.Sprint(txs), fmt.Sprintf("--random-seed=%d", seed))
+				var stmts []string
+				for _, m := range pgbenchSending.FindAllStringSubmatch(out, -1) {
+					stmts = append(stmts, m[1])
+				}
+				if len(stmts) == 0 {
+					t.Fatalf("pgbench -d logged no statement:\n%s", out)
+				}
+				return stmts
+			}
+			literal := run(Literal)
+			if want := sent("simple"); strings.Join(literal.stmts, "\n") != strings.Join(want, "\n") {
+				t.Errorf("literal mode sent\n%s\npgbench -M simple\n%s", strings.Join(literal.stmts, "\n"), strings.Join(want, "\n"))
+			}
+			params := run(Params)
+			if want := sent("extended"); strings.Join(params.stmts, "\n") != strings.Join(want, "\n") {
+				t.Errorf("parameter mode sent\n%s\npgbench -M extended\n%s", strings.Join(params.stmts, "\n"), strings.Join(want, "\n"))
+			}
+			// The arguments, substituted into the placeholders, give the literal statements.
+			for i, sql := range params.stmts {
+				for j := len(params.args[i]); j >= 1; j-- { // $10 before $1
+					sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d", j), params.args[i][j-1].String())
+				}
+				if sql != literal.stmts[i] {
+					t.Errorf("statement %d: parameters give %q, literal mode %q", i, sql, literal.stmts[i])
+				}
+			}
+		})
+	}
+}
