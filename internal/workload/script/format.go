@@ -17,9 +17,16 @@ func (s *Script) Format() string {
 		c := &s.cmds[i]
 		switch c.Kind {
 		case CmdSQL:
-			b.WriteString(strings.TrimRight(c.raw, " \t\r\n\f"))
+			raw := strings.TrimRight(c.raw, " \t\r\n\f")
+			b.WriteString(raw)
 			if c.Capture != CaptureNone {
-				b.WriteString(" " + captureName(c.Capture))
+				// after a -- comment on the statement's last line, on a line of its own
+				if strings.Contains(raw[strings.LastIndexAny(raw, "\n\r")+1:], "--") {
+					b.WriteByte('\n')
+				} else {
+					b.WriteByte(' ')
+				}
+				b.WriteString(captureName(c.Capture))
 				if c.Prefix != "" {
 					b.WriteString(" " + c.Prefix)
 				}

@@ -11,11 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain stops the managed servers the tests started.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Shutdown()
+	mariadbtest.Shutdown()
+	os.Exit(code)
+}
 
 // pgbenchBinary returns the pgbench installed beside the PostgreSQL server, or on PATH;
 // without one the test is skipped (failed under DBLAT_REQUIRE_SERVERS=1).
