@@ -60,10 +60,13 @@ func (e *scripted) Exec(_ context.Context, st *Stmt) error {
 	return nil
 }
 
-func (e *scripted) StartPipeline(context.Context) error { e.calls = append(e.calls, "start"); return nil }
-func (e *scripted) SyncPipeline(context.Context) error  { e.calls = append(e.calls, "sync"); return nil }
-func (e *scripted) EndPipeline(context.Context) error   { e.calls = append(e.calls, "end"); return nil }
-func (e *scripted) AbortPipeline()                      { e.calls = append(e.calls, "abort") }
+func (e *scripted) StartPipeline(context.Context) error {
+	e.calls = append(e.calls, "start")
+	return nil
+}
+func (e *scripted) SyncPipeline(context.Context) error { e.calls = append(e.calls, "sync"); return nil }
+func (e *scripted) EndPipeline(context.Context) error  { e.calls = append(e.calls, "end"); return nil }
+func (e *scripted) AbortPipeline()                     { e.calls = append(e.calls, "abort") }
 
 func mustParse(t *testing.T, src string, defined ...string) *Script {
 	t.Helper()
@@ -153,10 +156,10 @@ SELECT d \aset q_
 UPDATE t SET v = :a || :p_b || :x || :q_y || :z;
 `)
 	ex := &scripted{results: map[string][]result{
-		"SELECT a ":  {{cols: []string{"a"}, rows: [][]string{{"1"}}}},
-		"SELECT b ":  {{cols: []string{"x"}, rows: [][]string{{"skipped"}}}, {cols: []string{"b"}, rows: [][]string{{"NULL"}}}},
-		"SELECT c ":  {{cols: []string{"x", "y"}, rows: [][]string{{"x1", "y1"}, {"x2", "y2"}}}, {cols: nil}, {cols: []string{"z"}, rows: nil}, {cols: []string{"z"}, rows: [][]string{{"z1"}}}},
-		"SELECT d ":  {{cols: []string{"y"}, rows: [][]string{{"qy"}}}},
+		"SELECT a ":    {{cols: []string{"a"}, rows: [][]string{{"1"}}}},
+		"SELECT b ":    {{cols: []string{"x"}, rows: [][]string{{"skipped"}}}, {cols: []string{"b"}, rows: [][]string{{"NULL"}}}},
+		"SELECT c ":    {{cols: []string{"x", "y"}, rows: [][]string{{"x1", "y1"}, {"x2", "y2"}}}, {cols: nil}, {cols: []string{"z"}, rows: nil}, {cols: []string{"z"}, rows: [][]string{{"z1"}}}},
+		"SELECT d ":    {{cols: []string{"y"}, rows: [][]string{{"qy"}}}},
 		"UPDATE t SET": nil,
 	}}
 	for _, mode := range []Mode{Literal, Params} {
