@@ -117,7 +117,7 @@ func (st *Stmt) Result(columns []string, rows int, last [][]byte) error {
 type Config struct {
 	// ID is :client_id, the client's number from 0.
 	ID int
-	// Scale is :scale.
+	// Scale is :scale (pgbench: -s, or 1).
 	Scale int64
 	// RandomSeed is :random_seed, DefaultSeed :default_seed (the seed of hash() and
 	// permute() when none is given); see PgbenchSeeds.

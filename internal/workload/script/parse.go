@@ -204,6 +204,9 @@ func Parse(name string, src []byte, defined ...string) (*Script, error) {
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
+	if len(p.script.cmds) == 0 {
+		return nil, &ParseError{File: name, Line: 1, Col: 1, Msg: "the script has no command: a transaction needs at least one SQL statement or meta-command"}
+	}
 	if err := p.check(); err != nil {
 		return nil, err
 	}

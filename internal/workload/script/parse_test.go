@@ -14,6 +14,8 @@ import (
 func TestParseErrors(t *testing.T) {
 	many := strings.Repeat(":aid, ", 256)
 	for _, c := range []struct{ src, want string }{
+		{"", `t.sql:1:1: the script has no command: a transaction needs at least one SQL statement or meta-command`},
+		{"-- only a comment\n;\n", `t.sql:1:1: the script has no command: a transaction needs at least one SQL statement or meta-command`},
 		{`\sett x 1`, `t.sql:1:1: unknown meta-command \sett (did you mean \set?)`},
 		{"SELECT 1;\n  \\slep 1", `t.sql:2:3: unknown meta-command \slep (did you mean \sleep?)`},
 		{`\frobnicate`, `t.sql:1:1: unknown meta-command \frobnicate`},
@@ -175,7 +177,7 @@ func TestSplitting(t *testing.T) {
 		{"SELECT '\\:x', 1 \\:y;", []stmt{{"SELECT '\\:x', 1 :y;", nil}}},
 		{"SELECT :a,:b_2,:ü;", []stmt{{"SELECT :a,:b_2,:ü;", []string{"a", "b_2", "ü"}}}},
 		{"SELECT :a \\gset\nSELECT 2", []stmt{{"SELECT :a ", []string{"a"}}, {"SELECT 2", nil}}},
-		{";;  ;\n-- only comments\n/* and this */;", nil},
+		{";;  ;\n-- only comments\n/* and this */;\nSELECT 1;", []stmt{{"SELECT 1;", nil}}},
 		{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END; SELECT 3;",
 			[]stmt{{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END;", nil}, {"SELECT 3;", nil}}},
 		{"EXECUTE BLOCK AS DECLARE x INT; BEGIN SELECT 1 FROM rdb$database INTO \\:x; END; BEGIN;",

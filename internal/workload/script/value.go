@@ -86,7 +86,8 @@ func (v Value) AsBool() bool { return v.bits != 0 }
 func (v Value) AsText() string { return v.s }
 
 // Any returns v as a database/sql argument: nil, bool, int64, float64 or string. KindNone
-// gives nil too.
+// gives nil too. (pgbench sends every argument as text, String's; a double whose
+// parameter the server typed as an integer may need that text rather than a float64.)
 func (v Value) Any() any {
 	switch v.kind {
 	case KindBool:
