@@ -1,6 +1,7 @@
 package script
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -99,10 +100,10 @@ const (
 // -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
 // statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
 // extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE BLOCK,
-// whose declarations before its BEGIN end with semicolons too). Beyond psql, MySQL's `...` identifiers are opaque too. \; puts a semicolon into
-// the statement without ending it (pgbench's combined statements) and \: a colon that is
-// never a variable reference. A :name outside quotes and comments is a variable reference;
-// :: (a cast) and := are not.
+// whose declarations before its BEGIN end with semicolons too). Beyond psql, MySQL's `...`
+// identifiers are opaque too. \; puts a semicolon into the statement without ending it
+// (pgbench's combined statements) and \: a colon that is never a variable reference. A
+// :name outside quotes and comments is a variable reference; :: (a cast) and := are not.
 func (s *scanner) scanSQL() (sqlText, stop, error) {
 	var (
 		b       strings.Builder
@@ -179,7 +180,7 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 			mark(start)
 			out.empty = false
 			if tag := s.dollarTag(); tag != "" {
-				end := strings.Index(string(s.src[s.pos+len(tag):]), tag)
+				end := bytes.Index(s.src[s.pos+len(tag):], []byte(tag))
 				if end < 0 {
 					return out, stopEOF, s.errorf(start, "unterminated dollar-quoted string: close it with %s", tag)
 				}
