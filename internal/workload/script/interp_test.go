@@ -389,3 +389,37 @@ func TestInterpretText(t *testing.T) {
 		}
 	}
 }
+
+// TestClientsShareAScript runs clients of one script in parallel (run with -race): a Script
+// is read-only once parsed, and each client draws its own sequence.
+func TestClientsShareAScript(t *testing.T) {
+	s := mustParse(t, tpcbScript)
+	seeds, defaultSeed := PgbenchSeeds(1, 8)
+	logs := make([][]string, len(seeds))
+	done := make(chan int)
+	for i := range seeds {
+		go func() {
+			defer func() { done <- i }()
+			c, err := NewClient(Config{ID: i, Scale: 1, Seed: seeds[i], DefaultSeed: defaultSeed, Mode: Mode(i % 2)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ex := &scripted{}
+			for range 200 {
+				c.Begin(s)
+				if err := c.Run(context.Background(), ex); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			logs[i] = ex.log
+		}()
+	}
+	for range seeds {
+		<-done
+	}
+	if slices.Equal(logs[0], logs[2]) || len(logs[0]) != 200*7 {
+		t.Errorf("clients 0 and 2 sent the same %d statements", len(logs[0]))
+	}
+}
