@@ -26,6 +26,11 @@ type TestDirs struct {
 	// Signal asks a server to stop before SIGKILL (SIGQUIT is PostgreSQL's immediate
 	// shutdown, SIGTERM MariaDB's).
 	Signal syscall.Signal
+	// Registry, when set, is a managed-server registry's root relative to a directory
+	// ("state"): the servers it records are stopped too (a test of the CLI or the execution
+	// core starts them as dblat does). Each is signalled only if its command line names
+	// its instance directory.
+	Registry string
 }
 
 // ownerFile holds the PID of the test binary that made a directory.
@@ -59,7 +64,22 @@ func (td TestDirs) Sweep(root string) {
 			continue
 		}
 		stopped := true
-		pidFiles, _ := filepath.Glob(filepath.Join(d, td.PIDFiles))
+		if td.Registry != "" {
+			list, _ := Registry{Root: filepath.Join(d, td.Registry)}.List()
+			for _, inst := range list {
+				if inst.PID == 0 {
+					continue
+				}
+				if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", inst.PID)); err == nil && strings.Contains(string(cmdline), inst.Dir) {
+					_ = StopPID(inst.PID, syscall.SIGTERM, 30*time.Second)
+					stopped = stopped && !Alive(inst.PID)
+				}
+			}
+		}
+		var pidFiles []string
+		if td.PIDFiles != "" {
+			pidFiles, _ = filepath.Glob(filepath.Join(d, td.PIDFiles))
+		}
 		for _, pf := range pidFiles {
 			b, err := os.ReadFile(pf)
 			if err != nil {

@@ -117,7 +117,11 @@ var findBinaries = sync.OnceValue(func() error {
 })
 
 // requireBinaries skips (or, when Required, fails) the test without Firebird 3.0 binaries.
-func requireBinaries(t testing.TB) {
+func requireBinaries(t testing.TB) { Require(t) }
+
+// Require skips the test (or, when Required, fails it) without Firebird 3.0's binaries, for
+// tests that start their servers another way (through dblat's own state directory).
+func Require(t testing.TB) {
 	t.Helper()
 	if err := findBinaries(); err != nil {
 		if Required() || !strings.Contains(err.Error(), "no Firebird 3.0 binaries") {
