@@ -145,15 +145,15 @@ func (a *Agent) runPart(ctx context.Context, p *results.Part) {
 		fail(fmt.Sprintf("cannot read the assignment: %v", err))
 		return
 	}
-	spec := asg.Spec
+	rs := asg.Run
 	switch {
 	case a.Target != "":
-		spec.Target = a.Target
+		rs.Target = a.Target
 	case asg.TargetSecret:
 		fail(fmt.Sprintf("agent %s: the run's target DSN holds a password, which the store never holds: start the agent with --target DSN", a.Name))
 		return
 	}
-	a.info("run %d: part %d of %d, terminals %d-%d", p.RunID, asg.Index+1, asg.Parts, spec.FirstTerminal, spec.FirstTerminal+spec.Terminals-1)
+	a.info("run %d: part %d of %d, terminals %d-%d", p.RunID, asg.Index+1, asg.Parts, rs.FirstTerminal, rs.FirstTerminal+rs.Terminals-1)
 
 	// The part drains when the coordinator calls the run off or this agent is stopped.
 	drain := make(chan struct{})
@@ -167,7 +167,8 @@ func (a *Agent) runPart(ctx context.Context, p *results.Part) {
 	ps := &partStore{store: a.Store, part: *p, agent: a.Name, drain: drain}
 	core := *a.Core
 	core.Store = ps
-	run, err := core.Run(context.WithoutCancel(ctx), drain, spec)
+	core.BeforeStart = ps.awaitStart
+	run, err := core.Run(context.WithoutCancel(ctx), drain, rs)
 	ps.wait()
 	switch {
 	case run != nil && run.Status == results.StatusFinished && ps.finished != nil:
@@ -221,11 +222,13 @@ func (a *Agent) watchPart(ctx, agentCtx context.Context, p *results.Part, stop f
 	}
 }
 
-// errCalledOff is Begin's error when the run is called off before the part started.
+// errCalledOff is the start barrier's error when the run is called off before the part
+// started.
 var errCalledOff = errors.New("the run was called off before this part started")
 
-// partStore is the execution.Store a part runs with: Begin waits for the announced start,
-// and the part's figures stay in memory until the agent writes them as the part's result.
+// partStore is the execution.Store a part runs with: the part's figures stay in memory until
+// the agent writes them as the part's result. Its awaitStart is the part's start barrier
+// (execution.Core.BeforeStart).
 type partStore struct {
 	store Store
 	part  results.Part
@@ -238,19 +241,25 @@ type partStore struct {
 	pending  sync.WaitGroup // the write of the actual start
 }
 
-// Begin measures the clock offset to the store, reports the part ready, waits for the
+// Begin gives the part the whole run's ID; the part is not stored as a run of its own.
+func (s *partStore) Begin(_ context.Context, r *results.Run) (int64, error) {
+	r.ID = s.part.RunID
+	return r.ID, nil
+}
+
+// awaitStart measures the clock offset to the store, reports the part ready, waits for the
 // announced start and returns at it: the runner starts the terminals right after.
-func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
+func (s *partStore) awaitStart(ctx context.Context, r *results.Run) error {
 	offset, err := ClockOffset(ctx, s.store, 7)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	ok, err := s.store.AdvancePart(ctx, results.Part{RunID: s.part.RunID, Agent: s.agent, State: results.PartReady, ClockOffset: offset})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if !ok {
-		return 0, errCalledOff
+		return errCalledOff
 	}
 	var startAt time.Time
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -261,9 +270,9 @@ func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
 	for startAt.IsZero() {
 		select {
 		case <-s.drain:
-			return 0, errCalledOff
+			return errCalledOff
 		case <-deadline:
-			return 0, fmt.Errorf("no start was announced within %v of this part being ready: the coordinator is gone", readyWait+time.Minute)
+			return fmt.Errorf("no start was announced within %v of this part being ready: the coordinator is gone", readyWait+time.Minute)
 		case <-tick.C:
 		}
 		parts, err := s.store.Parts(ctx, s.part.RunID)
@@ -275,7 +284,7 @@ func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
 				continue
 			}
 			if q.State != results.PartReady {
-				return 0, errCalledOff
+				return errCalledOff
 			}
 			startAt = q.StartAt
 		}
@@ -284,7 +293,7 @@ func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
 	local := startAt.Add(offset)
 	select {
 	case <-s.drain:
-		return 0, errCalledOff
+		return errCalledOff
 	case <-time.After(time.Until(local)):
 	}
 	started := time.Now()
@@ -292,8 +301,8 @@ func (s *partStore) Begin(ctx context.Context, r *results.Run) (int64, error) {
 		_, _ = s.store.AdvancePart(context.WithoutCancel(ctx), results.Part{RunID: s.part.RunID, Agent: s.agent,
 			State: results.PartRunning, Started: started.Add(-offset)})
 	})
-	r.ID, r.Started = s.part.RunID, started
-	return r.ID, nil
+	r.Started = started
+	return nil
 }
 
 // wait waits for the write of the actual start.

@@ -12,9 +12,9 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/workload"
-	"github.com/dblat/dblat/internal/workload/tpcc"
 )
 
 // Defaults of the Coordinator's and the Agent's timing.
@@ -83,20 +83,21 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Run stores spec's run as running, waits for c.Agents idle agents, gives each a part
+// Run stores rs's run as running, waits for c.Agents idle agents, gives each a part
 // (Split), announces the start once every part is ready, and finishes the run with the
 // merge of the parts when all are done. It returns the stored run. The run fails, with
 // a reason naming the agent, when an agent's heartbeat grows older than Stale or its part
 // fails; every other part is then called off. Closing drain or canceling ctx calls the
 // parts off too and stores the run as aborted (the error is execution.ErrInterrupted).
-func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, spec execution.Spec) (*results.Run, error) {
+func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, rs spec.Run) (*results.Run, error) {
 	if c.Agents < 1 {
 		return nil, execution.Inputf("agents must be at least 1, got %d", c.Agents)
 	}
-	t, err := c.Core.Resolve(spec.Target)
+	t, err := c.Core.Resolve(rs.Target)
 	if err != nil {
 		return nil, err
 	}
+	rs.Resolve()
 	// The agents connect with the DSN; a managed server's is its loopback address, which
 	// serves agents on this machine. A password is never stored: each agent then needs
 	// the DSN of its own (Agent.Target).
@@ -104,47 +105,35 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, spec execu
 	if r := t.Engine.Redact(t.DSN); r != t.DSN && strings.Contains(r, "xxxxx") {
 		dsn, secret = r, true
 	}
-	def, err := workload.Lookup(spec.Workload)
+	def, err := workload.Lookup(rs.Workload)
 	if err != nil {
 		return nil, execution.Inputf("%v", err)
 	}
-	scale, err := c.loaded(ctx, t, def, spec.Scale)
+	scale, err := c.loaded(ctx, t, def, rs.Scale)
 	if err != nil {
 		return nil, err
 	}
-	asg, err := Split(spec, c.Agents, scale)
+	asg, err := Split(rs, def, c.Agents, scale)
 	if err != nil {
 		return nil, err
 	}
 	for i := range asg {
-		asg[i].Spec.Target, asg[i].TargetSecret = dsn, secret
+		asg[i].Run.Target, asg[i].TargetSecret = dsn, secret
 	}
 	run := &results.Run{
-		Study: spec.Study, CellKey: spec.Cell, Status: results.StatusRunning, Started: time.Now(),
-		Params: results.Params{Workload: def.Name, Scale: scale, Terminals: spec.Terminals, Connections: spec.Connections,
-			Duration: spec.Duration, Warmup: spec.Warmup, Seed: spec.Seed, Mix: spec.Mix, Think: spec.Think,
-			Options: maps.Clone(spec.Options), MaxTries: max(spec.MaxTries, 1), LatencyLimit: spec.LatencyLimit},
+		Study: rs.Study, CellKey: rs.Cell, Status: results.StatusRunning, Started: time.Now(),
+		Params:  rs.Stored(scale, rs.Mix, rs.Options),
 		Server:  results.Server{Engine: t.Engine.Name(), Target: t.Label, Managed: t.Server != nil},
 		Client:  sysinfo.Client(),
 		Summary: results.Summary{Metric: def.Metric.Name},
 		Agents:  c.Agents,
 	}
-	if run.Params.Connections <= 0 || run.Params.Connections > spec.Terminals {
-		run.Params.Connections = spec.Terminals
-	}
-	if spec.Link != nil {
-		run.Params.RTT = spec.Link.AddedRTT()
-	}
-	if run.Params.Options == nil {
-		run.Params.Options = map[string]string{}
-	}
-	maps.Copy(run.Params.Options, spec.Record)
 	if _, err := c.Store.Begin(ctx, run); err != nil {
 		return nil, err
 	}
 	c.obs().RunStarted(run)
 	parts, err := c.drive(ctx, drain, run, asg)
-	return c.finish(ctx, run, parts, err)
+	return c.finish(ctx, run, def, parts, err)
 }
 
 // loaded returns the warehouses (the scale) the run uses: scale, checked against what the
@@ -372,7 +361,7 @@ func firstNot(parts []results.Part, st results.PartState) string {
 
 // finish stores the run's end: the merge of its parts, or why it was called off (every
 // part not done is then failed, which stops its agent).
-func (c *Coordinator) finish(ctx context.Context, run *results.Run, parts []results.Part, runErr error) (*results.Run, error) {
+func (c *Coordinator) finish(ctx context.Context, run *results.Run, def *workload.Definition, parts []results.Part, runErr error) (*results.Run, error) {
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	var off *callOff
@@ -385,7 +374,7 @@ func (c *Coordinator) finish(ctx context.Context, run *results.Run, parts []resu
 		first := parts[0].Result
 		run.Server.Version, run.Server.Settings = first.Server.Version, first.Server.Settings
 		run.Params.Mix = first.Params.Mix
-		run.Params.Options = mergeOptions(run.Params.Options, first.Params.Options)
+		run.Params.Options = mergeOptions(run.Params.Options, first.Params.Options, def.SplitOptions)
 		if err := c.Store.AddSamples(saveCtx, run.ID, run.Samples); err != nil {
 			runErr = err
 			break
@@ -420,13 +409,15 @@ func (c *Coordinator) finish(ctx context.Context, run *results.Run, parts []resu
 }
 
 // mergeOptions adds to the run's options those every part recorded (the engine's notes,
-// the workload's description), except the part's own home warehouses.
-func mergeOptions(run, part map[string]string) map[string]string {
+// the workload's description), except the options that confined each part to its data.
+func mergeOptions(run, part map[string]string, split []string) map[string]string {
 	out := maps.Clone(part)
 	if out == nil {
 		out = map[string]string{}
 	}
-	delete(out, tpcc.OptionHomeWarehouses)
+	for _, o := range split {
+		delete(out, o)
+	}
 	maps.Copy(out, run)
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Severity is how much a finding weighs.
@@ -417,25 +418,25 @@ func (c *checker) items() []item {
 			}
 			return itoa(r.Params.Connections)
 		}, results.FactorConnections, results.FactorTerminals),
-		p("rtt", Error, "a different added latency", func(r *results.Run) string { return results.FormatDuration(r.Params.RTT) }, results.FactorRTT),
+		p("rtt", Error, "a different added latency", func(r *results.Run) string { return spec.FormatDuration(r.Params.RTT) }, results.FactorRTT),
 		p("think", Error, "pacing on in some runs and off in others", func(r *results.Run) string { return strconv.FormatBool(r.Params.Think) }, results.FactorThink),
 		p("mix", Error, "a different transaction mix", func(r *results.Run) string { return mixText(r.Params.Mix) },
 			results.OptionPrefix+"mix"),
 		p("duration", Warning, "windows of different length average different amounts of noise and background work",
-			func(r *results.Run) string { return results.FormatDuration(r.Params.Duration) }, results.FactorDuration),
+			func(r *results.Run) string { return spec.FormatDuration(r.Params.Duration) }, results.FactorDuration),
 		p("warmup", Warning, "warm-ups of different length leave caches in different states",
-			func(r *results.Run) string { return results.FormatDuration(r.Params.Warmup) }, results.FactorWarmup),
+			func(r *results.Run) string { return spec.FormatDuration(r.Params.Warmup) }, results.FactorWarmup),
 		p("seed", Warning, "the terminals draw different random sequences",
 			func(r *results.Run) string { return strconv.FormatInt(r.Params.Seed, 10) }),
 		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
 		p("rate", Error, "a different offered load (0: a closed loop, which slows down with the server)",
-			func(r *results.Run) string { return results.FormatRate(r.Params.Rate) }, results.FactorRate),
+			func(r *results.Run) string { return spec.FormatRate(r.Params.Rate) }, results.FactorRate),
 		p("arrival", Error, "arrivals spaced differently (Poisson arrivals queue more than constant ones)",
 			func(r *results.Run) string { return r.Params.Arrival }, results.FactorArrival),
 		p("latency limit", Error, "a different bound on the backlog (skipped arrivals leave the figures)",
-			func(r *results.Run) string { return results.FormatDuration(r.Params.LatencyLimit) }, results.FactorLatencyLimit),
+			func(r *results.Run) string { return spec.FormatDuration(r.Params.LatencyLimit) }, results.FactorLatencyLimit),
 		p("max tries", Error, "retries on in some runs and off in others (a retried conflict adds response time, a failed one an error)",
-			func(r *results.Run) string { return itoa(max(r.Params.MaxTries, 1)) }, results.FactorMaxTries),
+			func(r *results.Run) string { return itoa(r.Params.Tries()) }, results.FactorMaxTries),
 	}
 	// Requested settings and options that are not factors.
 	opts := map[string]bool{}
@@ -703,7 +704,7 @@ func linkText(r *results.Run) string {
 	}
 	s := l.Kind
 	if l.Jitter > 0 {
-		s += fmt.Sprintf(" jitter %s %s", results.FormatDuration(l.Jitter), l.Distribution)
+		s += fmt.Sprintf(" jitter %s %s", spec.FormatDuration(l.Jitter), l.Distribution)
 	}
 	if l.BandwidthUp > 0 || l.BandwidthDown > 0 {
 		s += fmt.Sprintf(" bandwidth %d/%d B/s", l.BandwidthUp, l.BandwidthDown)
@@ -1098,7 +1099,7 @@ func (c *checker) retryRates() {
 			}
 			ids = append(ids, r.ID)
 			lines = append(lines, fmt.Sprintf("run %d: %s of %d transactions retried, %d retries in all (max tries %d; %s)",
-				r.ID, pct(rate), done, r.Summary.Retries, max(r.Params.MaxTries, 1), strings.Join(types, ", ")))
+				r.ID, pct(rate), done, r.Summary.Retries, r.Params.Tries(), strings.Join(types, ", ")))
 		}
 		if len(ids) == 0 {
 			continue
@@ -1125,7 +1126,7 @@ func (c *checker) overload() {
 		}
 		ids = append(ids, r.ID)
 		lines = append(lines, fmt.Sprintf("run %d (%s): offered %s/s, achieved %.1f/s; %d of %d arrivals skipped, %d not started by the window's end",
-			r.ID, orAll(c.cellOf(r)), results.FormatRate(r.Params.Rate), r.Summary.AchievedRate, r.Summary.Skipped, r.Summary.Offered, r.Summary.Backlog))
+			r.ID, orAll(c.cellOf(r)), spec.FormatRate(r.Params.Rate), r.Summary.AchievedRate, r.Summary.Skipped, r.Summary.Offered, r.Summary.Backlog))
 	}
 	if len(ids) == 0 {
 		return

@@ -11,6 +11,7 @@ import (
 	// The engines register their Comparison, which the checks read.
 	_ "github.com/dblat/dblat/internal/engine/all"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // cleanStudy is a clean 2 RTT × 2 terminals study with five repeats: ids 1–20, cell
@@ -448,7 +449,7 @@ func TestCheckDeterministic(t *testing.T) {
 func TestWarmupMeasured(t *testing.T) {
 	run := func(id int64, perSecond func(sec int) int64) results.Run {
 		r := results.Run{ID: id, Status: results.StatusFinished,
-			Params:  results.Params{Workload: "tpcc", Terminals: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second},
+			Params:  results.Params{Drive: spec.Drive{Terminals: 4, Duration: 20 * time.Second, Warmup: 2 * time.Second}, Workload: "tpcc"},
 			Summary: results.Summary{Elapsed: 20 * time.Second}}
 		// Samples are one second long, ending a few µs after each second of the window; the
 		// last also holds what was in flight when the window ended.
@@ -489,7 +490,7 @@ func TestWarmupMeasured(t *testing.T) {
 func TestWarmupNoiseBeyondCounting(t *testing.T) {
 	run := func(id int64, terminals int, first int64, rest []int64) results.Run {
 		r := results.Run{ID: id, Status: results.StatusFinished,
-			Params:  results.Params{Workload: "tpcc", Terminals: terminals, Duration: 5 * time.Second, Warmup: 5 * time.Second},
+			Params:  results.Params{Drive: spec.Drive{Terminals: terminals, Duration: 5 * time.Second, Warmup: 5 * time.Second}, Workload: "tpcc"},
 			Summary: results.Summary{Elapsed: 5 * time.Second}}
 		counts := append([]int64{first, first}, rest...)
 		for s, n := range counts {
@@ -529,7 +530,7 @@ func TestVariationNamesTheMachine(t *testing.T) {
 		var runs []results.Run
 		for i, c := range rs {
 			r := results.Run{ID: int64(i + 1), Status: results.StatusFinished,
-				Params:  results.Params{Workload: "select-only", Terminals: 4, Duration: 5 * time.Second, Warmup: 10 * time.Second},
+				Params:  results.Params{Drive: spec.Drive{Terminals: 4, Duration: 5 * time.Second, Warmup: 10 * time.Second}, Workload: "select-only"},
 				Summary: results.Summary{Metric: results.MetricTPS, Elapsed: 5 * time.Second, TPS: c.tps, Committed: int64(c.tps * 5)}}
 			r.Client.CPUSeconds = c.cpuPerTx * c.tps * 5 / 1e6
 			if withSteal {
@@ -573,7 +574,7 @@ func TestVariationBeyondCounting(t *testing.T) {
 		var runs []results.Run
 		for i, x := range tps {
 			runs = append(runs, results.Run{ID: base + int64(i), Status: results.StatusFinished,
-				Params:  results.Params{Workload: "select-only", Terminals: 1, Duration: 5 * time.Second, Warmup: 10 * time.Second},
+				Params:  results.Params{Drive: spec.Drive{Terminals: 1, Duration: 5 * time.Second, Warmup: 10 * time.Second}, Workload: "select-only"},
 				Summary: results.Summary{Metric: results.MetricTPS, Elapsed: 5 * time.Second, TPS: x, Committed: int64(x * 5)}})
 		}
 		return runs
@@ -600,7 +601,7 @@ func TestVariationBeyondCounting(t *testing.T) {
 func openLoop(runs []results.Run, rate float64) []results.Run {
 	for i := range runs {
 		r := &runs[i]
-		r.Params.Rate, r.Params.Arrival = rate, results.ArrivalConstant
+		r.Params.Rate, r.Params.Arrival = rate, spec.ArrivalConstant
 		r.Summary.Offered = int64(rate * tEl.Seconds())
 		r.Summary.AchievedRate = rate
 	}

@@ -35,9 +35,10 @@
 // # The credibility check
 //
 // Check applies one rule per pitfall (see the Rule… constants): runs in one chart that
-// differ in anything besides the study's factors (seed 002), engine pitfalls
-// (engines.md §1.3–1.5, §6), error and conflict rates, too few or too noisy repeats
-// (seed 000), a saturated client, an RTT that the link did not deliver, a missing or short
+// differ in anything besides the study's factors (seed 002: builds, page sizes and caches
+// that differ between the runs compared), engine pitfalls (Firebird's update conflicts, a
+// cache left at its default, data that fits in RAM), error and conflict rates, too few or
+// too noisy repeats (seed 000: "each test configuration is run at least five times"), a saturated client, an RTT that the link did not deliver, a missing or short
 // warm-up, open-loop runs that did not sustain their rate (overload points), and retries
 // after conflicts, a finding of their own apart from errors. Each Finding names its
 // severity, the runs and cells it concerns, the evidence and what to change; errors mean the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Two pool sizes under a network-bound TPC-C-like load: 20 round trips per transaction and
@@ -19,7 +20,7 @@ func Example() {
 			tps := float64(n) / (20*rtt.Seconds() + 0.005)
 			runs = append(runs, results.Run{
 				ID: id, Status: results.StatusFinished,
-				Params:  results.Params{Workload: "tpcb", Terminals: n, Duration: time.Minute, Warmup: 2 * time.Second, RTT: rtt},
+				Params:  results.Params{Drive: spec.Drive{Terminals: n, Duration: time.Minute, Warmup: 2 * time.Second}, Workload: "tpcb", RTT: rtt},
 				Link:    &results.Link{Kind: "proxy", RTT: rtt, AchievedP50: rtt, Samples: 200},
 				Server:  results.Server{Engine: "postgres", Version: "PostgreSQL 15.18"},
 				Summary: results.Summary{Elapsed: time.Minute, Committed: int64(tps * 60), TPS: tps},

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Synthetic runs. A clean run is one every rule passes: a PostgreSQL server with 1 GB of
@@ -38,12 +39,7 @@ func cleanRun(id int64, rtt time.Duration, terminals int, tps float64) results.R
 	started := tStart.Add(time.Duration(id) * 2 * time.Minute)
 	return results.Run{
 		ID: id, Study: "synthetic", Status: results.StatusFinished, Started: started, Ended: started.Add(tEl + tWu),
-		Params: results.Params{
-			Workload: "tpcc", Scale: 10, Terminals: terminals, Connections: terminals,
-			Duration: tEl, Warmup: tWu, Seed: 1, RTT: rtt,
-			Mix:     map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4},
-			Options: map[string]string{"set.shared_buffers": "1GB"},
-		},
+		Params: results.Params{Drive: spec.Drive{Terminals: terminals, Connections: terminals, Duration: tEl, Warmup: tWu, Seed: 1}, Workload: "tpcc", Scale: 10, RTT: rtt, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Options: map[string]string{"set.shared_buffers": "1GB"}},
 		Link: &results.Link{Kind: "proxy", RTT: rtt, Up: rtt / 2, Down: rtt - rtt/2, DelayConnect: true,
 			AchievedP50: rtt, AchievedP99: rtt + 20*time.Microsecond, Samples: 200},
 		Server: results.Server{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Model names: which form of the latency model a Fit uses.
@@ -571,4 +572,4 @@ func roundUs(ns float64) time.Duration {
 }
 
 // fmtDur writes d as study files write durations, rounded to the microsecond.
-func fmtDur(d time.Duration) string { return results.FormatDuration(d.Round(time.Microsecond)) }
+func fmtDur(d time.Duration) string { return spec.FormatDuration(d.Round(time.Microsecond)) }

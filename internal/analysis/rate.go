@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // RateSeries is the response time of one series of open-loop runs at one offered rate,
@@ -297,7 +298,7 @@ func departures(rs *RateSeries) []string {
 		switch {
 		case p.Overloaded > 0:
 			out = append(out, fmt.Sprintf("RTT %s: %d of %d runs did not sustain %s/s (achieved %s/s): the backlog grows through the window, so the mean response of %s measures how long the window was, not the RTT; the model ends at saturation",
-				p.Level, p.Overloaded, p.Runs, results.FormatRate(rs.Rate), trimNum(p.Achieved), fmtMs(p.Response)))
+				p.Level, p.Overloaded, p.Runs, spec.FormatRate(rs.Rate), trimNum(p.Achieved), fmtMs(p.Response)))
 		case p.Model == 0 && rs.R > 0:
 			out = append(out, fmt.Sprintf("RTT %s: the model's terminals are saturated here (ρ = %.2f), yet every run kept the rate: the transactions took less than R·r + s = %s (measured service %s)",
 				p.Level, p.Utilisation, fmtMs(p.ModelService), fmtMs(p.Service)))
@@ -314,7 +315,7 @@ func departures(rs *RateSeries) []string {
 			case diff > 0:
 				out = append(out, fmt.Sprintf("RTT %s: response %s against the model's %s: arrivals waited %s for a free terminal where M/M/%d predicts %s; at ρ = %.2f the queue is very sensitive to bursts and to the spread of service times",
 					p.Level, fmtMs(p.Response), fmtMs(p.Model), fmtMs(lag), rs.Terminals, fmtMs(modelWait), p.Utilisation))
-			case rs.Arrival == results.ArrivalConstant && modelWait > 0 && lag < modelWait:
+			case rs.Arrival == spec.ArrivalConstant && modelWait > 0 && lag < modelWait:
 				out = append(out, fmt.Sprintf("RTT %s: response %s, below the model's %s: constant arrivals wait %s for a terminal where the Poisson arrivals of M/M/%d would wait %s",
 					p.Level, fmtMs(p.Response), fmtMs(p.Model), fmtMs(lag), rs.Terminals, fmtMs(modelWait)))
 			default:
@@ -327,4 +328,4 @@ func departures(rs *RateSeries) []string {
 }
 
 // trimNum writes a rate without trailing zeros.
-func trimNum(x float64) string { return results.FormatRate(round(x, 1)) }
+func trimNum(x float64) string { return spec.FormatRate(round(x, 1)) }

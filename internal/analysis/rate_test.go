@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // rateStudy is an open-loop study at 400 arrivals per second on 8 terminals, RTT 0 to 1 ms,
@@ -24,7 +25,7 @@ func rateStudy(t *testing.T, svcAt func(time.Duration) time.Duration) []results.
 		for _, r := range rtts {
 			id++
 			run := cleanRun(id, r, n, rate)
-			run.Params.Rate, run.Params.Arrival = rate, results.ArrivalPoisson
+			run.Params.Rate, run.Params.Arrival = rate, spec.ArrivalPoisson
 			run.Summary.Offered = int64(rate * tEl.Seconds())
 			run.Summary.AchievedRate = rate
 			svc := svcAt(r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Analysis is everything package analysis says about one study's runs: the sections of
@@ -205,7 +206,7 @@ func writePool(ew *TextWriter, p *PoolAdvice) {
 // departures from the model.
 func WriteRate(ew *TextWriter, rs *RateSeries) {
 	ew.Printf("Response time against RTT at %s per second (%s arrivals, %d terminals; %s)\n",
-		results.FormatRate(rs.Rate), rs.Arrival, rs.Terminals, rs.Series)
+		spec.FormatRate(rs.Rate), rs.Arrival, rs.Terminals, rs.Series)
 	if rs.R > 0 {
 		ew.Printf("  model: response ≈ R·r + s plus the wait for a terminal, R = %.1f round trips, s = %s; saturation at r* = %s\n",
 			rs.R, fmtMs(rs.S), orNone(fmtDurOr(rs.ModelSaturation)))

@@ -11,6 +11,7 @@ import (
 	"github.com/dblat/dblat/internal/agent"
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 func (a *app) agentCommand() *cobra.Command {
@@ -42,12 +43,12 @@ progress is drained and reported failed, and the agent leaves the store.`,
 			}
 			ctx, stop := a.interruptCancels(cmd.Context(), "stopping the agent (a part in progress is drained and reported failed)")
 			defer stop()
-			core, closeStore, err := a.core(ctx)
+			core, store, closeStore, err := a.core(ctx)
 			if err != nil {
 				return err
 			}
 			defer closeStore()
-			ag := &agent.Agent{Name: name, Store: core.Store.(agent.Store), Core: core, Target: target, Heartbeat: heartbeat, IdleExit: idleExit}
+			ag := &agent.Agent{Name: name, Store: store, Core: core, Target: target, Heartbeat: heartbeat, IdleExit: idleExit}
 			return ag.Serve(ctx)
 		},
 	}
@@ -59,8 +60,8 @@ progress is drained and reported failed, and the agent leaves the store.`,
 	return cmd
 }
 
-// coordinate runs spec in parts on n agents, waiting up to wait for them (0: the default).
-func (a *app) coordinate(ctx context.Context, drain <-chan struct{}, core *execution.Core, spec execution.Spec, n int, wait time.Duration) (*results.Run, error) {
-	c := &agent.Coordinator{Store: core.Store.(agent.Store), Core: core, Agents: n, JoinWait: wait, Observer: core.Observer}
-	return c.Run(ctx, drain, spec)
+// coordinate runs rs in parts on n agents, waiting up to wait for them (0: the default).
+func (a *app) coordinate(ctx context.Context, drain <-chan struct{}, core *execution.Core, store agent.Store, rs spec.Run, n int, wait time.Duration) (*results.Run, error) {
+	c := &agent.Coordinator{Store: store, Core: core, Agents: n, JoinWait: wait, Observer: core.Observer}
+	return c.Run(ctx, drain, rs)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DBLAT_CLI_CHILD") == "1" {
 		os.Exit(cli.Main(cli.NewState(), os.Args[1:]))
 	}
+	testDirs.Sweep(os.TempDir())
 	code := m.Run()
 	// engines_test starts the shared MariaDB and Firebird servers too: stop all three, or
 	// the MariaDB server outlives this binary (until the next one's sweep) and Firebird's
@@ -41,6 +43,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testDirs are the tests' state directories; the servers a dead test binary left in one are
+// stopped by the next (TestMain).
+var testDirs = managed.TestDirs{Prefix: "dblat-cli-test-", Registry: "state"}
+
 // env is one isolated dblat setup: its own state directory and results database.
 type env struct {
 	t       *testing.T
@@ -50,12 +56,10 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dblat-cli-test-")
+	// Managed servers run as an unprivileged user that must reach the state directory
+	// (testDirs makes it so).
+	dir, err := testDirs.Make("")
 	if err != nil {
-		t.Fatal(err)
-	}
-	// Managed servers run as an unprivileged user that must reach the state directory.
-	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, signals: make(chan os.Signal, 2)}
@@ -209,7 +213,7 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"unknown flag: --mode"}, "run", "simple", "select-only", "--target", dsn, "--mode", "batched")
 	e.fails(cli.ExitUsage, []string{"unknown flag: --warehouses"}, "run", "simple", "select-only", "--target", dsn, "--warehouses", "2")
 	e.fails(cli.ExitUsage, []string{"--blobs-per-tx is not an option of select-only"}, "run", "simple", "select-only", "--target", dsn, "--blobs-per-tx", "2")
-	e.fails(cli.ExitUsage, []string{"unknown option \"interpolate_params\" for workload tpcc on postgres"}, "run", "tpcc", "--target", dsn, "--interpolate-params")
+	e.fails(cli.ExitUsage, []string{"--interpolate-params is not an option of workload tpcc on postgres"}, "run", "tpcc", "--target", dsn, "--interpolate-params")
 	// A typo in a subcommand is an error, not the parent's help and exit 0.
 	e.fails(cli.ExitUsage, []string{`unknown command "dif" for "dblat results"`, "did you mean diff?"}, "results", "dif", "1", "2")
 	e.fails(cli.ExitUsage, []string{"did you mean list?"}, "study", "lst")
@@ -264,6 +268,49 @@ func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].Status != results.StatusAborted || runs[0].Summary.Committed == 0 {
 		t.Errorf("want one aborted run with what was measured, got %+v", runs)
+	}
+}
+
+// TestSecondInterruptStopsAtOnce: a second Ctrl-C during the drain of the first cancels the
+// transactions in flight (each waits 300 ms of added RTT, so the drain would take that long)
+// and the run is still saved, as aborted by the second interrupt.
+func TestSecondInterruptStopsAtOnce(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "simple", "select-only", "--target", dsn, "--scale", "1")
+	// Both interrupts come once the run is stored as running (after its link's calibration),
+	// a second after the first.
+	go func() {
+		store, err := results.Open(context.Background(), e.resultsPath())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer store.Close()
+		for range 600 {
+			if runs, err := store.List(context.Background(), results.Filter{}); err == nil && len(runs) == 1 {
+				time.Sleep(time.Second)
+				e.signals <- syscall.SIGINT
+				time.Sleep(30 * time.Millisecond)
+				e.signals <- syscall.SIGINT
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Error("the run was never stored as running")
+	}()
+	code, _, errs := e.run("run", "simple", "select-only", "--target", dsn, "--terminals", "4", "--duration", "1m",
+		"--warmup", "0s", "--rtt", "300ms")
+	if code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, cli.ExitInterrupted, errs)
+	}
+	var runs []results.Run
+	if err := json.Unmarshal([]byte(e.must("results", "export")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != results.StatusAborted || runs[0].Reason != "stopped by a second interrupt" ||
+		runs[0].Summary.Committed == 0 {
+		t.Errorf("want one run aborted by the second interrupt, with what it measured, got %+v", runs)
 	}
 }
 

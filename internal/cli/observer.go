@@ -6,6 +6,7 @@ import (
 
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -29,7 +30,7 @@ func (o *observer) LoadProgress(label string) func(done, total int64) {
 func (o *observer) RunStarted(r *results.Run) {
 	pace := ""
 	if r.Params.OpenLoop() {
-		pace = fmt.Sprintf(", open loop at %s/s (%s)", results.FormatRate(r.Params.Rate), r.Params.Arrival)
+		pace = fmt.Sprintf(", open loop at %s/s (%s)", spec.FormatRate(r.Params.Rate), r.Params.Arrival)
 	}
 	o.a.info("run %d: %s on %s, %s, %d terminals, %d connections%s, %s, warm-up %v, window %v",
 		r.ID, r.Params.Workload, r.Server.Target, scaleText(r), r.Params.Terminals, r.Params.Connections,
@@ -79,7 +80,7 @@ func describeLink(l *results.Link) string {
 	if l == nil {
 		return "direct"
 	}
-	s := fmt.Sprintf("rtt %s", results.FormatDuration(l.RTT))
+	s := fmt.Sprintf("rtt %s", spec.FormatDuration(l.RTT))
 	if l.Samples > 0 {
 		// The added RTT is the achieved one less the direct baseline: below zero at rtt 0
 		// when the baseline happened to be the slower measurement.
@@ -87,7 +88,7 @@ func describeLink(l *results.Link) string {
 		if added < 0 {
 			added, sign = -added, "−"
 		}
-		s += fmt.Sprintf(" (measured %s%s)", sign, results.FormatDuration(added))
+		s += fmt.Sprintf(" (measured %s%s)", sign, spec.FormatDuration(added))
 	}
 	return s
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 func (a *app) resultsCommand() *cobra.Command {
@@ -50,7 +51,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 			for _, r := range runs {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s\n", r.ID, r.Started.Format("2006-01-02 15:04:05"),
 					r.Status, r.Server.Engine, r.Server.Target, r.Params.Workload, r.Params.Scale, r.Params.Terminals,
-					r.Params.Connections, results.FormatDuration(r.Params.RTT), r.Summary.Elapsed.Seconds(), throughputText(&r))
+					r.Params.Connections, spec.FormatDuration(r.Params.RTT), r.Summary.Elapsed.Seconds(), throughputText(&r))
 			}
 			return tw.Flush()
 		},
@@ -113,7 +114,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 // each measured on its own (report.AgentRows), so that one slow or client-bound agent stands
 // out.
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
-	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), results.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
 	metric := results.MetricOf([]results.Run{*r})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
@@ -131,11 +132,11 @@ func printParts(w io.Writer, r *results.Run, parts []results.Part) {
 			cpu = strconv.FormatFloat(a.ClientCPUPerTxUs, 'f', 0, 64)
 		}
 		if a.LinkP50 != 0 {
-			link = "+" + results.FormatDuration(a.LinkP50.Round(time.Microsecond))
+			link = "+" + spec.FormatDuration(a.LinkP50.Round(time.Microsecond))
 			late = fmt.Sprintf("%d/%d", a.LateUpP99.Microseconds(), a.LateDownP99.Microseconds())
 		}
 		if a.Started {
-			started = results.FormatDuration(a.StartedAfter.Round(time.Microsecond))
+			started = spec.FormatDuration(a.StartedAfter.Round(time.Microsecond))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Agent, state, terms, committed, thr, cpu, link, late, started)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/sysinfo"
 
@@ -57,18 +58,18 @@ func (a *app) openStore(ctx context.Context) (results.Store, error) {
 
 // core returns the execution core of this invocation with the results store open; call
 // the returned function to close the store.
-func (a *app) core(ctx context.Context) (*execution.Core, func(), error) {
+func (a *app) core(ctx context.Context) (*execution.Core, results.Store, func(), error) {
 	store, err := a.openStore(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	reg := a.registry()
 	c := &execution.Core{Store: store, Servers: reg, Observer: &observer{a: a},
 		Launch: engine.LaunchConfig{RunAs: a.runAs, StateDir: reg.Root}, BinDirs: a.binDirs, HoldCPULatency: !a.noCPUHold}
-	c.Agents = func(ctx context.Context, drain <-chan struct{}, spec execution.Spec, n int) (*results.Run, error) {
-		return a.coordinate(ctx, drain, c, spec, n, 0)
+	c.Agents = func(ctx context.Context, drain <-chan struct{}, rs spec.Run, n int) (*results.Run, error) {
+		return a.coordinate(ctx, drain, c, store, rs, n, 0)
 	}
-	return c, func() { store.Close() }, nil
+	return c, store, func() { store.Close() }, nil
 }
 
 // servers returns an execution core for managing servers only (no results store).

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -11,50 +11,43 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
-// runFlags are the flags every `dblat run` command has, whatever the workload.
+// runFlags are the flags every `dblat run` command has, whatever the workload. The run's own
+// parameters (terminals, pool, window, rate, retries) are spec.Fields' flags, read straight
+// into run.
 type runFlags struct {
-	target      string
-	terminals   int
-	connections int
-	duration    time.Duration
-	warmup      time.Duration
-	seed        int64
-	printEvery  time.Duration
-	transport   string
-	link        linkOptions
-	live        liveFlags
-	// Open loop and retries.
-	rate           float64
-	arrival        string
-	latencyLimit   time.Duration
-	maxTries       int
+	run        spec.Run
+	target     string
+	printEvery time.Duration
+	transport  string
+	link       linkOptions
+	live       liveFlags
+	// failOnOverload turns an overload point into exit status 4.
 	failOnOverload bool
 	// Agents.
 	agents    int
 	agentWait time.Duration
 }
 
+// driveFlags are the spec.Fields every run command has as flags of their own.
+var driveFlags = []string{"terminals", "connections", "duration", "warmup", "seed", "rate", "arrival", "latency_limit", "max_tries"}
+
 func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
+	o.run = spec.Run{Params: spec.Params{Drive: spec.DefaultDrive()}}
 	f.StringVar(&o.target, "target", "", "managed server name or DSN (required)")
-	f.IntVar(&o.terminals, "terminals", 10, "concurrent terminals (emulated users)")
-	f.IntVar(&o.connections, "connections", 0, "connection pool size (default: one per terminal); with fewer, terminals queue and the wait is reported apart")
-	f.DurationVar(&o.duration, "duration", time.Minute, "measurement window")
-	f.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window, excluded from all figures")
-	f.Int64Var(&o.seed, "seed", 1, "random seed of the terminals")
+	for _, key := range driveFlags {
+		fld, _ := spec.Lookup(key)
+		f.Var(spec.FlagValue{F: fld, P: &o.run.Params}, fld.Flag, fld.Usage)
+	}
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
-	f.StringVar(&o.transport, "transport", execution.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
-	f.Float64Var(&o.rate, "rate", 0, "open loop: transactions arrive at this many per second in total, however fast the server answers; --terminals bounds how many run at once (default 0: closed loop)")
-	f.StringVar(&o.arrival, "arrival", results.ArrivalConstant, "how --rate's arrivals are spaced: constant, or poisson (seeded by --seed)")
-	f.DurationVar(&o.latencyLimit, "latency-limit", 0, "skip and count arrivals picked up later than this, count slower transactions as late, retry none past it (pgbench's --latency-limit)")
-	f.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction: one that fails with a serialization failure, deadlock or update conflict is run again with the same input (pgbench's --max-tries)")
+	f.StringVar(&o.transport, "transport", spec.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
 	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
-	f.IntVar(&o.agents, "agents", 0, "drive the run with N `dblat agent` processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
+	f.IntVar(&o.agents, "agents", 0, "drive the run with N dblat agent processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
 	f.DurationVar(&o.agentWait, "agents-wait", 10*time.Minute, "with --agents, how long to wait for enough idle agents")
 	o.link.add(cmd)
 	o.live.add(f)
@@ -125,10 +118,8 @@ func engineRunOptions() option.Set {
 // workloadFlags are the flags a workload's definition gives a run command: its scale, mix,
 // think times and options.
 type workloadFlags struct {
-	scale int
-	mix   string
-	think bool
-	opts  *optionFlags
+	mix  string
+	opts *optionFlags
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -185,7 +176,7 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 	}
 	f := cmd.Flags()
 	rf.add(f, cmd)
-	wf.addFlags(f, def, def.Options)
+	wf.addFlags(f, &rf.run, def, def.Options)
 	wf.opts.add(f, engineRunOptions())
 	return cmd
 }
@@ -226,17 +217,19 @@ func (a *app) runGroupCommand(group, short string) *cobra.Command {
 	f := cmd.Flags()
 	rf.add(f, cmd)
 	if hasScale {
-		f.IntVar(&wf.scale, "scale", 0, "the part of the loaded data the terminals use, in the workload's scale (default: all loaded)")
+		scale, _ := spec.Lookup("warehouses")
+		f.Var(spec.FlagValue{F: scale, P: &rf.run.Params}, "scale", scale.Usage)
 	}
 	wf.opts.add(f, opts)
 	wf.opts.add(f, engineRunOptions())
 	return cmd
 }
 
-// addFlags adds the flags of def's scale, mix and think times, and of opts.
-func (wf *workloadFlags) addFlags(f *pflag.FlagSet, def *workload.Definition, opts option.Set) {
+// addFlags adds the flags of def's scale, mix and think times (into run), and of opts.
+func (wf *workloadFlags) addFlags(f *pflag.FlagSet, run *spec.Run, def *workload.Definition, opts option.Set) {
 	if def.Scale.Name != "" {
-		f.IntVar(&wf.scale, def.Scale.Name, 0, fmt.Sprintf("%s to use (default: all loaded)", def.Scale.Name))
+		scale, _ := spec.Lookup("warehouses")
+		f.Var(spec.FlagValue{F: scale, P: &run.Params}, def.Scale.Name, fmt.Sprintf("%s to use (default: all loaded)", def.Scale.Name))
 	}
 	if len(def.TxTypes) > 1 {
 		weights := make([]string, len(def.TxTypes))
@@ -246,13 +239,15 @@ func (wf *workloadFlags) addFlags(f *pflag.FlagSet, def *workload.Definition, op
 		f.StringVar(&wf.mix, "mix", strings.Join(weights, ","), "weights of "+strings.Join(def.TxTypes, ","))
 	}
 	if def.Think {
-		f.BoolVar(&wf.think, "think", false, "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)")
+		think, _ := spec.Lookup("think")
+		f.Var(spec.FlagValue{F: think, P: &run.Params}, think.Flag, think.Usage)
+		f.Lookup(think.Flag).NoOptDefVal = "true"
 	}
 	wf.opts.add(f, opts)
 }
 
-// runWorkload builds the run's Spec from the flags and runs it. groupOpts, for a group
-// command, are the options of the whole group: those def does not declare are refused.
+// runWorkload builds the run's description from the flags and runs it. groupOpts, for a
+// group command, are the options of the whole group: those def does not declare are refused.
 func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runFlags, wf *workloadFlags, groupOpts option.Set) error {
 	if err := rf.link.resolve(cmd); err != nil {
 		return err
@@ -260,33 +255,15 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if err := rf.live.check(); err != nil {
 		return err
 	}
+	f := cmd.Flags()
 	switch {
-	case rf.terminals < 1:
-		return usagef("--terminals must be at least 1, got %d", rf.terminals)
-	case rf.connections < 0:
-		return usagef("--connections must not be negative, got %d", rf.connections)
-	case rf.duration <= 0:
-		return usagef("--duration must be positive, got %v", rf.duration)
-	case rf.warmup < 0:
-		return usagef("--warmup must not be negative, got %v", rf.warmup)
-	case wf.scale < 0:
-		return usagef("--%s must not be negative, got %d", def.Scale.Name, wf.scale)
-	case rf.rate < 0 || math.IsNaN(rf.rate) || math.IsInf(rf.rate, 0):
-		return usagef("--rate must be a positive number of transactions per second (0: closed loop), got %v", rf.rate)
-	case rf.maxTries < 1:
-		return usagef("--max-tries must be at least 1, got %d", rf.maxTries)
-	case rf.latencyLimit < 0:
-		return usagef("--latency-limit must not be negative, got %v", rf.latencyLimit)
-	case rf.rate == 0 && cmd.Flags().Changed("arrival"):
+	case rf.run.Rate == 0 && f.Changed("arrival"):
 		return usagef("--arrival spaces the arrivals of an open-loop run: give --rate too")
-	case rf.rate == 0 && rf.failOnOverload:
+	case rf.run.Rate == 0 && rf.failOnOverload:
 		return usagef("--fail-on-overload needs --rate: only an open-loop run can be an overload point")
 	case rf.agents < 0:
 		return usagef("--agents must be at least 1 (0: this process runs every terminal), got %d", rf.agents)
-	case rf.rate > 0 && wf.think:
-		return usagef("--think paces a closed loop and --rate an open one: give either, not both")
 	}
-	f := cmd.Flags()
 	given := wf.opts.given(f)
 	for _, o := range groupOpts {
 		if _, ok := given[o.Name]; ok && !slices.ContainsFunc(def.Options, func(x option.Option) bool { return x.Name == o.Name }) {
@@ -300,25 +277,25 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if err != nil {
 		return err
 	}
-	spec := execution.Spec{Target: rf.target, Workload: def.Name, Scale: wf.scale, Terminals: rf.terminals,
-		Connections: rf.connections, Duration: rf.duration, Warmup: rf.warmup, Seed: rf.seed, Think: wf.think,
-		Options: given, Transport: rf.transport, Link: link,
-		Rate: rf.rate, LatencyLimit: rf.latencyLimit, MaxTries: rf.maxTries}
-	if rf.rate > 0 {
-		spec.Arrival = rf.arrival
+	rs := rf.run.Clone()
+	rs.Target, rs.Workload, rs.Options, rs.Link = rf.target, def.Name, given, link
+	if f.Changed("transport") {
+		rs.Options[spec.OptionTransport] = rf.transport
 	}
 	if f.Lookup("mix") != nil && f.Changed("mix") {
-		if spec.Mix, err = workload.ParseMix(wf.mix, def.TxTypes); err != nil {
-			return usagef("--mix: %v", err)
-		}
-		spec.Record = map[string]string{"mix": strings.ReplaceAll(wf.mix, " ", "")}
+		rs.Options[spec.OptionMix] = strings.Join(strings.Fields(wf.mix), "")
 	}
-	if spec.Target == "" {
+	if rs.Target == "" {
 		return usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db or mysql://user:pw@host:3306/db")
+	}
+	rs.Resolve()
+	flags := runFlagNames(def, f)
+	if err := spec.Errors(rs.Validate()); err != nil {
+		return flagErrors(err, flags)
 	}
 	ctx, drain, stop := a.interrupts(cmd.Context(), "finishing in-flight transactions and saving the run")
 	defer stop()
-	core, closeStore, err := a.core(ctx)
+	core, store, closeStore, err := a.core(ctx)
 	if err != nil {
 		return err
 	}
@@ -328,18 +305,59 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	}
 	var run *results.Run
 	if rf.agents > 0 {
-		run, err = a.coordinate(ctx, drain, core, spec, rf.agents, rf.agentWait)
+		run, err = a.coordinate(ctx, drain, core, store, rs, rf.agents, rf.agentWait)
 	} else {
-		run, err = core.Run(ctx, drain, spec)
+		run, err = core.Run(ctx, drain, rs)
 	}
 	if run != nil && (err == nil || err == errInterrupted) && a.json == nil {
 		printSummary(a.st.Stdout, run)
-		a.info("stored as run %d in %s", run.ID, core.Store.(results.Store).Location())
+		a.info("stored as run %d in %s", run.ID, store.Location())
 	}
 	if err == nil && rf.failOnOverload && run.Summary.Overload {
 		return errOverload
 	}
-	return err
+	return flagErrors(err, flags)
+}
+
+// runFlagNames names the flag of each field path of a run of def (spec's paths): the run's
+// fields, the workload's scale, the link, the options by their flags.
+func runFlagNames(def *workload.Definition, f *pflag.FlagSet) func(path string) string {
+	return func(path string) string {
+		if name, ok := spec.OptionName(path); ok {
+			return "--" + strings.ReplaceAll(name, "_", "-")
+		}
+		switch path {
+		case spec.LinkPath.String(), "rtt":
+			return "--rtt"
+		case spec.TargetPath.String():
+			return "--target"
+		case spec.WorkloadPath.String():
+			return "workload " + def.Name
+		case "warehouses":
+			if def.Scale.Name != "" {
+				return "--" + def.Scale.Name
+			}
+			return "--scale"
+		}
+		if fld, ok := spec.Lookup(path); ok && fld.Flag != "" {
+			return "--" + fld.Flag
+		}
+		return path
+	}
+}
+
+// flagErrors rewrites the field errors err carries with each field's flag (one line each),
+// keeping err's exit status; any other error is returned as it is.
+func flagErrors(err error, flag func(path string) string) error {
+	list, ok := spec.AsList(err)
+	if !ok {
+		return err
+	}
+	lines := make([]string, len(list))
+	for i, fe := range list {
+		lines[i] = flag(fe.Field) + " " + spec.Expand(fe.Detail, flag)
+	}
+	return usageError{errors.New(strings.Join(lines, "\n"))}
 }
 
 func flagList(s option.Set) string {

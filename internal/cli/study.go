@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
 )
 
@@ -46,7 +47,7 @@ func (a *app) studyPlanCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			core, closeStore, err := a.core(cmd.Context())
+			core, _, closeStore, err := a.core(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -66,13 +67,13 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	w := a.st.Stdout
 	fmt.Fprintf(w, "study %s: %s design, %d factors, %d cells × repeat %d\n", st.Name, st.Design, len(st.Factors), len(cells), st.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tKEY\tDONE\tTO RUN")
+	fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
 	need := map[string]int{}
 	for _, p := range plan {
 		need[p.Cell.Key]++
 	}
 	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", st.Label(c), c.Key, min(done[c.Key], st.Repeat), need[c.Key])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d runs to go (of %d), %d server starts, estimated %s\n", len(plan), len(cells)*st.Repeat,
@@ -80,6 +81,15 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// pathText says how a run reaches the server: "link 5ms" (dblat's latency link, even at 0),
+// "direct" (TCP) or "unix" (a managed server's socket).
+func pathText(r *spec.Run) string {
+	if r.Path() == spec.PathLink {
+		return "link " + spec.FormatDuration(r.RTT)
+	}
+	return r.Path()
 }
 
 func (a *app) studyRunCommand() *cobra.Command {
@@ -244,7 +254,7 @@ func (a *app) studyListCommand() *cobra.Command {
 func (a *app) runStudy(parent context.Context, st *study.Study, lf *liveFlags) error {
 	ctx, drain, stop := a.interrupts(parent, "finishing the current run, saving it and stopping the study")
 	defer stop()
-	core, closeStore, err := a.core(ctx)
+	core, _, closeStore, err := a.core(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // runProgress prints a line every `every` of run time from the per-second samples: the
@@ -96,10 +97,10 @@ func printSummary(w io.Writer, r *results.Run) {
 	open := r.Params.OpenLoop()
 	if open {
 		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %d arrivals in the window, %d skipped, %d not started by its end\n",
-			results.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, s.Offered, s.Skipped, s.Backlog)
+			spec.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, s.Offered, s.Skipped, s.Backlog)
 		if s.Overload {
 			fmt.Fprintf(w, "  OVERLOAD POINT: the offered rate was not sustained; the response times measure a growing backlog, not the server at %s/s\n",
-				results.FormatRate(r.Params.Rate))
+				spec.FormatRate(r.Params.Rate))
 		}
 	}
 	head := fmt.Sprintf("TPS %.1f   TPM %.0f", s.TPS, s.TPM)
@@ -114,7 +115,7 @@ func printSummary(w io.Writer, r *results.Run) {
 			rate = 100 * float64(s.Retried) / float64(done)
 		}
 		fmt.Fprintf(w, "  retries %d (%d transactions retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
-			s.Retries, s.Retried, rate, max(r.Params.MaxTries, 1))
+			s.Retries, s.Retried, rate, r.Params.Tries())
 	}
 	if r.Params.LatencyLimit > 0 {
 		fmt.Fprintf(w, "  latency limit %v: %d transactions took longer\n", r.Params.LatencyLimit, s.Late)
@@ -141,7 +142,7 @@ func printSummary(w io.Writer, r *results.Run) {
 			hold = "CPUs not held out of deep idle states"
 		}
 		fmt.Fprintf(w, "  link: calibrated +%s (p50); released late by up %s, down %s; %s\n",
-			results.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
+			spec.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
 	}
 	if open {
 		fmt.Fprintln(w, "  response = from the intended start to the end; service = from the connection checkout; lag = response − service")

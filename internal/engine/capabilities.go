@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -95,6 +96,22 @@ type SettingsChecker interface {
 	// CheckSettings returns an error naming the first setting the server would refuse, with
 	// a suggestion where one is close; or an error saying the server binaries are missing.
 	CheckSettings(cfg LaunchConfig, settings map[string]string) error
+}
+
+// SettingError is a problem with one setting of a managed server, which front ends place at
+// the setting (a flag's value, a study file's line).
+type SettingError struct {
+	// Name is the setting as given.
+	Name string
+	Err  error
+}
+
+func (e *SettingError) Error() string { return e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// SettingErrorf returns a *SettingError for setting name with a formatted message.
+func SettingErrorf(name, format string, args ...any) error {
+	return &SettingError{Name: name, Err: fmt.Errorf(format, args...)}
 }
 
 // Sockets is an optional Engine capability: a managed server of the engine also listens on a

@@ -13,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -41,7 +42,12 @@ type Core struct {
 	// Agents runs a Spec in parts on n agents and stores the merged run (internal/agent's
 	// Coordinator); a study with agents needs it. It is called with the study's target
 	// prepared (started, loaded, restored).
-	Agents func(ctx context.Context, drain <-chan struct{}, spec Spec, n int) (*results.Run, error)
+	Agents func(ctx context.Context, drain <-chan struct{}, rs spec.Run, n int) (*results.Run, error)
+	// BeforeStart, when set, is the run's start barrier: it is called once the run is stored
+	// as running and just before its terminals start, and the terminals start when it
+	// returns. An agent waits there for the coordinator's announced start (package agent).
+	// Its error fails the run.
+	BeforeStart func(ctx context.Context, run *results.Run) error
 	// HoldCPULatency keeps the CPUs out of deep idle states during runs and studies
 	// (latency.HoldCPULatency), where the machine permits it; every run records whether it
 	// was held.

@@ -14,6 +14,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // The benchmarks in this file measure the latency link inside real runs, through the
@@ -60,8 +61,7 @@ func BenchmarkLinkInRunTPCC(b *testing.B) {
 	var upP50, upP99, downP50, downP99, calErr, cpu, linkCPU []float64
 	for b.Loop() {
 		for range 3 {
-			r, err := c.Run(ctx, nil, Spec{Target: dsn, Workload: "tpcc", Terminals: 10, Duration: 20 * time.Second,
-				Warmup: 5 * time.Second, Seed: 1, Link: &latency.Config{RTT: time.Millisecond, DelayConnect: true}})
+			r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 20 * time.Second, Warmup: 5 * time.Second, Seed: 1}, Workload: "tpcc"}, Target: dsn, Link: &latency.Config{RTT: time.Millisecond, DelayConnect: true}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,8 +112,7 @@ func BenchmarkLinkCPU(b *testing.B) {
 	for b.Loop() {
 		for round := range 3 {
 			for _, p := range paths {
-				s := Spec{Target: dsn, Workload: "select-only", Terminals: 10, Duration: 8 * time.Second, Warmup: 2 * time.Second,
-					Seed: int64(round)}
+				s := spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 8 * time.Second, Warmup: 2 * time.Second, Seed: int64(round)}, Workload: "select-only"}, Target: dsn}
 				if p.link {
 					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true}
 				}
@@ -190,8 +189,7 @@ func BenchmarkLinkManyTerminals(b *testing.B) {
 	}
 	const terminals, rtt = 2000, 200 * time.Millisecond
 	for b.Loop() {
-		base, err := c.Run(ctx, nil, Spec{Target: "many", Workload: "select-only", Terminals: 10, Duration: 5 * time.Second,
-			Warmup: time.Second})
+		base, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 5 * time.Second, Warmup: time.Second}, Workload: "select-only"}, Target: "many"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -199,8 +197,7 @@ func BenchmarkLinkManyTerminals(b *testing.B) {
 		obs := &rssObserver{}
 		c.Observer = obs
 		before := rssKB("VmRSS")
-		r, err := c.Run(ctx, nil, Spec{Target: "many", Workload: "select-only", Terminals: terminals, Duration: 20 * time.Second,
-			Warmup: 10 * time.Second, Link: &latency.Config{RTT: rtt, DelayConnect: true}})
+		r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: terminals, Duration: 20 * time.Second, Warmup: 10 * time.Second}, Workload: "select-only"}, Target: "many", Link: &latency.Config{RTT: rtt, DelayConnect: true}})
 		c.Observer = nil
 		if err != nil {
 			b.Fatal(err)

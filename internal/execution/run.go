@@ -7,28 +7,35 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/workload"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Run measures one run of spec and stores it, from the start of its warm-up to its final
-// status; it returns the stored run. Closing drain ends the run early: it is saved as
-// aborted with what was measured, and the error is ErrInterrupted. Canceling ctx stops at
-// once; the run is saved as aborted too. A run that failed is stored as failed and
-// returned with its error.
-func (c *Core) Run(ctx context.Context, drain <-chan struct{}, spec Spec) (*results.Run, error) {
-	t, err := c.Resolve(spec.Target)
+// Run measures one run of rs and stores it, from the start of its warm-up to its final
+// status; it returns the stored run. Everything that can be judged before the run starts
+// (its description, the data it needs, the workload's preparation) is judged first: such a
+// problem stores nothing and is an *InputError. Closing drain ends the run early: it is saved
+// as aborted with what was measured, and the error is ErrInterrupted. Canceling ctx stops at
+// once; the run is saved as aborted too. A run that failed is stored as failed and returned
+// with its error.
+func (c *Core) Run(ctx context.Context, drain <-chan struct{}, rs spec.Run) (*results.Run, error) {
+	t, err := c.Resolve(rs.Target)
 	if err != nil {
 		return nil, err
 	}
-	return c.runOn(ctx, drain, &spec, t)
+	rs.Resolve()
+	return c.runOn(ctx, drain, &rs, t)
 }
 
 // LoadCommand is the command that loads def's data into target, for error messages.
@@ -44,22 +51,321 @@ func LoadCommand(def *workload.Definition, target string) string {
 	return cmd
 }
 
+// runOn is the lifecycle of one run on the resolved target t. Its steps, in order:
+//
+//	check      the description against the workload and the engine (nothing touched yet)
+//	connect    the run's database, its path (link) and a direct connection for dblat's own queries
+//	data       the workload's data is loaded, at the scale asked for
+//	prepare    the workload built, the pool opened and the statements prepared
+//	inspect    the server's settings read back, the engine's before-run hook, statistics
+//	calibrate  the latency link measured on its own
+//	begin      the run stored as running
+//	start      the start barrier (Core.BeforeStart: agents wait for the announced start)
+//	measure    warm-up and window (package runner)
+//	finish     status, statistics after, the stored run completed
+//
+// A step before begin that fails stores nothing; one after stores the run as failed.
+func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, rs *spec.Run, t *Target) (*results.Run, error) {
+	r := &runState{c: c, rs: rs, t: t}
+	defer r.close()
+	defer c.holdCPU()()
+	for _, step := range []func(context.Context) error{r.check, r.connect, r.data, r.prepare, r.inspect, r.calibrate} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.begin(ctx); err != nil {
+		return nil, err
+	}
+	return r.measure(ctx, drain)
+}
+
+// runState is one run on its way through the lifecycle (Core.runOn).
+type runState struct {
+	c  *Core
+	rs *spec.Run
+	t  *Target
+	p  *plan
+	// dsn is the database the run connects to; links its path to the server.
+	dsn   string
+	links *linkSet
+	// wt is the terminals' database handle (through the link), admin dblat's own.
+	wt, admin workload.Target
+	closers   []func()
+	// scale is the scale the run uses (all loaded when the Run asks for 0).
+	scale   int
+	w       workload.Workload
+	session *runner.Session
+	hooks   engine.RunHooks
+	rc      *engine.RunContext
+	info    engine.Info
+	before  engine.Stats
+	cal     *latency.Calibration
+	run     *results.Run
+}
+
+func (r *runState) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// check checks the description against the workload and the engine.
+func (r *runState) check(context.Context) (err error) {
+	r.p, err = check(r.rs, r.t.Engine, r.t.Server != nil)
+	return err
+}
+
+// connect opens the run's database through its path, and a direct handle of its own for
+// dblat's queries (is the data loaded, the settings, the statistics before and after):
+// through the link each would pay the added RTT, and at 20 ms they cost seconds a run; and
+// the terminals' pool holds every connection of theirs from prepare on. Only the
+// terminals' connections take the link.
+func (r *runState) connect(ctx context.Context) (err error) {
+	if r.dsn, err = r.c.database(ctx, r.t, r.p, r.rs); err != nil {
+		return err
+	}
+	r.links = newLinkSet(r.rs.Link)
+	r.closers = append(r.closers, r.links.close)
+	if r.wt, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{Dial: r.links.dial}); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { closeDB(r.wt) })
+	if r.admin, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{}); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { closeDB(r.admin) })
+	return nil
+}
+
+// data checks that the workload's data is loaded, at the scale asked for.
+func (r *runState) data(ctx context.Context) error {
+	def := r.p.def
+	loaded, err := def.Loaded(ctx, r.admin)
+	if err != nil {
+		if errors.Is(err, workload.ErrNotLoaded) {
+			return Inputf("%s has no %s data: %v (run `%s` first)", r.t.Label, def.Name, err, LoadCommand(def, r.rs.Target))
+		}
+		return err
+	}
+	if r.rs.Scale > loaded {
+		return asInput(spec.Errors(field.ErrorList{spec.Invalid(spec.FieldPath("warehouses"),
+			"%d: only %d loaded in %s (load more with `%s`)", r.rs.Scale, loaded, r.t.Label, LoadCommand(def, r.rs.Target))}))
+	}
+	r.scale = r.rs.Scale
+	if r.scale == 0 {
+		r.scale = loaded
+	}
+	return nil
+}
+
+// prepare builds the workload, opens the pool and prepares the workload's statements on it.
+// A problem the workload finds with its options against the data (more blobs per
+// transaction than rows, home warehouses beyond those active) is the user's input.
+func (r *runState) prepare(ctx context.Context) (err error) {
+	if r.w, err = r.p.def.New(r.wt, r.p.workloadConfig(r.rs)); err != nil {
+		return asInput(spec.Errors(field.ErrorList{workloadError(err)}))
+	}
+	r.session, err = runner.Open(ctx, r.wt, r.w, r.runnerConfig())
+	var oe *option.Error
+	if errors.As(err, &oe) {
+		return asInput(spec.Errors(field.ErrorList{workloadError(err)}))
+	}
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, r.session.Close)
+	return nil
+}
+
+// runnerConfig is what the runner gets: the run's Drive and the lifecycle's callbacks
+// (set by measure).
+func (r *runState) runnerConfig() runner.Config {
+	return runner.Config{Drive: r.rs.Drive, NOPMType: r.p.def.Metric.TxType}
+}
+
+// inspect reads the server's settings and build, runs the engine's before-run hook and reads
+// the statistics before the run.
+func (r *runState) inspect(ctx context.Context) (err error) {
+	if r.info, err = r.t.Engine.Inspect(ctx, r.admin.DB); err != nil {
+		return fmt.Errorf("read server settings: %w", err)
+	}
+	addBuild(&r.info, r.t.Server)
+	r.hooks, _ = r.t.Engine.(engine.RunHooks)
+	r.rc = &engine.RunContext{DSN: r.dsn, DB: r.admin.DB, Server: r.t.Server, Options: r.p.run, Stats: engine.Stats{},
+		Notes: map[string]string{}, Info: r.c.info}
+	if r.hooks != nil {
+		if err := r.hooks.BeforeRun(ctx, r.rc); err != nil {
+			return err
+		}
+	}
+	if r.before, err = r.t.Engine.Stats(ctx, r.admin.DB); err != nil {
+		return fmt.Errorf("read server statistics: %w", err)
+	}
+	maps.Copy(r.before, r.rc.Stats)
+	return nil
+}
+
+// calibrate measures what the run's link adds, on its own, just before the run.
+func (r *runState) calibrate(ctx context.Context) (err error) {
+	if r.cal, err = r.links.calibrate(ctx); err != nil {
+		return fmt.Errorf("calibrate the latency link: %w", err)
+	}
+	return nil
+}
+
+// begin stores the run as running: its parameters derived from the description
+// (spec.Run.Stored), the server's settings as read back, the client and the link.
+func (r *runState) begin(ctx context.Context) error {
+	options := maps.Clone(r.p.stored)
+	maps.Copy(options, r.rc.Notes)
+	r.run = &results.Run{
+		Study: r.rs.Study, CellKey: r.rs.Cell, Status: results.StatusRunning, Started: time.Now(),
+		Params: r.rs.Stored(r.scale, mixOf(r.w), options),
+		Link:   r.links.describe(r.cal),
+		Server: results.Server{Engine: r.t.Engine.Name(), Target: r.t.Label, Managed: r.t.Server != nil,
+			Version: r.info.Version, Settings: r.info.Settings, DatabaseBytes: r.info.DatabaseBytes},
+		Client:      sysinfo.Client(),
+		StatsBefore: r.before,
+		Summary:     results.Summary{Metric: r.p.def.Metric.Name},
+	}
+	r.run.Client.CPULatencyHold = r.c.cpuHeld()
+	if _, err := r.c.Store.Begin(ctx, r.run); err != nil {
+		return err
+	}
+	r.c.obs().RunStarted(r.run)
+	return nil
+}
+
+// measure passes the start barrier, runs the warm-up and the window, and finishes the
+// stored run with its figures and final status.
+func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results.Run, error) {
+	c, run := r.c, r.run
+	// A managed server that dies mid-run fails the run (instead of a window of errors).
+	runDrain, serverDied, stopWatch := watchServer(drain, r.t.Server)
+	defer stopWatch()
+	// The machine's steal time over the window: on a shared VM, a neighbour's load shows
+	// there, and it explains runs that differ for no reason of their own.
+	var cpuAtStart, cpuAtEnd sysinfo.CPUTimes
+	var cpuTimed bool
+	cfg := r.runnerConfig()
+	cfg.Drain = runDrain
+	cfg.WindowStart = func() {
+		r.links.windowStart()
+		cpuAtStart, cpuTimed = sysinfo.ReadCPUTimes()
+	}
+	cfg.WindowEnd = func() {
+		r.links.windowEnd()
+		cpuAtEnd, _ = sysinfo.ReadCPUTimes()
+	}
+	cfg.Samples = func(s []results.Sample) {
+		c.obs().Samples(run, s)
+		if err := c.Store.AddSamples(context.WithoutCancel(ctx), run.ID, s); err != nil {
+			c.info("warning: cannot store samples: %v", err)
+		}
+	}
+	var res *runner.Result
+	var runErr error
+	if c.BeforeStart != nil {
+		runErr = c.BeforeStart(ctx, run)
+	}
+	if runErr == nil {
+		res, runErr = r.session.Run(ctx, cfg.Hooks)
+	}
+	saveCtx := context.WithoutCancel(ctx)
+	run.Ended = time.Now()
+	died := serverDied()
+	switch {
+	case ctx.Err() != nil:
+		// A hard stop: in the middle of the run, or of the drain a first interrupt began.
+		run.Status, run.Reason = results.StatusAborted, "stopped by a second interrupt"
+	case died != "":
+		run.Status, run.Reason = results.StatusFailed, died
+	case runErr != nil:
+		run.Status, run.Reason = results.StatusFailed, oneLine(runErr)
+	case res.Interrupted:
+		run.Status, run.Reason = results.StatusAborted, fmt.Sprintf("interrupted after %.1f s of the %v window", res.Summary.Elapsed.Seconds(), r.rs.Duration)
+	case res.Summary.Committed == 0 && res.Summary.Rollbacks == 0 && (!r.rs.OpenLoop() || res.Summary.Offered > 0):
+		// A window in which nothing completed measured nothing: every terminal stalled (a
+		// lock wait with no deadlock detection, a server that stopped answering), or the
+		// window is shorter than one paced cycle.
+		run.Status, run.Reason = results.StatusFailed, nothingCompleted(r.rs, &res.Summary)
+	default:
+		run.Status = results.StatusFinished
+	}
+	if res != nil {
+		run.Summary, run.Tx = res.Summary, res.Tx
+		run.Summary.Metric = r.p.def.Metric.Name
+		run.Client.CPUSeconds = res.CPUSeconds
+		run.Client.CPULatencyHold = c.cpuHeld()
+		if share, ok := sysinfo.StealShare(cpuAtStart, cpuAtEnd); ok && cpuTimed {
+			run.Client.Steal = &share
+		}
+		run.Link = r.links.describe(r.cal)
+		if d, ok := r.w.(workload.Describer); ok {
+			maps.Copy(run.Params.Options, d.Describe())
+		}
+		if died == "" {
+			c.afterRun(saveCtx, r.t, r.admin, r.hooks, r.rc, run)
+		}
+	}
+	if err := c.Store.Finish(saveCtx, run); err != nil {
+		return nil, fmt.Errorf("save run %d: %w", run.ID, err)
+	}
+	c.obs().RunEnded(run)
+	switch {
+	case ctx.Err() != nil:
+		return run, ErrInterrupted
+	case died != "":
+		return run, fmt.Errorf("run %d failed: %s", run.ID, died)
+	case runErr != nil:
+		return run, fmt.Errorf("run %d failed: %w", run.ID, runErr)
+	case res.Interrupted:
+		return run, ErrInterrupted
+	case run.Status == results.StatusFailed:
+		return run, fmt.Errorf("run %d failed: %s", run.ID, run.Reason)
+	}
+	return run, nil
+}
+
+// nothingCompleted says why a window that completed no transaction is a failure, with the
+// errors it saw.
+func nothingCompleted(rs *spec.Run, s *results.Summary) string {
+	msg := fmt.Sprintf("no transaction completed in the %s window", spec.FormatDuration(rs.Duration))
+	var errs int64
+	for _, n := range s.Errors {
+		errs += n
+	}
+	switch {
+	case errs > 0:
+		msg += fmt.Sprintf(": %d failed", errs)
+		for _, class := range sortedKeys(s.ErrorExamples) {
+			if ex := s.ErrorExamples[class]; len(ex) > 0 {
+				msg += fmt.Sprintf(" (%s: %s)", class, ex[0])
+				break
+			}
+		}
+	case rs.Think:
+		msg += ": with think times a terminal's cycle is tens of seconds (TPC-C 5.2.5); give a window of minutes"
+	default:
+		msg += ": every terminal stalled (a lock wait that never ended?)"
+	}
+	return msg
+}
+
 // database returns the DSN of the database a run of p connects to on t: the database the
 // run's database options select, reached through the run's transport, with the engine's
 // run options applied.
-func (c *Core) database(ctx context.Context, t *Target, p *plan, spec *Spec) (string, error) {
+func (c *Core) database(ctx context.Context, t *Target, p *plan, rs *spec.Run) (string, error) {
 	dsn := t.DSN
 	if len(p.db) > 0 {
-		if spec.Transport == TransportUnix {
-			return "", Inputf("transport unix reaches only the server's default database; drop the database options %s", strings.Join(sortedKeys(p.db), ", "))
-		}
 		d, err := t.Engine.(engine.Databases).Database(ctx, t.Server, p.db)
 		if err != nil {
 			return "", fmt.Errorf("database with %s: %w", fmtValues(p.db), err)
 		}
 		dsn = d
 	}
-	if spec.Transport == TransportUnix {
+	if rs.Transport() == spec.TransportUnix {
 		d, err := t.Engine.(engine.Sockets).SocketDSN(t.Server)
 		if err != nil {
 			return "", err
@@ -82,174 +388,6 @@ func fmtValues(v option.Values) string {
 		parts = append(parts, k+"="+v[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, spec *Spec, t *Target) (*results.Run, error) {
-	p, err := check(spec, t.Engine, t.Server != nil)
-	if err != nil {
-		return nil, err
-	}
-	defer c.holdCPU()()
-	dsn, err := c.database(ctx, t, p, spec)
-	if err != nil {
-		return nil, err
-	}
-	links := newLinkSet(spec.Link)
-	defer links.close()
-	wt, err := t.Open(ctx, dsn, engine.OpenOptions{Dial: links.dial})
-	if err != nil {
-		return nil, err
-	}
-	defer closeDB(wt)
-	// dblat's own queries (is the data loaded, the settings, the statistics before and
-	// after) go straight to the server: through the link each pays the added RTT, and at
-	// 20 ms they cost seconds a run. Only the terminals' connections take the link.
-	admin := wt
-	if spec.Link != nil {
-		if admin, err = t.Open(ctx, dsn, engine.OpenOptions{}); err != nil {
-			return nil, err
-		}
-		defer closeDB(admin)
-	}
-	loaded, err := p.def.Loaded(ctx, admin)
-	if err != nil {
-		if errors.Is(err, workload.ErrNotLoaded) {
-			return nil, fmt.Errorf("%s has no %s data: %w (run `%s` first)", t.Label, p.def.Name, err, LoadCommand(p.def, spec.Target))
-		}
-		return nil, err
-	}
-	if spec.Scale > loaded {
-		return nil, Inputf("%s %d: only %d loaded in %s (load more with `%s`)", scaleName(p.def), spec.Scale, loaded, t.Label,
-			LoadCommand(p.def, spec.Target))
-	}
-	scale := spec.Scale
-	if scale == 0 {
-		scale = loaded
-	}
-	w, err := p.def.New(wt, p.workloadConfig(spec))
-	if err != nil {
-		return nil, asInput(err)
-	}
-	info, err := t.Engine.Inspect(ctx, admin.DB)
-	if err != nil {
-		return nil, fmt.Errorf("read server settings: %w", err)
-	}
-	addBuild(&info, t.Server)
-	hooks, _ := t.Engine.(engine.RunHooks)
-	rc := &engine.RunContext{DSN: dsn, DB: admin.DB, Server: t.Server, Options: p.run, Stats: engine.Stats{},
-		Notes: map[string]string{}, Info: c.info}
-	if hooks != nil {
-		if err := hooks.BeforeRun(ctx, rc); err != nil {
-			return nil, err
-		}
-	}
-	before, err := t.Engine.Stats(ctx, admin.DB)
-	if err != nil {
-		return nil, fmt.Errorf("read server statistics: %w", err)
-	}
-	maps.Copy(before, rc.Stats)
-	cal, err := links.calibrate(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("calibrate the latency link: %w", err)
-	}
-	conns := spec.Connections
-	if conns <= 0 || conns > spec.Terminals {
-		conns = spec.Terminals
-	}
-	options := maps.Clone(p.stored)
-	maps.Copy(options, rc.Notes)
-	run := &results.Run{
-		Study: spec.Study, CellKey: spec.Cell, Status: results.StatusRunning, Started: time.Now(),
-		Params: results.Params{
-			Workload: p.def.Name, Scale: scale, Terminals: spec.Terminals, Connections: conns,
-			Duration: spec.Duration, Warmup: spec.Warmup, Seed: spec.Seed, Mix: mixOf(w), Think: spec.Think,
-			RTT: links.rtt(), Options: options,
-			Rate: spec.Rate, Arrival: spec.arrival(), LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
-		},
-		Link: links.describe(cal),
-		Server: results.Server{Engine: t.Engine.Name(), Target: t.Label, Managed: t.Server != nil,
-			Version: info.Version, Settings: info.Settings, DatabaseBytes: info.DatabaseBytes},
-		Client:      sysinfo.Client(),
-		StatsBefore: before,
-		Summary:     results.Summary{Metric: p.def.Metric.Name},
-	}
-	run.Client.CPULatencyHold = c.cpuHeld()
-	if _, err := c.Store.Begin(ctx, run); err != nil {
-		return nil, err
-	}
-	c.obs().RunStarted(run)
-
-	// A managed server that dies mid-run fails the run (instead of a window of errors).
-	runDrain, serverDied := watchServer(drain, t.Server)
-	// The machine's steal time over the window: on a shared VM, a neighbour's load shows
-	// there, and it explains runs that differ for no reason of their own.
-	var cpuAtStart, cpuAtEnd sysinfo.CPUTimes
-	var cpuTimed bool
-	windowStart := func() {
-		links.windowStart()
-		cpuAtStart, cpuTimed = sysinfo.ReadCPUTimes()
-	}
-	windowEnd := func() {
-		links.windowEnd()
-		cpuAtEnd, _ = sysinfo.ReadCPUTimes()
-	}
-	res, runErr := runner.Run(ctx, wt, w, runner.Config{
-		Terminals: spec.Terminals, FirstTerminal: spec.FirstTerminal, Connections: conns, Warmup: spec.Warmup, Duration: spec.Duration,
-		Drain: runDrain, NOPMType: p.def.Metric.TxType, WindowStart: windowStart, WindowEnd: windowEnd,
-		Rate: spec.Rate, Arrival: spec.arrival(), Seed: spec.Seed, LatencyLimit: spec.LatencyLimit, MaxTries: spec.maxTries(),
-		Samples: func(s []results.Sample) {
-			c.obs().Samples(run, s)
-			if err := c.Store.AddSamples(context.WithoutCancel(ctx), run.ID, s); err != nil {
-				c.info("warning: cannot store samples: %v", err)
-			}
-		},
-	})
-	saveCtx := context.WithoutCancel(ctx)
-	run.Ended = time.Now()
-	died := serverDied()
-	switch {
-	case runErr != nil && ctx.Err() != nil:
-		run.Status, run.Reason = results.StatusAborted, "stopped by a second interrupt"
-	case died != "":
-		run.Status, run.Reason = results.StatusFailed, died
-	case runErr != nil:
-		run.Status, run.Reason = results.StatusFailed, oneLine(runErr)
-	case res.Interrupted:
-		run.Status, run.Reason = results.StatusAborted, fmt.Sprintf("interrupted after %.1f s of the %v window", res.Summary.Elapsed.Seconds(), spec.Duration)
-	default:
-		run.Status = results.StatusFinished
-	}
-	if res != nil {
-		run.Summary, run.Tx = res.Summary, res.Tx
-		run.Summary.Metric = p.def.Metric.Name
-		run.Client.CPUSeconds = res.CPUSeconds
-		run.Client.CPULatencyHold = c.cpuHeld()
-		if share, ok := sysinfo.StealShare(cpuAtStart, cpuAtEnd); ok && cpuTimed {
-			run.Client.Steal = &share
-		}
-		run.Link = links.describe(cal)
-		if d, ok := w.(workload.Describer); ok {
-			maps.Copy(run.Params.Options, d.Describe())
-		}
-		if died == "" {
-			c.afterRun(saveCtx, t, admin, hooks, rc, run)
-		}
-	}
-	if err := c.Store.Finish(saveCtx, run); err != nil {
-		return nil, fmt.Errorf("save run %d: %w", run.ID, err)
-	}
-	c.obs().RunEnded(run)
-	switch {
-	case runErr != nil && ctx.Err() != nil:
-		return run, ErrInterrupted
-	case died != "":
-		return run, fmt.Errorf("run %d failed: %s", run.ID, died)
-	case runErr != nil:
-		return run, fmt.Errorf("run %d failed: %w", run.ID, runErr)
-	case res.Interrupted:
-		return run, ErrInterrupted
-	}
-	return run, nil
 }
 
 // addBuild fills in the build of a managed server whose engine could not read it from the
@@ -294,14 +432,15 @@ func (c *Core) afterRun(ctx context.Context, t *Target, admin workload.Target, h
 }
 
 // watchServer returns a drain channel that closes when drain closes or when the managed
-// server's process exits, and a function that says (after the run) why the server ended,
-// or "" if it did not.
-func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}, func() string) {
+// server's process exits, a function that says (after the run) why the server ended, or ""
+// if it did not, and a function that stops the watching.
+func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}, func() string, func()) {
 	if inst == nil {
-		return drain, func() string { return "" }
+		return drain, func() string { return "" }, func() {}
 	}
 	out := make(chan struct{})
 	done := make(chan struct{})
+	quit := make(chan struct{})
 	var reason string
 	go func() {
 		defer close(done)
@@ -309,6 +448,8 @@ func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}
 		defer tick.Stop()
 		for {
 			select {
+			case <-quit:
+				return
 			case <-drain:
 				close(out)
 				return
@@ -321,7 +462,7 @@ func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}
 			}
 		}
 	}()
-	return out, func() string {
+	died := func() string {
 		select {
 		case <-done:
 			return reason
@@ -329,6 +470,8 @@ func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}
 			return ""
 		}
 	}
+	var once sync.Once
+	return out, died, func() { once.Do(func() { close(quit); <-done }) }
 }
 
 func mixOf(w workload.Workload) map[string]float64 {

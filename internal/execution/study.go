@@ -13,11 +13,10 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
-	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
-	"github.com/dblat/dblat/internal/workload"
 )
 
 // DefaultOverhead is what a run costs besides its warm-up and window (restore, connect,
@@ -97,8 +96,8 @@ func (c *Core) cellEngine(p study.Params) (engine.Engine, bool, error) {
 	return e, true, err
 }
 
-// errorPath positions a problem with option or setting key in st: at the factor that
-// varies it, else at the base value.
+// errorPath positions a problem with a server key in st: at the factor that varies it, else
+// at base.
 func errorPath(st *study.Study, key, base string) string {
 	for _, f := range st.Factors {
 		if f.Key == key {
@@ -116,25 +115,22 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 	// affects, however many cells share it.
 	var errs study.ErrorList
 	seen := map[string]bool{}
-	add := func(err error) {
+	add := func(se *study.Error, cell *study.Cell) {
+		if seen[se.Error()] || len(errs) >= 20 {
+			return
+		}
+		seen[se.Error()] = true
+		if cell != nil && len(cells) > 1 {
+			se.Msg += " (first in cell " + st.Label(*cell) + ")"
+		}
+		errs = append(errs, se)
+	}
+	addErr := func(err error) {
 		var se *study.Error
 		if !errors.As(err, &se) {
 			se = &study.Error{File: st.File, Msg: err.Error()}
 		}
-		if !seen[se.Error()] && len(errs) < 20 {
-			seen[se.Error()] = true
-			errs = append(errs, se)
-		}
-	}
-	inCell := func(path string, cell study.Cell, err error) error {
-		msg := unwrapInput(err).Error()
-		if len(cells) > 1 {
-			if e, ok := st.Errorf(path, "%s", msg).(*study.Error); ok && !seen[e.Error()] {
-				seen[e.Error()] = true
-				return st.Errorf(path, "%s (first in cell %s)", msg, st.Label(cell))
-			}
-		}
-		return st.Errorf(path, "%s", msg)
+		add(se, nil)
 	}
 	checkedSettings := map[string]bool{}
 	for _, cell := range cells {
@@ -147,26 +143,29 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			} else if st.Server.Engine == "" {
 				path = errorPath(st, results.FactorEngine, "server")
 			}
-			add(st.Errorf(path, "%v", err))
+			addErr(st.Errorf(path, "%v", err))
 			continue
 		}
-		spec, err := SpecOf(st, cell, p.Target)
+		rs := RunOf(st, cell, p.Target)
+		pl, err := check(&rs, e, managed)
 		if err != nil {
-			add(err)
-			continue
-		}
-		pl, err := check(&spec, e, managed)
-		if err != nil {
-			add(inCell(specErrorPath(st, err), cell, err))
+			list, ok := spec.AsList(err)
+			if !ok {
+				addErr(st.Errorf("base.workload", "%v", unwrapInput(err)))
+				continue
+			}
+			for _, fe := range list {
+				add(st.FieldError(fe.Field, &cell, fe.Detail), &cell)
+			}
 			continue
 		}
 		if st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly {
 			r, ok := e.(engine.Restorer)
 			switch {
 			case !ok:
-				add(st.Errorf("between_runs", "%s cannot restore a pristine copy of its database; use between_runs: keep", e.Name()))
+				addErr(st.Errorf("between_runs", "%s cannot restore a pristine copy of its database; use between_runs: keep", e.Name()))
 			case !r.CanRestore(managed):
-				add(st.Errorf("between_runs", "%s restores a pristine copy only on servers dblat manages; use server: instead of target:, or between_runs: keep", e.Name()))
+				addErr(st.Errorf("between_runs", "%s restores a pristine copy only on servers dblat manages; use server: instead of target:, or between_runs: keep", e.Name()))
 			}
 		}
 		if managed && p.Target == "" {
@@ -183,7 +182,7 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 				if p.Version != "" {
 					path = errorPath(st, results.FactorVersion, "server.version")
 				}
-				add(st.Errorf(path, "%v", err))
+				addErr(st.Errorf(path, "%v", err))
 				continue
 			}
 			if note != "" && !slices.Contains(notes, note) {
@@ -191,7 +190,7 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			}
 			if sc, ok := e.(engine.SettingsChecker); ok {
 				if err := sc.CheckSettings(cfg, p.Settings); err != nil {
-					add(st.Errorf(settingErrorPath(st, err), "%v", err))
+					addErr(st.Errorf(settingPath(st, err), "%v", err))
 				}
 			}
 		}
@@ -200,6 +199,21 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 		return nil, &InputError{Err: errs}
 	}
 	return notes, nil
+}
+
+// settingPath is where in st the setting a SettingsChecker's error names is written: at the
+// factor that varies it, else under server.settings.
+func settingPath(st *study.Study, err error) string {
+	var se *engine.SettingError
+	if !errors.As(err, &se) {
+		return "server.settings"
+	}
+	for _, f := range st.Factors {
+		if name, ok := f.Setting(); ok && strings.EqualFold(name, se.Name) {
+			return "factors." + f.Key
+		}
+	}
+	return "server.settings." + se.Name
 }
 
 // checkBinaries checks that the version cfg asks for can be had (installed, or fetched by
@@ -238,84 +252,18 @@ func unwrapInput(err error) error {
 	return err
 }
 
-// specErrorPath guesses where in the study file the problem err reports comes from: the
-// option or setting it names, else the workload.
-func specErrorPath(st *study.Study, err error) string {
-	msg := err.Error()
-	for _, f := range st.Factors {
-		if name, ok := strings.CutPrefix(f.Key, results.OptionPrefix); ok && strings.Contains(msg, name) {
-			return "factors." + f.Key
-		}
+// RunOf is the run a study cell asks for, on target (a managed server's name or a DSN): the
+// cell's run (its path already chosen by the study: study.Study.Linked) with its place in the
+// study and, recorded with it, the server settings and binaries the cell asked for.
+func RunOf(st *study.Study, cell study.Cell, target string) spec.Run {
+	rs := cell.Params.Run.Clone()
+	rs.Target, rs.Study, rs.Cell = target, st.Name, cell.Key
+	rs.Record = map[string]string{}
+	for k, v := range cell.Params.Settings {
+		rs.Record[results.SettingPrefix+k] = v
 	}
-	for name := range st.Base.Options {
-		if strings.Contains(msg, `"`+name+`"`) || strings.Contains(msg, "option "+name) {
-			return "base.options." + name
-		}
-	}
-	// The run's own keys, those whose messages may name others first (an arrival without a
-	// rate, think times with a rate) first; a key is found as written or in words.
-	for _, key := range []string{results.FactorArrival, results.FactorLatencyLimit, results.FactorMaxTries, "think",
-		results.FactorRate, "mode", "mix", "terminals", "connections", "duration", "warmup", "warehouses"} {
-		if strings.Contains(msg, key) || strings.Contains(msg, strings.ReplaceAll(key, "_", " ")) {
-			return errorPath(st, key, "base."+key)
-		}
-	}
-	return "base.workload"
-}
-
-func settingErrorPath(st *study.Study, err error) string {
-	msg := err.Error()
-	for _, f := range st.Factors {
-		if name, ok := f.Setting(); ok && strings.Contains(msg, name) {
-			return "factors." + f.Key
-		}
-	}
-	for name := range st.Server.Settings {
-		if strings.Contains(msg, name) {
-			return "server.settings." + name
-		}
-	}
-	return "server.settings"
-}
-
-// SpecOf is the run a study cell asks for, on target (a managed server's name or a DSN).
-// Every TCP cell goes through the latency link, even at RTT 0, so that the cells of a study
-// compare like for like; a Unix-socket cell cannot (the link is TCP).
-func SpecOf(st *study.Study, cell study.Cell, target string) (Spec, error) {
-	p := cell.Params
-	def, err := workload.Lookup(p.Workload)
-	if err != nil {
-		return Spec{}, st.Errorf("base.workload", "%v", err)
-	}
-	mix, err := workload.ParseMix(p.Mix, def.TxTypes)
-	if err != nil {
-		return Spec{}, st.Errorf(errorPath(st, "opt.mix", "base.mix"), "%v", err)
-	}
-	s := Spec{Target: target, Workload: p.Workload, Scale: p.Warehouses, Terminals: p.Terminals, Connections: p.Connections,
-		Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, Mix: mix, Think: p.Think, Study: st.Name, Cell: cell.Key,
-		Rate: p.Rate, Arrival: p.Arrival, LatencyLimit: p.LatencyLimit, MaxTries: p.MaxTries,
-		Options: map[string]string{}, Record: map[string]string{}, Transport: TransportTCP}
-	for k, v := range p.Options {
-		if k == "transport" {
-			s.Transport = v
-			continue
-		}
-		s.Options[k] = v
-	}
-	if p.Mode != "" {
-		s.Options["mode"] = p.Mode
-	}
-	for k, v := range p.Settings {
-		s.Record[results.SettingPrefix+k] = v
-	}
-	recordBinaries(s.Record, p)
-	if p.Mix != "" {
-		s.Record["mix"] = p.Mix
-	}
-	if s.Transport != TransportUnix {
-		s.Link = &latency.Config{RTT: p.RTT, DelayConnect: true}
-	}
-	return s, nil
+	recordBinaries(rs.Record, cell.Params)
+	return rs
 }
 
 // StudyOptions adjust a study run.
@@ -420,20 +368,17 @@ func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell stu
 	if err != nil {
 		return nil, err
 	}
-	spec, err := SpecOf(sr.st, cell, t.Label)
-	if err != nil {
-		return nil, err
-	}
-	if err := sr.prepareData(ctx, t, &spec); err != nil {
+	rs := RunOf(sr.st, cell, t.Label)
+	if err := sr.prepareData(ctx, t, &rs); err != nil {
 		return nil, err
 	}
 	if n := sr.st.Agents; n > 0 {
 		if sr.c.Agents == nil {
 			return nil, Inputf("study %s asks for %d agents, but this dblat cannot coordinate agents", sr.st.Name, n)
 		}
-		return sr.c.Agents(ctx, drain, spec, n)
+		return sr.c.Agents(ctx, drain, rs, n)
 	}
-	return sr.c.runOn(ctx, drain, &spec, t)
+	return sr.c.runOn(ctx, drain, &rs, t)
 }
 
 // recordBinaries adds the version and installation a cell asks for to the options stored
@@ -517,9 +462,9 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 
 // prepareData makes sure the cell's data is loaded in the database the cell runs on, and
 // restores its pristine copy when the study restores between runs.
-func (sr *studyRun) prepareData(ctx context.Context, t *Target, spec *Spec) error {
+func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) error {
 	c := sr.c
-	pl, err := check(spec, t.Engine, t.Server != nil)
+	pl, err := check(rs, t.Engine, t.Server != nil)
 	if err != nil {
 		return err
 	}
@@ -531,7 +476,7 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, spec *Spec) erro
 	}
 	restorer, _ := t.Engine.(engine.Restorer)
 	restore := sr.st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly && restorer != nil
-	want := spec.Scale
+	want := rs.Scale
 	if want == 0 {
 		want = pl.def.Scale.Default
 	}
@@ -587,23 +532,9 @@ func sameSettings(a, b map[string]string) bool {
 
 // recordFailure stores a failed run for a cell whose run could not even start.
 func (sr *studyRun) recordFailure(ctx context.Context, cell study.Cell, cause error) {
-	p := cell.Params
-	opts := map[string]string{}
-	for k, v := range p.Settings {
-		opts[results.SettingPrefix+k] = v
-	}
-	recordBinaries(opts, p)
-	maps.Copy(opts, p.Options)
-	if p.Mode != "" {
-		opts["mode"] = p.Mode
-	}
-	if p.Mix != "" {
-		opts["mix"] = p.Mix
-	}
-	r := &results.Run{Study: sr.st.Name, CellKey: cell.Key, Params: results.Params{Workload: p.Workload, Scale: p.Warehouses,
-		Terminals: p.Terminals, Connections: p.Connections, Duration: p.Duration, Warmup: p.Warmup, Seed: p.Seed, RTT: p.RTT,
-		Think: p.Think, Options: opts, Rate: p.Rate, Arrival: p.Arrival, LatencyLimit: p.LatencyLimit, MaxTries: max(p.MaxTries, 1)},
-		Server: results.Server{Engine: p.Engine, Target: p.Target}}
+	rs := RunOf(sr.st, cell, cell.Params.Target)
+	r := &results.Run{Study: sr.st.Name, CellKey: cell.Key, Params: rs.Stored(rs.Scale, nil, rs.Options),
+		Server: results.Server{Engine: cell.Params.Engine, Target: cell.Params.Target}}
 	ctx = context.WithoutCancel(ctx)
 	if _, err := sr.c.Store.Begin(ctx, r); err != nil {
 		return

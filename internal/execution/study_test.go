@@ -16,17 +16,22 @@ import (
 	"github.com/dblat/dblat/internal/study"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// testDirs are the tests' state directories; the servers a dead test binary left in one are
+// stopped by the next.
+var testDirs = managed.TestDirs{Prefix: "dblat-exec-test-", Registry: "state"}
+
+func TestMain(m *testing.M) {
+	testDirs.Sweep(os.TempDir())
+	os.Exit(pgtest.Main(m))
+}
 
 // newCore returns a Core with its own state directory and results store.
 func newCore(t testing.TB) (*Core, results.Store) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "dblat-exec-test-")
+	// Managed servers run as an unprivileged user that must reach the state directory
+	// (testDirs makes it so).
+	dir, err := testDirs.Make("")
 	if err != nil {
-		t.Fatal(err)
-	}
-	// Managed servers run as an unprivileged user that must reach the state directory.
-	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	store, err := results.Open(context.Background(), filepath.Join(dir, "results.db"))
@@ -113,7 +118,7 @@ func TestSeed003RunsAsAStudy(t *testing.T) {
 // it holds the pristine orders plus those of the last run only, fewer than the windows
 // alone of all runs added.
 func TestSeed000RunsWithRestore(t *testing.T) {
-	fbtest.Dir(t) // skips or fails, as the suite asks, without Firebird
+	fbtest.Require(t)
 	c, store := newCore(t)
 	st := reduced(t, "seed000-reduced.yaml", "repeat: 2", "repeat: 1", "duration: 8s", "duration: 1s",
 		"warmup: 5s", "warmup: 200ms", "cooldown: 1s", "cooldown: 0s", "warehouses: 4", "warehouses: 1",

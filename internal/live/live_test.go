@@ -19,6 +19,7 @@ import (
 	"github.com/dblat/dblat/internal/live"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	_ "github.com/dblat/dblat/internal/workload/all"
 )
 
@@ -91,8 +92,7 @@ func TestMetricsDuringARun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Run(ctx, nil, execution.Spec{Target: dsn, Workload: "select-only", Terminals: 4, Duration: 4 * time.Second,
-			Warmup: time.Second, Link: &latency.Config{RTT: time.Millisecond}})
+		_, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 4, Duration: 4 * time.Second, Warmup: time.Second}, Workload: "select-only"}, Target: dsn, Link: &latency.Config{RTT: time.Millisecond}})
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)

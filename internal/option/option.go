@@ -200,3 +200,20 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Error is a problem with the value of one option, found by a workload or an engine, which
+// the front ends place at the option's flag or study key. Its message reads after the
+// option's name ("batched cannot run on firebird: ...").
+type Error struct {
+	Name string
+	Err  error
+}
+
+func (e *Error) Error() string { return "option " + e.Name + " " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error for option name with a formatted message that reads after the
+// option's name.
+func Errorf(name, format string, args ...any) error {
+	return &Error{Name: name, Err: fmt.Errorf(format, args...)}
+}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/analysis"
-	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // This file connects package analysis to the report through the hooks the report already
@@ -81,7 +81,7 @@ var (
 func analysisPage() *template.Template {
 	analysisOnce.Do(func() {
 		analysisTmpl = template.Must(template.New("analysis").Funcs(template.FuncMap{
-			"dur":        func(d time.Duration) string { return results.FormatDuration(d.Round(time.Microsecond)) },
+			"dur":        func(d time.Duration) string { return spec.FormatDuration(d.Round(time.Microsecond)) },
 			"f1":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 			"f2":         func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 			"pct":        func(f float64) string { return fmt.Sprintf("%+.1f %%", f) },
@@ -110,7 +110,7 @@ func kneeHTML(measured, model time.Duration, f analysis.Fit) string {
 	if len(f.Points) < 2 {
 		return "-"
 	}
-	d := func(x time.Duration) string { return results.FormatDuration(x.Round(time.Microsecond)) }
+	d := func(x time.Duration) string { return spec.FormatDuration(x.Round(time.Microsecond)) }
 	s := "not reached up to " + d(f.MaxRTT)
 	if measured > 0 {
 		s = d(measured) + " measured"

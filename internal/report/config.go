@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Config is the configuration each series ran with, as the server and the client reported
@@ -49,10 +50,10 @@ var runItems = []configItem{
 	{"run", "warehouses", func(r *results.Run) string { return strconv.Itoa(r.Params.Scale) }},
 	{"run", "terminals", func(r *results.Run) string { return strconv.Itoa(r.Params.Terminals) }},
 	{"run", "connections", func(r *results.Run) string { return strconv.Itoa(r.Params.Connections) }},
-	{"run", "duration", func(r *results.Run) string { return results.FormatDuration(r.Params.Duration) }},
-	{"run", "warmup", func(r *results.Run) string { return results.FormatDuration(r.Params.Warmup) }},
+	{"run", "duration", func(r *results.Run) string { return spec.FormatDuration(r.Params.Duration) }},
+	{"run", "warmup", func(r *results.Run) string { return spec.FormatDuration(r.Params.Warmup) }},
 	{"run", "think", func(r *results.Run) string { return strconv.FormatBool(r.Params.Think) }},
-	{"run", "rtt", func(r *results.Run) string { return results.FormatDuration(r.Params.RTT) }},
+	{"run", "rtt", func(r *results.Run) string { return spec.FormatDuration(r.Params.RTT) }},
 	{"server", "engine", func(r *results.Run) string { return r.Server.Engine }},
 	{"server", "version", func(r *results.Run) string { return r.Server.Version }},
 	{"server", "target", func(r *results.Run) string { return r.Server.Target }},

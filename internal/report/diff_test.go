@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // diffRun is a finished TPC-C run for the diff tests.
 func diffRun(id int64, rtt time.Duration, nopm float64, buffers string) results.Run {
 	return results.Run{ID: id, Study: "s-" + buffers, Status: results.StatusFinished,
-		Params:  results.Params{Workload: "tpcc", Terminals: 4, Connections: 4, RTT: rtt, Scale: 1},
+		Params:  results.Params{Drive: spec.Drive{Terminals: 4, Connections: 4}, Workload: "tpcc", RTT: rtt, Scale: 1},
 		Server:  results.Server{Engine: "postgres", Version: "15", Settings: map[string]string{"shared_buffers": buffers}},
 		Summary: results.Summary{NOPM: nopm, TPS: nopm / 27},
 		Tx:      []results.TxSummary{{Type: "new_order", Committed: 100, P50Us: 2000, P99Us: 9000, RoundTrips: 14}}}

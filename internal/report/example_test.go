@@ -7,6 +7,7 @@ import (
 
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Two RTTs, two repeats each, and a failed run that enters no mean: with n = 2 the 95 %
@@ -14,7 +15,7 @@ import (
 func ExampleBuild() {
 	run := func(id int64, rtt time.Duration, nopm float64, status results.Status) results.Run {
 		return results.Run{ID: id, Status: status, Started: time.Date(2026, 1, 1, 0, int(id), 0, 0, time.UTC),
-			Params: results.Params{Workload: "tpcc", Terminals: 10, RTT: rtt}, Summary: results.Summary{NOPM: nopm}}
+			Params: results.Params{Drive: spec.Drive{Terminals: 10}, Workload: "tpcc", RTT: rtt}, Summary: results.Summary{NOPM: nopm}}
 	}
 	r, err := report.Build(report.Input{
 		Study:   "rtt",

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // The synthetic study: seed 000 in miniature. Three Firebird architectures × four RTTs × two
@@ -100,12 +101,8 @@ func fixRun(t testing.TB, id int64, mode string, rtt time.Duration, term int) re
 	started := fixStart.Add(time.Duration(id) * 2 * time.Minute)
 	return results.Run{
 		ID: id, Study: "latency", Status: results.StatusFinished, Started: started,
-		Ended: started.Add(100 * time.Second),
-		Params: results.Params{
-			Workload: "tpcc", Scale: 10, Terminals: term, Connections: term,
-			Duration: 90 * time.Second, Warmup: 10 * time.Second, Seed: id, RTT: rtt,
-			Options: map[string]string{"set.ServerMode": mode},
-		},
+		Ended:  started.Add(100 * time.Second),
+		Params: results.Params{Drive: spec.Drive{Terminals: term, Connections: term, Duration: 90 * time.Second, Warmup: 10 * time.Second, Seed: id}, Workload: "tpcc", Scale: 10, RTT: rtt, Options: map[string]string{"set.ServerMode": mode}},
 		Server: results.Server{
 			Engine: "firebird", Target: "fb3-" + mode, Managed: true, Version: "WI-V3.0.6.33328 Firebird 3.0",
 			Settings: map[string]string{"ServerMode": mode, "DefaultDbCachePages": cache, "TcpRemoteBufferSize": "8192"},

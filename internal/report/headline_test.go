@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // TestHeadlineFixture checks the headline of the synthetic study against the numbers it
@@ -81,7 +82,7 @@ func TestMetricTPS(t *testing.T) {
 	for i, term := range []int{1, 4, 16} {
 		for rep := range 2 {
 			runs = append(runs, results.Run{ID: int64(i*2 + rep + 1), Status: results.StatusFinished,
-				Params:  results.Params{Workload: "select-only", Terminals: term, Connections: term},
+				Params:  results.Params{Drive: spec.Drive{Terminals: term, Connections: term}, Workload: "select-only"},
 				Summary: results.Summary{TPS: float64(1000*term + 10*rep)}})
 		}
 	}

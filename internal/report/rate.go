@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // ChartRate is the kind of the response time against RTT at a fixed offered rate
@@ -37,7 +38,7 @@ var ratePercentiles = []struct {
 // rateTitle names a RateSeries for people: "Response time against RTT at 500 per second
 // (poisson arrivals, 16 terminals)", and its series when there are several.
 func rateTitle(rs *analysis.RateSeries, several bool) string {
-	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %d terminals)", results.FormatRate(rs.Rate), rs.Arrival, rs.Terminals)
+	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %d terminals)", spec.FormatRate(rs.Rate), rs.Arrival, rs.Terminals)
 	if several {
 		t += ", " + rs.Series
 	}
@@ -169,7 +170,7 @@ func rttAxis(points []analysis.RatePoint, rs *analysis.RateSeries, force string)
 // rateNote says how to read a ChartRate.
 func rateNote(rs *analysis.RateSeries, ch Chart) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Response time from each transaction's intended start on a schedule of %s arrivals per second (%s), whatever the server did, one panel per transaction type: the median, 90th and 99th percentiles of the pooled distribution of each RTT level's finished runs. ", results.FormatRate(rs.Rate), rs.Arrival)
+	fmt.Fprintf(&b, "Response time from each transaction's intended start on a schedule of %s arrivals per second (%s), whatever the server did, one panel per transaction type: the median, 90th and 99th percentiles of the pooled distribution of each RTT level's finished runs. ", spec.FormatRate(rs.Rate), rs.Arrival)
 	if rs.Saturated {
 		fmt.Fprintf(&b, "The solid vertical line marks the measured saturation, RTT %s, the lowest whose runs did not sustain the rate: there and beyond, the points are overload points whose response times measure a backlog that grows through the window. ", rs.SaturationLevel)
 	} else {
@@ -177,7 +178,7 @@ func rateNote(rs *analysis.RateSeries, ch Chart) string {
 	}
 	if _, ok := drawnSaturation(rs); ok {
 		fmt.Fprintf(&b, "The dashed vertical line is the model's saturation RTT r* = (N/λ − s)/R = %s, where %d terminals at %.1f round trips and s = %s per transaction are busy all the time. ",
-			results.FormatDuration(rs.ModelSaturation.Round(time.Microsecond)), rs.Terminals, rs.R, results.FormatDuration(rs.S.Round(time.Microsecond)))
+			spec.FormatDuration(rs.ModelSaturation.Round(time.Microsecond)), rs.Terminals, rs.R, spec.FormatDuration(rs.S.Round(time.Microsecond)))
 	}
 	b.WriteString(axisNote(ch.X, ch.Y))
 	return strings.TrimSpace(b.String())
@@ -189,7 +190,7 @@ func (r *Report) rateSentence() string {
 	var parts []string
 	for i := range r.AtRate {
 		rs := &r.AtRate[i]
-		at := fmt.Sprintf("At %s per second", results.FormatRate(rs.Rate))
+		at := fmt.Sprintf("At %s per second", spec.FormatRate(rs.Rate))
 		if len(r.AtRate) > 1 {
 			at += " (" + rs.Series + ")"
 		}

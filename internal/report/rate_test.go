@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // rateFixture is seed 000's question asked open-loop: TPC-C at 200 arrivals per second on 10
@@ -39,7 +40,7 @@ func rateFixture(t testing.TB) []results.Run {
 			r := fixRun(t, id, "SuperServer", rtt, 10)
 			r.Study = "at-rate"
 			r.Params.Options = map[string]string{}
-			r.Params.Rate, r.Params.Arrival, r.Params.MaxTries = 200, results.ArrivalPoisson, 3
+			r.Params.Rate, r.Params.Arrival, r.Params.MaxTries = 200, spec.ArrivalPoisson, 3
 			overload := rtt == 20*time.Millisecond
 			r.Summary = results.Summary{Elapsed: 90 * time.Second, Offered: 18000, AchievedRate: 200, Committed: 17800, Rollbacks: 180,
 				Retried: 160, Retries: 170}

@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -158,7 +159,7 @@ func TestCellMeans(t *testing.T) {
 	for _, mode := range fixModes {
 		for _, term := range fixTerms {
 			for _, rtt := range fixRTTs {
-				key := "rtt=" + results.FormatDuration(rtt) + " terminals=" + itoa(term) + " set.ServerMode=" + mode
+				key := "rtt=" + spec.FormatDuration(rtt) + " terminals=" + itoa(term) + " set.ServerMode=" + mode
 				c := cells[key]
 				if c == nil {
 					t.Fatalf("no cell %q", key)
@@ -197,7 +198,7 @@ func TestCellMeans(t *testing.T) {
 }
 
 func itoa(n int) string {
-	return results.FactorValue(&results.Run{Params: results.Params{Terminals: n}}, "terminals")
+	return results.FactorValue(&results.Run{Params: results.Params{Drive: spec.Drive{Terminals: n}}}, "terminals")
 }
 
 // TestPooledPercentiles checks that percentiles come from the merged distribution, not the

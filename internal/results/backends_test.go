@@ -23,6 +23,7 @@ import (
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/results/storetest"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // fixtureStudy is the name the documented example queries use.
@@ -47,7 +48,7 @@ func studyFixture(t testing.TB) ([]results.Run, []results.Status) {
 	var runs []results.Run
 	var statuses []results.Status
 	add := func(rtt time.Duration, terms int, status results.Status) {
-		cell := fmt.Sprintf("rtt=%s/terminals=%d", results.FormatDuration(rtt), terms)
+		cell := fmt.Sprintf("rtt=%s/terminals=%d", spec.FormatDuration(rtt), terms)
 		r := storetest.FullRun(t, fixtureStudy, cell, start.Add(time.Duration(len(runs))*7*time.Minute+time.Duration(rng.IntN(1000))))
 		r.Params.RTT, r.Params.Terminals, r.Params.Connections, r.Params.Scale = rtt, terms, terms, 1
 		r.Link.RTT, r.Link.Up, r.Link.Down = rtt, rtt/2, rtt/2

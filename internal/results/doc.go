@@ -11,14 +11,16 @@
 // that what is written to one reads back from the other field for field. The schema, its
 // views for analysis in SQL and example queries are documented in docs/results-schema.md.
 //
-// The runner writes through Store: Begin when measurement starts, AddSamples every few
-// seconds, Finish once when the run ends (its per-type rows and final figures in one
-// transaction). Reports and the CLI read with List and Get, and Export dumps runs as JSON
-// or CSV. Import copies one store's runs and studies into another, identifying runs by
-// their UID, so that copying twice adds nothing. The store does no reporting, comparison or
-// statistics of its own, which is why the HDR histograms are kept and
-// EncodeHist/DecodeHist live here. It imports no other dblat package: the runner, the CLI
-// and reports sit above it.
+// The execution core writes through Store (package execution; for a run that agents
+// drove, the coordinator of package agent): Begin once a run is about to start, AddSamples
+// every few seconds as the runner reports them, Finish once when the run ends (its per-type
+// rows and final figures in one transaction). Reports and the CLI read with List and Get,
+// and Export dumps runs as JSON or CSV. Import copies one store's runs and studies into
+// another, identifying runs by their UID, so that copying twice adds nothing. The store does
+// no reporting, comparison or statistics of its own, which is why the HDR histograms are
+// kept and EncodeHist/DecodeHist live here. A run's parameters are package spec's Params
+// (results.Params); otherwise it imports no other dblat package: execution, the CLI and
+// reports sit above it.
 //
 // A run is visible as StatusRunning from Begin on. If the process that began it dies, the
 // next Open on the same host marks it StatusAborted, so a crash never leaves a run looking

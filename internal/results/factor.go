@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Factor keys name what a study varies. Server settings and workload options use a prefix:
@@ -46,40 +48,20 @@ const (
 // FactorValue returns the value run had for factor key, formatted the way study files write
 // it, or "" when the run does not record that factor.
 func FactorValue(r *Run, key string) string {
-	p := &r.Params
+	if f, ok := spec.Lookup(key); ok {
+		return f.Value(&r.Params)
+	}
 	switch key {
-	case FactorRTT:
-		return FormatDuration(p.RTT)
-	case FactorTerminals:
-		return strconv.Itoa(p.Terminals)
-	case FactorConnections:
-		return strconv.Itoa(p.Connections)
-	case FactorWarehouses:
-		return strconv.Itoa(p.Scale)
-	case FactorDuration:
-		return FormatDuration(p.Duration)
-	case FactorWarmup:
-		return FormatDuration(p.Warmup)
 	case FactorEngine:
 		return r.Server.Engine
-	case FactorThink:
-		return strconv.FormatBool(p.Think)
 	case FactorTarget:
 		return r.Server.Target
-	case FactorRate:
-		return FormatRate(p.Rate)
-	case FactorArrival:
-		return p.Arrival
-	case FactorLatencyLimit:
-		return FormatDuration(p.LatencyLimit)
-	case FactorMaxTries:
-		return strconv.Itoa(max(p.MaxTries, 1))
 	}
 	if strings.HasPrefix(key, SettingPrefix) || strings.HasPrefix(key, ServerPrefix) {
-		return p.Options[key]
+		return r.Params.Options[key]
 	}
 	if k, ok := strings.CutPrefix(key, OptionPrefix); ok {
-		return p.Options[k]
+		return r.Params.Options[k]
 	}
 	return ""
 }
@@ -98,10 +80,11 @@ func OptionFactor(key string) string {
 // first (RTT, terminals, then the rest), then settings ("set.…"), the server's version and
 // installation ("server.…") and options ("opt.…") sorted by name.
 func InferFactors(runs []Run) []string {
-	candidates := []string{
-		FactorRTT, FactorTerminals, FactorConnections, FactorWarehouses, FactorEngine,
-		FactorTarget, FactorThink, FactorDuration, FactorWarmup,
-		FactorRate, FactorArrival, FactorLatencyLimit, FactorMaxTries,
+	candidates := []string{FactorRTT, FactorTerminals, FactorConnections, FactorWarehouses, FactorEngine, FactorTarget}
+	for _, k := range spec.FactorKeys() {
+		if !slices.Contains(candidates, k) {
+			candidates = append(candidates, k)
+		}
 	}
 	opts := map[string]bool{}
 	for i := range runs {
@@ -121,26 +104,6 @@ func InferFactors(runs []Run) []string {
 	}
 	return out
 }
-
-// FormatDuration writes d compactly and exactly: "0", "100µs", "1.5ms", "20ms", "2s", "1m30s".
-func FormatDuration(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d%time.Second == 0 || d >= time.Second:
-		return d.String()
-	case d%time.Millisecond == 0:
-		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
-	case d >= time.Millisecond:
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + "ms"
-	default:
-		return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', -1, 64) + "µs"
-	}
-}
-
-// FormatRate writes an arrival rate in transactions per second as study files write it:
-// "1000", "2.5", "0" (a closed-loop run).
-func FormatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // SortFactorValues orders values numerically when they all parse as numbers or durations,
 // else lexically.

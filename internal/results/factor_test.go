@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -11,20 +13,19 @@ func TestFormatDuration(t *testing.T) {
 		0: "0", 100 * time.Microsecond: "100µs", 1500 * time.Microsecond: "1.5ms", 20 * time.Millisecond: "20ms",
 		2 * time.Second: "2s", 90 * time.Second: "1m30s",
 	} {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		if got := spec.FormatDuration(d); got != want {
+			t.Errorf("spec.FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 		if d != 0 {
-			if back, err := time.ParseDuration(FormatDuration(d)); err != nil || back != d {
-				t.Errorf("%q does not parse back to %v: %v %v", FormatDuration(d), d, back, err)
+			if back, err := time.ParseDuration(spec.FormatDuration(d)); err != nil || back != d {
+				t.Errorf("%q does not parse back to %v: %v %v", spec.FormatDuration(d), d, back, err)
 			}
 		}
 	}
 }
 
 func TestFactorValue(t *testing.T) {
-	r := &Run{Params: Params{RTT: 2 * time.Millisecond, Terminals: 20, Connections: 10, Scale: 4,
-		Options: map[string]string{"mode": "batched", "set.shared_buffers": "1GB"}},
+	r := &Run{Params: Params{Drive: spec.Drive{Terminals: 20, Connections: 10}, RTT: 2 * time.Millisecond, Scale: 4, Options: map[string]string{"mode": "batched", "set.shared_buffers": "1GB"}},
 		Server: Server{Engine: "postgres"}}
 	for key, want := range map[string]string{"rtt": "2ms", "terminals": "20", "connections": "10", "warehouses": "4",
 		"engine": "postgres", "opt.mode": "batched", "set.shared_buffers": "1GB", "nonsense": ""} {

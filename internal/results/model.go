@@ -2,6 +2,8 @@ package results
 
 import (
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Status is the life-cycle state of a stored run.
@@ -56,51 +58,9 @@ type Run struct {
 	StartSkew time.Duration `json:"start_skew_ns,omitempty"`
 }
 
-// Params are the workload and run parameters as requested.
-type Params struct {
-	Workload    string             `json:"workload"`
-	Scale       int                `json:"scale"` // TPC-C warehouses
-	Terminals   int                `json:"terminals"`
-	Connections int                `json:"connections"`
-	Duration    time.Duration      `json:"duration"`
-	Warmup      time.Duration      `json:"warmup"`
-	Seed        int64              `json:"seed"`
-	Mix         map[string]float64 `json:"mix,omitempty"`
-	Think       bool               `json:"think"`
-	// RTT is the round-trip time requested to be added between terminals and server (0 = none).
-	RTT time.Duration `json:"rtt"`
-	// Options holds workload- or engine-specific options as given ("mode" -> "client").
-	Options map[string]string `json:"options,omitempty"`
-	// Rate is the open-loop arrival rate, transactions per second in total; 0 for a
-	// closed-loop run (each terminal starts its next transaction when the last one ends).
-	Rate float64 `json:"rate,omitempty"`
-	// Arrival is how arrivals are spaced in an open-loop run: ArrivalConstant or
-	// ArrivalPoisson; "" for a closed-loop run.
-	Arrival string `json:"arrival,omitempty"`
-	// LatencyLimit, when positive, is pgbench's --latency-limit: open-loop arrivals picked up
-	// later than it are skipped, transactions slower than it are counted late, and a
-	// transaction is not retried past it. 0 = no limit.
-	LatencyLimit time.Duration `json:"latency_limit,omitempty"`
-	// MaxTries is the tries a transaction that fails with a retryable error gets, its first
-	// included (pgbench's --max-tries); 1 = no retries. Runs stored before it was recorded
-	// read back 1.
-	MaxTries int `json:"max_tries,omitempty"`
-}
-
-// Arrival processes of an open-loop run (Params.Arrival).
-const (
-	// ArrivalConstant spaces arrivals exactly 1/Rate apart.
-	ArrivalConstant = "constant"
-	// ArrivalPoisson draws the gaps between arrivals from an exponential distribution of
-	// mean 1/Rate (a Poisson process), seeded by the run's seed.
-	ArrivalPoisson = "poisson"
-)
-
-// Arrivals lists the arrival processes, the default first.
-var Arrivals = []string{ArrivalConstant, ArrivalPoisson}
-
-// OpenLoop reports whether the run was driven open-loop (at a fixed arrival rate).
-func (p *Params) OpenLoop() bool { return p.Rate > 0 }
+// Params are the workload and run parameters a run was stored with (package spec declares
+// them with the run's description).
+type Params = spec.Params
 
 // Link is the latency link a run went through, with what it was asked for and what a
 // calibration measured just before the run.

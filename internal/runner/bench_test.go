@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/tpcc"
 )
@@ -53,7 +54,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: terminals, Warmup: 2 * time.Second, Duration: window, NOPMType: "new_order"})
+		res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: terminals, Warmup: 2 * time.Second, Duration: window}, NOPMType: "new_order"})
 		if err != nil {
 			b.Fatal(err)
 		}

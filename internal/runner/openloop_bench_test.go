@@ -11,6 +11,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
@@ -64,22 +65,21 @@ func BenchmarkOpenLoopRate(b *testing.B) {
 	tg, _ := selectOnly(b)
 	for b.Loop() {
 		for _, rate := range []float64{1000, 10000} {
-			for _, arrival := range results.Arrivals {
-				res := runSelect(b, tg, runner.Config{Terminals: 32, Warmup: 2 * time.Second, Duration: 20 * time.Second,
-					Rate: rate, Arrival: arrival, Seed: 1})
+			for _, arrival := range spec.Arrivals {
+				res := runSelect(b, tg, runner.Config{Drive: spec.Drive{Terminals: 32, Warmup: 2 * time.Second, Duration: 20 * time.Second, Rate: rate, Arrival: arrival, Seed: 1}})
 				s, tx := res.Summary, res.Tx[0]
 				h, err := results.DecodeHist(tx.LagHist)
 				if err != nil {
 					b.Fatal(err)
 				}
-				name := results.FormatRate(rate) + "-" + arrival
+				name := spec.FormatRate(rate) + "-" + arrival
 				b.ReportMetric(s.AchievedRate/rate, name+"-achieved/target")
 				b.ReportMetric(float64(s.Offered)/20/rate, name+"-offered/target")
 				b.ReportMetric(float64(h.ValueAtQuantile(99)), name+"-lag-p99-us")
 				b.ReportMetric(float64(h.ValueAtQuantile(50)), name+"-lag-p50-us")
 				b.ReportMetric(float64(tx.RespP99Us), name+"-resp-p99-us")
 				b.Logf("%s/s %s: offered %d, achieved %.1f/s (%.4f of target), skipped %d, backlog %d, overload %v; lag p50 %d µs p99 %d µs max %d µs; response p99 %d µs; service p99 %d µs; client CPU %.2f s",
-					results.FormatRate(rate), arrival, s.Offered, s.AchievedRate, s.AchievedRate/rate, s.Skipped, s.Backlog, s.Overload,
+					spec.FormatRate(rate), arrival, s.Offered, s.AchievedRate, s.AchievedRate/rate, s.Skipped, s.Backlog, s.Overload,
 					h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max(), tx.RespP99Us, tx.P99Us, res.CPUSeconds)
 			}
 		}
@@ -95,8 +95,7 @@ func BenchmarkOpenLoopPacing(b *testing.B) {
 	for b.Loop() {
 		for _, rate := range []float64{1000, 10000} {
 			w := &probe{types: []workload.TxType{{Name: "noop"}}, next: func(int, int) int { return 0 }}
-			res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 32, Warmup: time.Second,
-				Duration: 10 * time.Second, Rate: rate, Arrival: results.ArrivalPoisson, Seed: 1})
+			res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 32, Warmup: time.Second, Duration: 10 * time.Second, Rate: rate, Arrival: spec.ArrivalPoisson, Seed: 1}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -104,7 +103,7 @@ func BenchmarkOpenLoopPacing(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			name := results.FormatRate(rate)
+			name := spec.FormatRate(rate)
 			b.ReportMetric(res.Summary.AchievedRate/rate, name+"-achieved/target")
 			b.ReportMetric(float64(h.ValueAtQuantile(50)), name+"-lag-p50-us")
 			b.ReportMetric(float64(h.ValueAtQuantile(99)), name+"-lag-p99-us")
@@ -135,7 +134,7 @@ func BenchmarkOpenLoopCoordinatedOmission(b *testing.B) {
 				}
 				stalled <- err
 			})
-			res := runSelect(b, tg, runner.Config{Terminals: 16, Warmup: time.Second, Duration: 10 * time.Second, Rate: rate})
+			res := runSelect(b, tg, runner.Config{Drive: spec.Drive{Terminals: 16, Warmup: time.Second, Duration: 10 * time.Second, Rate: rate}})
 			if err := <-stalled; err != nil {
 				b.Fatal(err)
 			}
@@ -166,14 +165,13 @@ func BenchmarkOpenLoopOverload(b *testing.B) {
 	const terminals = 4
 	const warmup, window = 2 * time.Second, 20 * time.Second
 	for b.Loop() {
-		capacity := runSelect(b, tg, runner.Config{Terminals: terminals, Warmup: warmup, Duration: 5 * time.Second}).Summary.TPS
+		capacity := runSelect(b, tg, runner.Config{Drive: spec.Drive{Terminals: terminals, Warmup: warmup, Duration: 5 * time.Second}}).Summary.TPS
 		b.ReportMetric(capacity, "capacity-tps")
 		for _, limit := range []time.Duration{0, 100 * time.Millisecond} {
 			heap := &heapWatch{}
 			stop := heap.start(warmup, window)
 			began := time.Now()
-			res := runSelect(b, tg, runner.Config{Terminals: terminals, Warmup: warmup, Duration: window,
-				Rate: 2 * capacity, LatencyLimit: limit})
+			res := runSelect(b, tg, runner.Config{Drive: spec.Drive{Terminals: terminals, Warmup: warmup, Duration: window, Rate: 2 * capacity, LatencyLimit: limit}})
 			took := time.Since(began)
 			stop()
 			s := res.Summary

@@ -8,6 +8,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -18,7 +19,7 @@ func TestRunRetriesWithTheSameInput(t *testing.T) {
 	tg := target(t)
 	for _, tries := range []int{1, 3} {
 		w := &probe{types: []workload.TxType{{Name: "flaky"}}, next: func(int, int) int { return 0 }}
-		res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 2, Duration: 500 * time.Millisecond, MaxTries: tries})
+		res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Duration: 500 * time.Millisecond, MaxTries: tries}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestRunRetriesWithTheSameInput(t *testing.T) {
 	}
 	// A transaction that always fails uses its three tries, then counts as one error.
 	w := &probe{types: []workload.TxType{{Name: "fail"}}, next: func(int, int) int { return 0 }}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 1, Duration: 300 * time.Millisecond, MaxTries: 3})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 1, Duration: 300 * time.Millisecond, MaxTries: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +69,7 @@ func TestRunRetriesWithTheSameInput(t *testing.T) {
 func TestOpenLoopKeepsItsRate(t *testing.T) {
 	tg := target(t)
 	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 4, Warmup: 200 * time.Millisecond,
-		Duration: 2 * time.Second, Rate: 200, Arrival: results.ArrivalPoisson, Seed: 3})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second, Rate: 200, Arrival: spec.ArrivalPoisson, Seed: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestOpenLoopCatchesCoordinatedOmission(t *testing.T) {
 			lockDone <- tx.Commit()
 		})
 		w := &probe{types: []workload.TxType{{Name: "read"}}, next: func(int, int) int { return 0 }}
-		res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 4, Duration: 3 * time.Second, Rate: rate})
+		res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Duration: 3 * time.Second, Rate: rate}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,8 +168,7 @@ func TestOpenLoopOverload(t *testing.T) {
 	for _, limit := range []time.Duration{0, 50 * time.Millisecond} {
 		w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
 		began := time.Now()
-		res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 2, Duration: 1500 * time.Millisecond,
-			Rate: 800, LatencyLimit: limit})
+		res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Duration: 1500 * time.Millisecond, Rate: 800, LatencyLimit: limit}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,8 +211,7 @@ func TestThinkTimesCountFromTheIntendedStart(t *testing.T) {
 	const keying = 40 * time.Millisecond
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 },
 		pause: workload.Pause{Keying: keying}}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Terminals: 10, Connections: 1, Warmup: 200 * time.Millisecond,
-		Duration: 2 * time.Second})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Connections: 1, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,70 +13,55 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
-// Config says how to drive a workload.
+// Config says how to drive a workload: the run's Drive (spec.Drive: terminals, pool, warm-up
+// and window, open-loop rate, latency limit, retries) and what the runner reports back.
 type Config struct {
-	// Terminals is the number of concurrent emulated users (≥ 1).
-	Terminals int
-	// FirstTerminal numbers the first terminal (workload.Workload.NewTerminal's id): a part
-	// of a run driven by several agents runs terminals FirstTerminal … FirstTerminal +
-	// Terminals − 1 of the whole run, so that each terminal has the inputs it would have
-	// in one process. 0 for a run of one process.
-	FirstTerminal int
-	// Connections is the pool size; 0 means one per terminal. With fewer connections than
-	// terminals, terminals queue for a connection and the queueing time is recorded apart
-	// from the service time.
-	Connections int
-	// Warmup runs before the measurement window and is excluded from every figure.
-	Warmup time.Duration
-	// Duration is the measurement window.
-	Duration time.Duration
-	// SampleEvery is the interval of the stored samples (default 1 s).
-	SampleEvery time.Duration
-	// Drain, when closed, ends the run early: in-flight transactions finish and the figures
-	// measured so far are returned with Result.Interrupted set.
-	Drain <-chan struct{}
-	// Samples, when set, receives each interval's samples from the ticker goroutine. It should
-	// return quickly.
-	Samples func([]results.Sample)
-	// Connected, when set, is called once every pooled connection is open, before warm-up.
-	Connected func()
-	// WindowStart and WindowEnd, when set, are called when the measurement window starts
-	// (after the warm-up) and when it ends, from Run's goroutine, so that a caller can take
-	// its own measurements over the window (the latency link's lateness and CPU).
-	WindowStart, WindowEnd func()
-	// NOPMType names the transaction type whose commits per minute are Summary.NOPM
-	// (TPC-C's "new_order", workload.Metric.TxType); "" leaves NOPM 0.
-	NOPMType string
-	// Rate, when positive, drives the workload open-loop: transactions arrive at Rate per
+	// Drive is how hard and how long to drive the workload. A zero Connections means one
+	// per terminal, a zero MaxTries one try; Open checks the rest (spec.Drive.Validate).
+	//
+	// With Rate set the workload is driven open-loop: transactions arrive at Rate per
 	// second in total, from the start of the warm-up, on a schedule fixed before the run
 	// (Arrival, Seed) that does not depend on how fast the server answers. Free terminals
 	// take the arrivals in order, each waiting for its arrival's intended start; Terminals
 	// bounds how many run at once, and an arrival that finds every terminal busy waits
-	// (its wait is schedule lag, part of its response time). 0 drives it closed-loop: each
-	// terminal starts its next transaction when the last one ends, after its think time.
-	Rate float64
-	// Arrival is results.ArrivalConstant ("" too) or results.ArrivalPoisson.
-	Arrival string
-	// Seed seeds a Poisson schedule: the same seed gives the same arrivals.
-	Seed int64
-	// LatencyLimit, when positive, bounds the backlog as pgbench's --latency-limit does: an
-	// open-loop arrival picked up later than LatencyLimit after its intended start is
-	// skipped and counted (Summary.Skipped), a transaction whose response time exceeds it is
-	// counted late (Summary.Late), and a transaction is not retried once it is past it.
-	LatencyLimit time.Duration
+	// (its wait is schedule lag, part of its response time). With LatencyLimit an arrival
+	// picked up later than the limit is skipped (Summary.Skipped), a slower transaction is
+	// counted late (Summary.Late) and none is retried past it. A transaction that fails
+	// with a retryable error (engine.ClassRetryable) is run again at once on the same
+	// connection with the same input (workload.Terminal), up to MaxTries tries, its
+	// response time running from the first try.
+	spec.Drive
+	// Hooks are how the caller ends a run early and hears from it (runner.Run uses them;
+	// a Session takes its own in Session.Run).
+	Hooks
+	// SampleEvery is the interval of the stored samples (default 1 s).
+	SampleEvery time.Duration
+	// NOPMType names the transaction type whose commits per minute are Summary.NOPM
+	// (TPC-C's "new_order", workload.Metric.TxType); "" leaves NOPM 0.
+	NOPMType string
 	// DrainTimeout bounds how long the transactions in flight when the window ends (or the
 	// run is drained) may take to finish; those still running then are canceled. They end
 	// after the window and count in no figure either way, so this bounds a run's length
 	// without changing its result. Zero means DefaultDrainTimeout.
 	DrainTimeout time.Duration
-	// MaxTries is how many tries a transaction that fails with a retryable error
-	// (engine.ClassRetryable) gets, its first included, as pgbench's --max-tries: it is run
-	// again at once on the same connection with the same input (workload.Terminal), and its
-	// response time runs from the first try. 0 means 1: no retries.
-	MaxTries int
+}
+
+// Hooks connect a running run to its caller. Every field is optional.
+type Hooks struct {
+	// Drain, when closed, ends the run early: in-flight transactions finish and the figures
+	// measured so far are returned with Result.Interrupted set.
+	Drain <-chan struct{}
+	// Samples receives each interval's samples from the ticker goroutine. It should return
+	// quickly.
+	Samples func([]results.Sample)
+	// WindowStart and WindowEnd are called when the measurement window starts (after the
+	// warm-up) and when it ends, from Run's goroutine, so that a caller can take its own
+	// measurements over the window (the latency link's lateness and CPU).
+	WindowStart, WindowEnd func()
 }
 
 // DefaultDrainTimeout is Config.DrainTimeout's default. A transaction still running this
@@ -101,41 +86,45 @@ type pooled struct {
 	meter Meter
 }
 
-// Run opens the pool, prepares the workload on one of its connections, runs warm-up and the
-// measurement window, and returns the window's figures. It returns an error, and no figures,
-// if preparation or the pool fails, or if ctx is canceled (a hard stop).
+// Run opens a session (Open), runs it and closes it: a run from connecting to the last
+// figure. It returns an error, and no figures, if preparation or the pool fails, or if ctx
+// is canceled (a hard stop).
 func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config) (*Result, error) {
-	if cfg.Terminals < 1 {
-		return nil, fmt.Errorf("terminals must be at least 1, got %d", cfg.Terminals)
+	s, err := Open(ctx, t, w, cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer s.Close()
+	return s.Run(ctx, cfg.Hooks)
+}
+
+// Session is a run ready to start: its pool open and its workload prepared. It is used by
+// one goroutine.
+type Session struct {
+	t    workload.Target
+	w    workload.Workload
+	cfg  Config
+	pool chan pooled
+}
+
+// Open checks cfg, opens the connection pool on t and prepares w on one of its connections.
+// Its error is the pool's, or the workload's Prepare (which an option.Error marks as the
+// user's input). Close the session when done.
+func Open(ctx context.Context, t workload.Target, w workload.Workload, cfg Config) (*Session, error) {
 	if cfg.Connections <= 0 {
 		cfg.Connections = cfg.Terminals
 	}
-	if cfg.Connections > cfg.Terminals {
-		cfg.Connections = cfg.Terminals
+	if cfg.MaxTries == 0 {
+		cfg.MaxTries = 1
 	}
-	if cfg.Duration <= 0 {
-		return nil, fmt.Errorf("duration must be positive, got %v", cfg.Duration)
+	if errs := cfg.Drive.Validate(); len(errs) > 0 {
+		return nil, spec.Errors(errs)
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
 	}
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
-	}
-	if cfg.MaxTries < 0 {
-		return nil, fmt.Errorf("max tries must be at least 1, got %d", cfg.MaxTries)
-	}
-	if cfg.MaxTries == 0 {
-		cfg.MaxTries = 1
-	}
-	if cfg.LatencyLimit < 0 {
-		return nil, fmt.Errorf("latency limit must not be negative, got %v", cfg.LatencyLimit)
-	}
-	if cfg.Rate != 0 {
-		if _, err := newSchedule(time.Now(), cfg.Rate, cfg.Arrival, cfg.Seed); err != nil {
-			return nil, err
-		}
 	}
 	db := t.DB
 	db.SetMaxOpenConns(cfg.Connections)
@@ -146,21 +135,33 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for range cfg.Connections {
-			p := <-pool
-			if p.conn != nil {
-				p.conn.Close()
-			}
-		}
-	}()
+	s := &Session{t: t, w: w, cfg: cfg, pool: pool}
 	if err := prepareOnPooled(ctx, db, pool, w); err != nil {
+		s.Close()
 		return nil, err
 	}
-	if cfg.Connected != nil {
-		cfg.Connected()
-	}
+	return s, nil
+}
 
+// Close closes the session's connections.
+func (s *Session) Close() {
+	if s.pool == nil {
+		return
+	}
+	for range s.cfg.Connections {
+		if p := <-s.pool; p.conn != nil {
+			p.conn.Close()
+		}
+	}
+	s.pool = nil
+}
+
+// Run runs the warm-up and the measurement window, telling h, and returns the window's
+// figures. It returns an error, and no figures, if ctx is canceled (a hard stop). A session
+// runs once.
+func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
+	t, w, cfg, pool, db := s.t, s.w, s.cfg, s.pool, s.t.DB
+	cfg.Hooks = h
 	types := make([]string, len(w.TxTypes()))
 	for i, tt := range w.TxTypes() {
 		types[i] = tt.Name
@@ -186,7 +187,7 @@ func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config
 	d := &driver{ctx: termCtx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
 		windowStart: windowStart, windowEnd: &windowEnd}
 	if cfg.Rate > 0 {
-		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked above
+		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked by Open
 	}
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {

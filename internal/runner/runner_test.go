@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -151,11 +152,7 @@ func TestRunCountsOutcomesByKind(t *testing.T) {
 		}}
 	var mu sync.Mutex
 	var samples []results.Sample
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{
-		Terminals: 4, Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
-		SampleEvery: 250 * time.Millisecond,
-		Samples:     func(s []results.Sample) { mu.Lock(); samples = append(samples, s...); mu.Unlock() },
-	})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond}, SampleEvery: 250 * time.Millisecond, Hooks: runner.Hooks{Samples: func(s []results.Sample) { mu.Lock(); samples = append(samples, s...); mu.Unlock() }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +208,7 @@ func TestRunCountsOutcomesByKind(t *testing.T) {
 func TestRunRecordsConnectionWaitApart(t *testing.T) {
 	tg := target(t)
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{
-		Terminals: 8, Connections: 2, Duration: time.Second,
-	})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 8, Connections: 2, Duration: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +229,7 @@ func TestRunDrainReturnsPartialWindow(t *testing.T) {
 	drain := make(chan struct{})
 	time.AfterFunc(700*time.Millisecond, func() { close(drain) })
 	start := time.Now()
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{
-		Terminals: 2, Warmup: 200 * time.Millisecond, Duration: time.Minute, Drain: drain,
-	})
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Warmup: 200 * time.Millisecond, Duration: time.Minute}, Hooks: runner.Hooks{Drain: drain}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +247,7 @@ func TestRunHardCancelReturnsError(t *testing.T) {
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 2, Duration: time.Minute})
+	_, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Duration: time.Minute}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -262,7 +255,7 @@ func TestRunHardCancelReturnsError(t *testing.T) {
 
 func TestRunRejectsBadConfig(t *testing.T) {
 	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
-	for _, cfg := range []runner.Config{{Terminals: 0, Duration: time.Second}, {Terminals: 1}} {
+	for _, cfg := range []runner.Config{{Drive: spec.Drive{Terminals: 0, Duration: time.Second}}, {Drive: spec.Drive{Terminals: 1}}} {
 		if _, err := runner.Run(context.Background(), workload.Target{}, w, cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -59,18 +59,18 @@ func (a *arrivals) advance() time.Duration {
 }
 
 // newSchedule returns the schedule of rate arrivals per second from start, spaced by
-// arrival (results.ArrivalConstant, "" too, or results.ArrivalPoisson, seeded by seed).
+// arrival (spec.ArrivalConstant, "" too, or spec.ArrivalPoisson, seeded by seed).
 func newSchedule(start time.Time, rate float64, arrival string, seed int64) (*schedule, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("rate must be a positive number of transactions per second, got %v", rate)
 	}
 	s := &schedule{start: start, gap: 1 / rate, seed: seed}
 	switch arrival {
-	case "", results.ArrivalConstant:
-	case results.ArrivalPoisson:
+	case "", spec.ArrivalConstant:
+	case spec.ArrivalPoisson:
 		s.poisson = true
 	default:
-		return nil, fmt.Errorf("arrival %q: use %s or %s", arrival, results.ArrivalConstant, results.ArrivalPoisson)
+		return nil, fmt.Errorf("arrival %q: use %s or %s", arrival, spec.ArrivalConstant, spec.ArrivalPoisson)
 	}
 	s.g = newArrivals(s.gap, s.poisson, seed)
 	return s, nil

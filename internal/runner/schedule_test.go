@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // TestScheduleCountsWhatItHandsOut checks that count, which replays the schedule, agrees
@@ -13,7 +13,7 @@ import (
 // between arrivals.
 func TestScheduleCountsWhatItHandsOut(t *testing.T) {
 	start := time.Unix(1000, 0)
-	for _, arrival := range results.Arrivals {
+	for _, arrival := range spec.Arrivals {
 		for _, rate := range []float64{3, 1000, 333.3} {
 			s, err := newSchedule(start, rate, arrival, 7)
 			if err != nil {
@@ -48,15 +48,15 @@ func TestScheduleCountsWhatItHandsOut(t *testing.T) {
 // seed fixes.
 func TestScheduleIsFixedByItsSeed(t *testing.T) {
 	start := time.Unix(0, 0)
-	c, _ := newSchedule(start, 4000, results.ArrivalConstant, 1)
+	c, _ := newSchedule(start, 4000, spec.ArrivalConstant, 1)
 	for k := range 10 {
 		if got, want := c.take().Sub(start), time.Duration(k)*250*time.Microsecond; got != want {
 			t.Fatalf("constant arrival %d at %v, want %v", k, got, want)
 		}
 	}
-	a, _ := newSchedule(start, 1000, results.ArrivalPoisson, 5)
-	b, _ := newSchedule(start, 1000, results.ArrivalPoisson, 5)
-	other, _ := newSchedule(start, 1000, results.ArrivalPoisson, 6)
+	a, _ := newSchedule(start, 1000, spec.ArrivalPoisson, 5)
+	b, _ := newSchedule(start, 1000, spec.ArrivalPoisson, 5)
+	other, _ := newSchedule(start, 1000, spec.ArrivalPoisson, 6)
 	const n = 20000
 	var last time.Time
 	var sum, sumSq float64

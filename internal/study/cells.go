@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Cells expands the design into its cells: for DesignFull the cartesian product of the
@@ -21,10 +23,15 @@ func (s *Study) Cells() []Cell {
 	return s.fullCells()
 }
 
-// newCell resolves p and labels the cell with every factor's resolved value, so that Levels
-// always agree with Params (and with results.FactorValue of the stored run).
+// newCell resolves p, gives it the study's path to the server (Linked), and labels the
+// cell with every factor's resolved value, so that Levels always agree with Params (and with
+// results.FactorValue of the stored run).
 func (s *Study) newCell(p Params, varied string) Cell {
-	p = p.resolved()
+	p.Link = nil
+	if s.Linked() && p.Run.Transport() != spec.TransportUnix {
+		p.Link = &latency.Config{RTT: p.RTT, DelayConnect: true}
+	}
+	p.Run.Resolve()
 	levels := make(map[string]string, len(s.Factors))
 	for _, f := range s.Factors {
 		levels[f.Key] = p.Value(f.Key)
@@ -90,17 +97,19 @@ func (s *Study) cellCount() (n int, ok bool) {
 
 // CellKey identifies the run p describes. It is the first 16 hex digits of the SHA-256 of a
 // canonical text: the line "dblat cell v1", then one line name=value per parameter, sorted by
-// name, with values quoted by strconv.Quote. Connections 0 counts as Terminals; durations
-// are written by results.FormatDuration; rates by results.FormatRate; integers and booleans
-// plainly; Settings appear as set.NAME and Options as opt.NAME. Empty strings are left out,
-// and so are the parameters added after the first studies at their defaults (rate 0, no
-// arrival process, latency limit 0, max tries 1), so a parameter added later leaves
-// existing keys unchanged. The key therefore depends only on
-// what a run does, not on the study file's layout, its factor order, comments, repeat or
-// order seed. Changing any parameter changes the key; so does the engine, target or any
-// server setting.
+// name, with values quoted by strconv.Quote: the server (engine, target, server.version,
+// server.install, set.NAME per setting), the workload, every spec.Field by its key and
+// canonical value (connections resolved), the mode and mix as "mode" and "mix", and the other
+// options as opt.NAME. Empty strings are left out, and so are the parameters added after the
+// first studies at their defaults (spec.Field.KeyDefault: rate 0, latency limit 0, max tries
+// 1), so a parameter added later leaves existing keys unchanged. The key therefore depends
+// only on what a run does, not on the study file's layout, its factor order, comments,
+// repeat or order seed. Changing any parameter changes the key; so does the engine, target
+// or any server setting. (The path to the server is not in it: it follows from rtt and the
+// transport.)
 func CellKey(p Params) string {
-	p = p.resolved()
+	p.Run = p.Run.Clone()
+	p.Run.Resolve()
 	var lines []string
 	add := func(name, value string) {
 		if value != "" {
@@ -112,31 +121,21 @@ func CellKey(p Params) string {
 	add(results.FactorVersion, p.Version)
 	add(results.FactorInstall, p.Install)
 	add("workload", p.Workload)
-	add("warehouses", strconv.Itoa(p.Warehouses))
-	add("terminals", strconv.Itoa(p.Terminals))
-	add("connections", strconv.Itoa(p.Connections))
-	add("duration", results.FormatDuration(p.Duration))
-	add("warmup", results.FormatDuration(p.Warmup))
-	add("rtt", results.FormatDuration(p.RTT))
-	add("mode", p.Mode)
-	add("think", strconv.FormatBool(p.Think))
-	add("mix", p.Mix)
-	add("seed", strconv.FormatInt(p.Seed, 10))
-	if p.Rate > 0 {
-		add("rate", results.FormatRate(p.Rate))
-	}
-	add("arrival", p.Arrival)
-	if p.LatencyLimit > 0 {
-		add("latency_limit", results.FormatDuration(p.LatencyLimit))
-	}
-	if p.MaxTries > 1 {
-		add("max_tries", strconv.Itoa(p.MaxTries))
+	for _, f := range spec.Fields {
+		if v := f.Value(&p.Run.Params); v != f.KeyDefault {
+			add(f.Key, v)
+		}
 	}
 	for k, v := range p.Settings {
 		add(results.SettingPrefix+k, v)
 	}
 	for k, v := range p.Options {
-		add(results.OptionPrefix+k, v)
+		switch k {
+		case spec.OptionMode, spec.OptionMix: // keys older than options
+			add(k, v)
+		default:
+			add(results.OptionPrefix+k, v)
+		}
 	}
 	slices.Sort(lines)
 	h := sha256.New()
@@ -204,18 +203,26 @@ func (p *parser) check(s *Study) {
 	} else if s.Repeat > MaxRuns/n {
 		p.errPath("repeat", "%d cells × repeat %d is more than %d runs", n, s.Repeat, MaxRuns)
 	}
-	if len(p.errs) > 0 {
-		return
-	}
+}
+
+// checkCells checks each cell's run for what needs no server (spec.Run.Validate). It runs
+// even when other keys had problems, so that one pass reports them all.
+func (p *parser) checkCells(study *Study) {
+	// A factor whose levels were all refused (reported already) leaves the base value.
+	s := *study
+	s.Factors = slices.DeleteFunc(slices.Clone(s.Factors), func(f Factor) bool { return len(f.Levels) == 0 })
+	// Each cell's run, checked once for what needs no server: a problem is reported at the
+	// level of the factor that causes it (naming the first cell it affects when other
+	// factors take part), else at the base key; once, however many cells share it.
+	seen := map[string]bool{}
 	for _, c := range s.Cells() {
-		if c.Params.Connections > c.Params.Terminals {
-			path := "base.connections"
-			if s.hasFactor(results.FactorConnections) {
-				path = "factors.connections"
+		for _, fe := range c.Params.Run.Validate() {
+			e := s.FieldError(fe.Field, &c, fe.Detail)
+			if seen[e.Error()] {
+				continue
 			}
-			p.errPath(path, "cell %s: %d connections for %d terminals (a pool larger than the terminals is never used)",
-				s.Label(c), c.Params.Connections, c.Params.Terminals)
-			return
+			seen[e.Error()] = true
+			p.add(e.Line, e.Col, "%s", e.Msg)
 		}
 	}
 }

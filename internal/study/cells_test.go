@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 func mustParse(t testing.TB, src string) *Study {
@@ -51,6 +53,7 @@ func TestCellsFull(t *testing.T) {
 	last := cells[len(cells)-1]
 	wantParams := s.Base.clone()
 	wantParams.RTT, wantParams.Terminals, wantParams.Connections = 20*time.Millisecond, 16, 16
+	wantParams.Link = &latency.Config{RTT: 20 * time.Millisecond, DelayConnect: true}
 	wantParams.Settings["shared_buffers"] = "1GB"
 	if !reflect.DeepEqual(last.Params, wantParams) || last.Varied != "" {
 		t.Errorf("last cell %+v\nwant %+v", last.Params, wantParams)
@@ -60,8 +63,7 @@ func TestCellsFull(t *testing.T) {
 	}
 	for _, c := range cells {
 		// Levels agree with what the results store will read back from the run.
-		run := &results.Run{Params: results.Params{RTT: c.Params.RTT, Terminals: c.Params.Terminals,
-			Options: map[string]string{"set.shared_buffers": c.Params.Settings["shared_buffers"]}}}
+		run := &results.Run{Params: results.Params{Drive: spec.Drive{Terminals: c.Params.Terminals}, RTT: c.Params.RTT, Options: map[string]string{"set.shared_buffers": c.Params.Settings["shared_buffers"]}}}
 		for k, v := range c.Levels {
 			if got := results.FactorValue(run, k); got != v {
 				t.Errorf("cell %s: level %s=%s but FactorValue says %q", s.Label(c), k, v, got)
@@ -262,9 +264,10 @@ factors: {rtt: [0, 1ms, 5ms], terminals: [1, 4]}
 
 // TestCellKeyGolden pins the recipe: a changed key orphans every stored run of every study.
 func TestCellKeyGolden(t *testing.T) {
-	p := Params{Engine: "postgres", Workload: "tpcc", Warehouses: 1, Terminals: 10, Duration: time.Minute,
-		Warmup: 10 * time.Second, RTT: time.Millisecond, Seed: 1,
-		Settings: map[string]string{"shared_buffers": "256MB"}, Options: map[string]string{"page_size": "8192"}}
+	p := Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 1,
+		Drive: spec.Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1},
+		RTT:   time.Millisecond, Options: map[string]string{"page_size": "8192"}}},
+		Settings: map[string]string{"shared_buffers": "256MB"}}
 	const want = "b46b2271ba95262e"
 	if got := CellKey(p); got != want {
 		t.Errorf("CellKey = %s, want %s: the cell-key recipe changed", got, want)
@@ -279,14 +282,14 @@ func TestCellKeyGolden(t *testing.T) {
 	o := p
 	o.Rate = 250
 	oc := o
-	oc.Arrival = results.ArrivalConstant
+	oc.Arrival = spec.ArrivalConstant
 	if CellKey(o) != CellKey(oc) || CellKey(o) == want {
 		t.Error("rate 250 with and without arrival constant differ, or equal the closed loop")
 	}
 	q := p
 	q.Connections = 10 // 0 means one per terminal
 	q.Settings, q.Options = maps.Clone(p.Settings), maps.Clone(p.Options)
-	q.Mode, q.Mix, q.Target = "", "", ""
+	q.Target = ""
 	if CellKey(q) != want {
 		t.Error("connections 0 and connections = terminals give different keys")
 	}

@@ -2,12 +2,24 @@
 // of cells (one per combination of factor levels), a stable key per cell, the order of runs
 // (seeded, interleaved, resumable) and an estimate of how long they take.
 //
-// It does not start servers, run workloads or store anything. The CLI sits above it: it loads
-// a study, checks engine names and settings against package engine (using Study.Errorf to
-// point at the offending line), asks the results store how many finished runs each cell key
-// already has, and executes Study.Plan. Package results sits beside it: the factor keys and
-// the duration spelling (results.FormatDuration) are shared, so a cell's Levels equal what
-// results.FactorValue reads back from a stored run.
+// Each cell's run is a spec.Run: the run's own keys (base.KEY and their factors) are package
+// spec's Fields, read and written by that table, and every cell's run is validated
+// (spec.Run.Validate) when the file is parsed, each problem placed at the factor level or
+// base key of the field it concerns (Study.FieldError). It does not start servers, run
+// workloads or store anything: package execution sits above it, checks every cell against
+// the workload and engine registries before any server starts (placing problems with
+// FieldError and Errorf), asks the results store how many finished runs each cell key
+// already has, and runs Study.Plan. Package results sits beside it: the factor keys and the
+// canonical spellings are shared, so a cell's Levels equal what results.FactorValue reads
+// back from a stored run.
+//
+// # The path to the server
+//
+// A study that writes an RTT (base.rtt, even 0, or an rtt factor) sends every TCP cell
+// through dblat's latency link, at RTT 0 too, so that its cells compare like for like; one
+// that does not connects directly. A Unix-socket cell (opt.transport: unix) never goes
+// through the link. The path is thus the same for every cell unless the transport itself is
+// a factor (Study.Linked; `dblat study plan` prints each cell's path).
 //
 // # File format
 //

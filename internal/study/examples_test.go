@@ -79,7 +79,7 @@ func TestSeed000Levels(t *testing.T) {
 			t.Errorf("%s levels %v, want %v", key, got[key], want)
 		}
 	}
-	if s.Base.Warehouses != 10 || s.Repeat < 5 || s.Base.Engine != "firebird" {
+	if s.Base.Scale != 10 || s.Repeat < 5 || s.Base.Engine != "firebird" {
 		t.Errorf("base %+v, repeat %d", s.Base, s.Repeat)
 	}
 }

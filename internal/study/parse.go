@@ -2,12 +2,14 @@ package study
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Keys of each block, in the order the documentation lists them.
@@ -22,18 +25,14 @@ var (
 	topKeys = []string{"study", "description", "design", "repeat", "seed", "order", "cooldown",
 		"between_runs", "max_failures", "agents", "server", "target", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "settings"}
-	baseKeys   = []string{"workload", "warehouses", "terminals", "connections", "duration",
-		"warmup", "rtt", "mode", "think", "mix", "seed", "rate", "arrival", "latency_limit",
-		"max_tries", "options"}
-	// plainFactors are the factor keys without a prefix (package results names them).
-	plainFactors = []string{results.FactorRTT, results.FactorTerminals, results.FactorConnections,
-		results.FactorWarehouses, results.FactorDuration, results.FactorWarmup,
-		results.FactorEngine, results.FactorThink, results.FactorTarget, results.FactorVersion, results.FactorInstall,
-		results.FactorRate, results.FactorArrival, results.FactorLatencyLimit, results.FactorMaxTries}
+	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
+	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
+	// plainFactors are the factor keys without a prefix: the run's fields a study may vary,
+	// and the server's.
+	plainFactors = append(spec.FactorKeys(), results.FactorEngine, results.FactorTarget, results.FactorVersion, results.FactorInstall)
 	// runKeys are the plain keys of the run itself, which base.options and opt.NAME must
-	// not spell as options.
-	runKeys = []string{"mode", "mix", results.FactorRate, results.FactorArrival,
-		results.FactorLatencyLimit, results.FactorMaxTries}
+	// not spell as options (mode and mix are both).
+	runKeys = append([]string{spec.OptionMode, spec.OptionMix}, spec.Keys()...)
 	// hints map words people write to the key dblat uses.
 	hints = map[string]string{
 		"latency": "rtt", "delay": "rtt", "clients": "terminals", "threads": "terminals",
@@ -50,9 +49,12 @@ var (
 // defaultBase is the base before the file says anything.
 func defaultBase() Params {
 	return Params{
-		Workload: "tpcc", Warehouses: 1, Terminals: 10, Duration: time.Minute,
-		Warmup: 10 * time.Second, Seed: 1,
-		Settings: map[string]string{}, Options: map[string]string{},
+		Run: spec.Run{Params: spec.Params{
+			Workload: "tpcc", Scale: 1,
+			Drive:   spec.DefaultDrive(),
+			Options: map[string]string{},
+		}},
+		Settings: map[string]string{},
 	}
 }
 
@@ -80,8 +82,12 @@ func Parse(name string, data []byte) (*Study, error) {
 		if len(p.errs) == 0 {
 			p.check(s)
 		}
+		if _, ok := s.cellCount(); ok && resolve(p.root).Kind == yaml.MappingNode {
+			p.checkCells(s)
+		}
 	}
 	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col)) })
 		return nil, p.errs
 	}
 	return s, nil
@@ -243,6 +249,7 @@ func (p *parser) mapping(n *yaml.Node, where string, known []string, fn func(key
 			path = where + "." + key
 		}
 		p.pos[path] = pos{k.Line, k.Column}
+		p.pos[path+valueSuffix] = pos{v.Line, v.Column}
 		fn(key, k, v)
 	}
 }
@@ -372,6 +379,10 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 		s.Server.Name = s.Name
 	}
 	s.Base.Engine, s.Base.Target = s.Server.Engine, s.Target
+	_, s.linked = p.pos["base.rtt"]
+	if s.hasFactor(results.FactorRTT) {
+		s.linked = true
+	}
 	s.Base.Version, s.Base.Install = s.Server.Version, s.Server.Install
 	s.Base.Settings = maps.Clone(s.Server.Settings)
 	if s.Base.Settings == nil {
@@ -420,36 +431,30 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 		switch key {
 		case "workload":
 			set(&b.Workload)(field(p, v, key, checkWord))
-		case "warehouses":
-			set(&b.Warehouses)(field(p, v, key, count(1)))
-		case "terminals":
-			set(&b.Terminals)(field(p, v, key, count(1)))
-		case "connections":
-			set(&b.Connections)(field(p, v, key, count(0)))
-		case "duration":
-			set(&b.Duration)(field(p, v, key, duration(1)))
-		case "warmup":
-			set(&b.Warmup)(field(p, v, key, duration(0)))
-		case "rtt":
-			set(&b.RTT)(field(p, v, key, duration(0)))
-		case "mode":
-			set(&b.Mode)(field(p, v, key, checkWord))
-		case "think":
-			set(&b.Think)(field(p, v, key, parseBool))
-		case "mix":
-			set(&b.Mix)(field(p, v, key, checkMix))
-		case "seed":
-			set(&b.Seed)(field(p, v, key, parseSeed))
-		case "rate":
-			set(&b.Rate)(field(p, v, key, parseRate))
-		case "arrival":
-			set(&b.Arrival)(field(p, v, key, checkArrival))
-		case "latency_limit":
-			set(&b.LatencyLimit)(field(p, v, key, duration(0)))
-		case "max_tries":
-			set(&b.MaxTries)(field(p, v, key, count(1)))
+		case spec.OptionMode, spec.OptionMix:
+			check := checkWord
+			if key == spec.OptionMix {
+				check = checkMix
+			}
+			if val, ok := field(p, v, key, check); ok {
+				b.Options[key] = val
+			}
 		case "options":
-			b.Options = p.settings(v, "base.options", "option")
+			for k, val := range p.settings(v, "base.options", "option") {
+				b.Options[k] = val
+			}
+		default: // a field of the run: its syntax here, its range on the cells
+			f, _ := spec.Lookup(key)
+			raw, ok := p.scalar(v, key)
+			if !ok {
+				return
+			}
+			if err := f.Set(&b.Run.Params, raw); err != nil {
+				p.errAt(v, "%s %v", key, err)
+			} else if key == results.FactorWarehouses && b.Scale < 1 {
+				// A study loads the data it runs on: 0 ("all loaded") names no size.
+				p.errAt(v, "%s must be at least 1, got %d", key, b.Scale)
+			}
 		}
 	})
 }
@@ -459,7 +464,7 @@ func factorKeyProblem(key string) string {
 	if contains(plainFactors, key) {
 		return ""
 	}
-	if name, ok := strings.CutPrefix(key, results.OptionPrefix); ok && contains(runKeys[2:], name) {
+	if name, ok := strings.CutPrefix(key, results.OptionPrefix); ok && contains(spec.Keys(), name) {
 		return fmt.Sprintf("factor %q is written %s: it is a parameter of the run, not an option", key, name)
 	}
 	for _, prefix := range []string{results.SettingPrefix, results.OptionPrefix} {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // head is the smallest valid start of a study file (2 lines), so line numbers in the cases
@@ -72,7 +72,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown factor", head + "factors:\n  terminal: [1, 2]\n", `x.yaml:4:3: unknown factor "terminal" (did you mean terminals?)`},
 		{"hinted factor", head + "factors:\n  mode: [client]\n", `x.yaml:4:3: unknown factor "mode" (did you mean opt.mode?)`},
 		{"unrelated factor", head + "factors:\n  colour: [red]\n",
-			`x.yaml:4:3: unknown factor "colour": factors are rtt, terminals, connections, warehouses, duration, warmup, engine, think, target, server.version, server.install, rate, arrival, latency_limit, max_tries, set.SETTING and opt.OPTION`},
+			`x.yaml:4:3: unknown factor "colour": factors are rtt, terminals, connections, warehouses, duration, warmup, think, rate, arrival, latency_limit, max_tries, engine, target, server.version, server.install, set.SETTING and opt.OPTION`},
 		{"workload factor", head + "factors:\n  workload: [tpcc]\n",
 			`x.yaml:4:3: "workload" cannot be a factor: a study runs one workload (write one study per workload)`},
 		{"empty setting name", head + "factors:\n  set.: [1]\n",
@@ -87,7 +87,7 @@ func TestParseErrors(t *testing.T) {
 			"x.yaml:4:12: rtt level needs a unit: 5ms or 5s?\n" +
 				"x.yaml:4:15: rtt level must not be negative, got -1ms\n" +
 				"x.yaml:5:15: terminals level must be at least 1, got 0\n" +
-				"x.yaml:6:17: connections level must be at least 1, got 0\n" +
+				"x.yaml:6:17: connections level must be at least 1, got 0 (0 in base.connections means one per terminal)\n" +
 				`x.yaml:7:11: think level must be true or false, got "maybe"` + "\n" +
 				"x.yaml:8:18: set.work_mem level must be a single value, got a list"},
 		{"settings on a target", "study: t\ntarget: pg1\nfactors:\n  set.shared_buffers: [1GB]\n  engine: [postgres]\n",
@@ -103,7 +103,7 @@ func TestParseErrors(t *testing.T) {
 			"x.yaml:3:1: the full design has more than 10000 cells: use fewer levels, or an ofat design"},
 		{"too many runs", head + "repeat: 50001\nfactors:\n  terminals: [1, 2]\n", "x.yaml:3:1: 2 cells × repeat 50001 is more than 100000 runs"},
 		{"pool larger than terminals", head + "factors:\n  terminals: [1, 4]\n  connections: [2]\n",
-			"x.yaml:5:3: cell terminals=1 connections=2: 2 connections for 1 terminals (a pool larger than the terminals is never used)"},
+			"x.yaml:5:17: connections level 2 is more than the 1 terminals: a pool larger than the terminals is never used"},
 		{"CRLF line ends", "study: t\r\nserver: {engine: postgres}\r\nbase:\r\n  terminal: 5\r\n",
 			`x.yaml:4:3: unknown key "terminal" in base (did you mean terminals?)`},
 	} {
@@ -147,9 +147,10 @@ func TestParseDefaults(t *testing.T) {
 	want := &Study{
 		File: "x.yaml", Name: "t", Design: DesignFull, Repeat: 5, Seed: 1, Order: OrderRandom,
 		BetweenRuns: BetweenRestore, MaxFailures: 3, Server: ServerSpec{Engine: "postgres", Name: "t"},
-		Base: Params{Engine: "postgres", Workload: "tpcc", Warehouses: 1, Terminals: 10,
-			Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1,
-			Settings: map[string]string{}, Options: map[string]string{}},
+		Base: Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 1,
+			Drive:   spec.Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1},
+			Options: map[string]string{}}},
+			Settings: map[string]string{}},
 		Source: []byte(head),
 	}
 	s.pos = nil
@@ -207,10 +208,11 @@ factors:
 		s.BetweenRuns != BetweenKeep || s.MaxFailures != 2 || s.Server.Name != "pg-all" {
 		t.Errorf("study keys: %+v", s)
 	}
-	wantBase := Params{Engine: "postgres", Workload: "tpcc", Warehouses: 4, Terminals: 8, Connections: 4,
-		Duration: 2 * time.Minute, RTT: 500 * time.Microsecond, Mode: "client", Think: true, Mix: "45,43,4,4,4", Seed: 99,
-		Settings: map[string]string{"shared_buffers": "256MB", "auto_explain.log_min_duration": "10"},
-		Options:  map[string]string{"page_size": "8192"}}
+	wantBase := Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 4,
+		Drive: spec.Drive{Terminals: 8, Connections: 4, Duration: 2 * time.Minute, Seed: 99, MaxTries: 1},
+		RTT:   500 * time.Microsecond, Think: true,
+		Options: map[string]string{"page_size": "8192", "mode": "client", "mix": "45,43,4,4,4"}}},
+		Settings: map[string]string{"shared_buffers": "256MB", "auto_explain.log_min_duration": "10"}}
 	if !reflect.DeepEqual(s.Base, wantBase) {
 		t.Errorf("base\n got %+v\nwant %+v", s.Base, wantBase)
 	}
@@ -300,7 +302,7 @@ factors:
   latency_limit: [0, 50ms]
 `)
 	b := s.Base
-	if b.Rate != 500 || b.Arrival != results.ArrivalPoisson || b.LatencyLimit != 200*time.Millisecond || b.MaxTries != 3 {
+	if b.Rate != 500 || b.Arrival != spec.ArrivalPoisson || b.LatencyLimit != 200*time.Millisecond || b.MaxTries != 3 {
 		t.Errorf("base %+v", b)
 	}
 	want := []Factor{{"rate", []string{"0", "250", "1000"}}, {"max_tries", []string{"1", "3"}},
@@ -313,12 +315,12 @@ factors:
 		t.Fatalf("%d cells, want 24", len(cells))
 	}
 	c := cells[len(cells)-1]
-	if c.Params.Rate != 1000 || c.Params.MaxTries != 3 || c.Params.Arrival != results.ArrivalPoisson || c.Levels["rate"] != "1000" {
+	if c.Params.Rate != 1000 || c.Params.MaxTries != 3 || c.Params.Arrival != spec.ArrivalPoisson || c.Levels["rate"] != "1000" {
 		t.Errorf("last cell %+v %v", c.Params, c.Levels)
 	}
 
 	for _, tc := range []struct{ src, want string }{
-		{"base: {rate: -5}\n", "x.yaml:3:14: rate must not be negative, got -5 (0: a closed loop)"},
+		{"base: {rate: -5}\n", "x.yaml:3:14: rate must be a positive number of transactions per second (0: a closed loop), got -5"},
 		{"base: {rate: fast}\n", `x.yaml:3:14: rate must be transactions per second, like 1000 or 2.5, got "fast"`},
 		{"base: {arrival: poison}\n", `x.yaml:3:17: arrival must be constant or poisson, got "poison" (did you mean poisson?)`},
 		{"base: {max_tries: 0}\n", "x.yaml:3:19: max_tries must be at least 1, got 0"},

@@ -2,13 +2,14 @@ package study
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Designs, between-run policies and orders a study file may name.
@@ -70,7 +71,16 @@ type Study struct {
 	Source []byte
 
 	pos map[string]pos
+	// linked is set when the file writes an RTT (base.rtt or an rtt factor); see Linked.
+	linked bool
 }
+
+// Linked reports whether the study's TCP cells go through dblat's latency link: when the file
+// writes an RTT (base.rtt, even 0, or an rtt factor), every TCP cell does, at RTT 0 too, so
+// that its cells compare like for like; otherwise they connect directly. A cell whose
+// transport is unix never does (the link is TCP). The path is therefore the same for every
+// cell unless the transport is itself a factor.
+func (s *Study) Linked() bool { return s.linked }
 
 // ServerSpec describes the managed server a study starts.
 type ServerSpec struct {
@@ -82,41 +92,25 @@ type ServerSpec struct {
 	Version, Install string
 }
 
-// Params are the parameters of one run. In a Cell they are fully resolved.
+// Params are the parameters of one cell: the managed server it runs on and the run it asks
+// for. In a Cell they are resolved (spec.Run.Resolve) and the Run's Link says whether the
+// cell goes through the latency link (Study.Linked).
 type Params struct {
-	Engine      string // engine of the managed server; "" when the study uses a target
-	Target      string // existing server; "" when the study manages its server
-	Workload    string
-	Warehouses  int // the workload's scale (results.Params.Scale)
-	Terminals   int
-	Connections int // pool size; in a Cell never 0 (0 in the file means one per terminal)
-	Duration    time.Duration
-	Warmup      time.Duration
-	RTT         time.Duration
-	Mode        string // workload execution mode; "" = the workload's default (factor opt.mode)
-	Think       bool
-	Mix         string // transaction weights as written, spaces removed (factor opt.mix)
-	Seed        int64  // the terminals' random seed
+	// Run is the run as the study writes it: its Options hold the workload and engine
+	// options and the mode, mix and transport as written (spec.OptionMode, ...); its Target
+	// is the existing server of a study on a target, "" when the study manages its server.
+	spec.Run
+	// Engine is the engine of the managed server; "" when the study uses a target.
+	Engine string
 	// Settings are the managed server's settings (factor set.NAME → Settings[NAME]).
 	Settings map[string]string
 	// Version and Install choose the managed server's binaries (factors server.version and
 	// server.install); "" for the engine's default.
 	Version, Install string
-	// Options are other workload or engine options (factor opt.NAME → Options[NAME]).
-	Options map[string]string
-	// Rate is the open-loop arrival rate in transactions per second; 0 = closed loop.
-	Rate float64
-	// Arrival is the open-loop arrival process (results.ArrivalConstant or
-	// results.ArrivalPoisson); in a Cell "" exactly when Rate is 0.
-	Arrival string
-	// LatencyLimit bounds the backlog (execution.Spec.LatencyLimit); 0 = none.
-	LatencyLimit time.Duration
-	// MaxTries is the tries per transaction after retryable errors; 0 or 1 = no retries.
-	MaxTries int
 }
 
 // Factor is one parameter a study varies, with its levels in canonical form (the spelling of
-// results.FactorValue: durations by results.FormatDuration, integers and booleans plainly).
+// results.FactorValue: durations by spec.FormatDuration, integers and booleans plainly).
 type Factor struct {
 	Key    string
 	Levels []string
@@ -235,8 +229,8 @@ func (c Cell) NeedsServerRestart(prev *Cell) bool {
 
 // clone returns p with its own maps.
 func (p Params) clone() Params {
+	p.Run = p.Run.Clone()
 	p.Settings = maps.Clone(p.Settings)
-	p.Options = maps.Clone(p.Options)
 	if p.Settings == nil {
 		p.Settings = map[string]string{}
 	}
@@ -246,55 +240,20 @@ func (p Params) clone() Params {
 	return p
 }
 
-// resolved returns p with Connections 0 replaced by Terminals and the arrival process of an
-// open-loop run named (constant by default).
-func (p Params) resolved() Params {
-	if p.Connections == 0 {
-		p.Connections = p.Terminals
-	}
-	if p.Rate > 0 && p.Arrival == "" {
-		p.Arrival = results.ArrivalConstant
-	}
-	return p
-}
-
 // Value returns p's value of factor key in canonical form ("" if p does not set it).
 func (p Params) Value(key string) string {
+	if f, ok := spec.Lookup(key); ok {
+		return f.Value(&p.Run.Params)
+	}
 	switch key {
-	case results.FactorRTT:
-		return results.FormatDuration(p.RTT)
-	case results.FactorTerminals:
-		return strconv.Itoa(p.Terminals)
-	case results.FactorConnections:
-		return strconv.Itoa(p.Connections)
-	case results.FactorWarehouses:
-		return strconv.Itoa(p.Warehouses)
-	case results.FactorDuration:
-		return results.FormatDuration(p.Duration)
-	case results.FactorWarmup:
-		return results.FormatDuration(p.Warmup)
 	case results.FactorEngine:
 		return p.Engine
-	case results.FactorThink:
-		return strconv.FormatBool(p.Think)
 	case results.FactorTarget:
 		return p.Target
 	case results.FactorVersion:
 		return p.Version
 	case results.FactorInstall:
 		return p.Install
-	case optMode:
-		return p.Mode
-	case optMix:
-		return p.Mix
-	case results.FactorRate:
-		return results.FormatRate(p.Rate)
-	case results.FactorArrival:
-		return p.Arrival
-	case results.FactorLatencyLimit:
-		return results.FormatDuration(p.LatencyLimit)
-	case results.FactorMaxTries:
-		return strconv.Itoa(max(p.MaxTries, 1))
 	}
 	if name, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 		return p.Settings[name]
@@ -305,33 +264,27 @@ func (p Params) Value(key string) string {
 	return ""
 }
 
-const (
-	optMode = results.OptionPrefix + "mode"
-	optMix  = results.OptionPrefix + "mix"
-)
-
 // set parses level (as written in a file) into p's parameter for factor key. It checks the
-// value as a factor level: connections must be ≥ 1 here (0 is only the base's shorthand).
-// p's maps must be its own (clone).
+// syntax (a whole number, a duration); Validate checks ranges on the cells. A connections
+// level must be at least 1: 0 is only the base's shorthand for one per terminal. p's maps
+// must be its own (clone).
 func (p *Params) set(key, level string) error {
+	if f, ok := spec.Lookup(key); ok {
+		if err := f.Set(&p.Run.Params, level); err != nil {
+			return err
+		}
+		switch {
+		case key == results.FactorConnections && p.Connections < 1:
+			return fmt.Errorf("must be at least 1, got %d (0 in base.connections means one per terminal)", p.Connections)
+		case key == results.FactorWarehouses && p.Scale < 1:
+			return fmt.Errorf("must be at least 1, got %d", p.Scale)
+		}
+		return nil
+	}
 	var err error
 	switch key {
-	case results.FactorRTT:
-		p.RTT, err = parseDuration(level, 0)
-	case results.FactorTerminals:
-		p.Terminals, err = parseCount(level, 1)
-	case results.FactorConnections:
-		p.Connections, err = parseCount(level, 1)
-	case results.FactorWarehouses:
-		p.Warehouses, err = parseCount(level, 1)
-	case results.FactorDuration:
-		p.Duration, err = parseDuration(level, 1)
-	case results.FactorWarmup:
-		p.Warmup, err = parseDuration(level, 0)
 	case results.FactorEngine:
 		p.Engine, err = checkWord(level)
-	case results.FactorThink:
-		p.Think, err = parseBool(level)
 	case results.FactorTarget:
 		p.Target, err = checkTarget(level)
 	case results.FactorVersion:
@@ -339,17 +292,9 @@ func (p *Params) set(key, level string) error {
 	case results.FactorInstall:
 		p.Install, err = checkValue(level)
 	case optMode:
-		p.Mode, err = checkWord(level)
+		p.Options[spec.OptionMode], err = checkWord(level)
 	case optMix:
-		p.Mix, err = checkMix(level)
-	case results.FactorRate:
-		p.Rate, err = parseRate(level)
-	case results.FactorArrival:
-		p.Arrival, err = checkArrival(level)
-	case results.FactorLatencyLimit:
-		p.LatencyLimit, err = parseDuration(level, 0)
-	case results.FactorMaxTries:
-		p.MaxTries, err = parseCount(level, 1)
+		p.Options[spec.OptionMix], err = checkMix(level)
 	default:
 		if name, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 			p.Settings[name], err = checkValue(level)
@@ -361,3 +306,8 @@ func (p *Params) set(key, level string) error {
 	}
 	return err
 }
+
+const (
+	optMode = results.OptionPrefix + spec.OptionMode
+	optMix  = results.OptionPrefix + spec.OptionMix
+)

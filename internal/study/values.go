@@ -3,15 +3,11 @@ package study
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/dblat/dblat/internal/results"
 )
 
 var (
@@ -80,16 +76,6 @@ func parseCount(s string, min int) (int, error) {
 	return n, nil
 }
 
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("must be true or false, got %q", s)
-}
-
 func checkWord(s string) (string, error) {
 	if !validWord.MatchString(s) {
 		return "", fmt.Errorf("must be a lower-case name (letters, digits, '_', '-'), got %q", s)
@@ -119,28 +105,6 @@ func checkMix(s string) (string, error) {
 		}
 	}
 	return m, nil
-}
-
-// parseRate reads an arrival rate in transactions per second: a number ≥ 0 ("1000", "2.5",
-// "1e3"), optionally followed by "/s"; 0 means a closed loop.
-func parseRate(s string) (float64, error) {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	r, err := strconv.ParseFloat(t, 64)
-	switch {
-	case err != nil || math.IsNaN(r) || math.IsInf(r, 0):
-		return 0, fmt.Errorf("must be transactions per second, like 1000 or 2.5, got %q", s)
-	case r < 0:
-		return 0, fmt.Errorf("must not be negative, got %s (0: a closed loop)", s)
-	}
-	return r, nil
-}
-
-// checkArrival accepts an arrival process.
-func checkArrival(s string) (string, error) {
-	if slices.Contains(results.Arrivals, s) {
-		return s, nil
-	}
-	return "", fmt.Errorf("must be %s, got %q%s", strings.Join(results.Arrivals, " or "), s, suggest(s, results.Arrivals))
 }
 
 // checkTarget accepts a managed server name or a DSN that holds no password: the study file

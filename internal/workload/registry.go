@@ -58,6 +58,22 @@ type Definition struct {
 	New func(t Target, cfg Config) (Workload, error)
 	// Check, when set, checks the loaded data's consistency (TPC-C's 3.3.2 conditions).
 	Check func(ctx context.Context, t Target) ([]CheckResult, error)
+	// Split, when set, divides the data a run uses (scale) among n parts of the run (its
+	// agents), so that each part's terminals work on data of their own: each Partition
+	// gives a part's share of the terminals and the options that confine it (TPC-C: a range
+	// of home warehouses). It returns nil when the data cannot be divided n ways (TPC-C:
+	// fewer warehouses than parts): every part then runs on all of it. SplitOptions names
+	// the options Split sets, which a run that is split must leave alone.
+	Split        func(scale, n int) []Partition
+	SplitOptions []string
+}
+
+// Partition is one part's share of a split run (Definition.Split).
+type Partition struct {
+	// Share weighs the part's terminals against the other parts' (TPC-C: its warehouses).
+	Share int
+	// Options are the workload options the part runs with.
+	Options map[string]string
 }
 
 // DataSet returns the name of the data set the workload runs on.

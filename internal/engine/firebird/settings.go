@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/suggest"
 )
 
@@ -111,13 +112,13 @@ func checkSettings(settings map[string]string) (serverConfig, error) {
 	for _, k := range keys {
 		v := strings.TrimSpace(settings[k])
 		if strings.ContainsAny(v, "\r\n#") {
-			return cfg, fmt.Errorf("Firebird setting %s: the value must be one line without '#'", k)
+			return cfg, engine.SettingErrorf(k, "Firebird setting %s: the value must be one line without '#'", k)
 		}
 		switch strings.ToLower(k) {
 		case strings.ToLower(SettingPageSize):
 			n, err := strconv.Atoi(v)
 			if err != nil || !validPageSize(n) {
-				return cfg, fmt.Errorf("Firebird setting %s=%s: Firebird 3.0 supports page sizes %s (it would silently clamp %s; 32768 needs 4.0)",
+				return cfg, engine.SettingErrorf(k, "Firebird setting %s=%s: Firebird 3.0 supports page sizes %s (it would silently clamp %s; 32768 needs 4.0)",
 					k, v, joinInts(validPageSizes, ", "), v)
 			}
 			cfg.pageSize = n
@@ -129,7 +130,7 @@ func checkSettings(settings map[string]string) (serverConfig, error) {
 			case "off", "false", "async", "0":
 				cfg.forcedWrites = "off"
 			default:
-				return cfg, fmt.Errorf("Firebird setting %s=%s: use on or off", k, v)
+				return cfg, engine.SettingErrorf(k, "Firebird setting %s=%s: use on or off", k, v)
 			}
 			continue
 		}
@@ -138,13 +139,13 @@ func checkSettings(settings map[string]string) (serverConfig, error) {
 			return cfg, unknownKey(k)
 		}
 		if why, owned := ownedKeys[name]; owned {
-			return cfg, fmt.Errorf("Firebird setting %s cannot be set: %s", k, why)
+			return cfg, engine.SettingErrorf(k, "Firebird setting %s cannot be set: %s", k, why)
 		}
 		switch name {
 		case "ServerMode":
 			mode, ok := serverModes[strings.ToLower(v)]
 			if !ok {
-				return cfg, fmt.Errorf("Firebird setting ServerMode=%s: use Super, SuperClassic or Classic", v)
+				return cfg, engine.SettingErrorf(k, "Firebird setting ServerMode=%s: use Super, SuperClassic or Classic", v)
 			}
 			cfg.mode = mode
 			v = mode
@@ -152,11 +153,11 @@ func checkSettings(settings map[string]string) (serverConfig, error) {
 			switch strings.ToLower(v) {
 			case "disabled", "enabled", "required":
 			default:
-				return cfg, fmt.Errorf("Firebird setting WireCrypt=%s: use Disabled, Enabled or Required", v)
+				return cfg, engine.SettingErrorf(k, "Firebird setting WireCrypt=%s: use Disabled, Enabled or Required", v)
 			}
 		case "DefaultDbCachePages":
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-				return cfg, fmt.Errorf("Firebird setting DefaultDbCachePages=%s: want a number of pages", v)
+				return cfg, engine.SettingErrorf(k, "Firebird setting DefaultDbCachePages=%s: want a number of pages", v)
 			}
 		}
 		cfg.conf[name] = v
@@ -185,7 +186,7 @@ func joinInts(xs []int, sep string) string {
 func unknownKey(key string) error {
 	for _, k := range laterKeys {
 		if strings.EqualFold(k, key) {
-			return fmt.Errorf("unknown Firebird 3.0 setting %q: %s is a Firebird 4.0+ key, which 3.0 would silently ignore", key, k)
+			return engine.SettingErrorf(key, "unknown Firebird 3.0 setting %q: %s is a Firebird 4.0+ key, which 3.0 would silently ignore", key, k)
 		}
 	}
 	// Up to three edits away counts as a typo.
@@ -194,5 +195,5 @@ func unknownKey(key string) error {
 	if best != "" {
 		hint = fmt.Sprintf(" (did you mean %s?)", best)
 	}
-	return fmt.Errorf("unknown Firebird 3.0 setting %q%s: Firebird would silently ignore it", key, hint)
+	return engine.SettingErrorf(key, "unknown Firebird 3.0 setting %q%s: Firebird would silently ignore it", key, hint)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/tpcc"
 )
@@ -19,12 +20,16 @@ import (
 const overrunLimit = runner.DefaultDrainTimeout + time.Second
 
 // timedRun runs w on tg and returns the result and how long the run took past its window,
-// counted from the moment every connection was open (Connected).
+// counted from the moment every connection was open and the workload prepared.
 func timedRun(t *testing.T, tg workload.Target, w workload.Workload, cfg runner.Config) (*runner.Result, time.Duration) {
 	t.Helper()
-	var connected time.Time
-	cfg.Connected = func() { connected = time.Now() }
-	res, err := runner.Run(context.Background(), tg, w, cfg)
+	s, err := runner.Open(context.Background(), tg, w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	connected := time.Now()
+	res, err := s.Run(context.Background(), cfg.Hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +89,7 @@ func TestRunEndsOnTime(t *testing.T) {
 		mustExec(t, db, "CREATE TABLE cross_rows (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
 		mustExec(t, db, "INSERT INTO cross_rows VALUES (1, 0)", "INSERT INTO cross_rows VALUES (2, 0)")
 		_, over := timedRun(t, workload.Target{Engine: e, DB: db}, crossing{},
-			runner.Config{Terminals: 2, Duration: 3 * time.Second})
+			runner.Config{Drive: spec.Drive{Terminals: 2, Duration: 3 * time.Second}})
 		t.Logf("deadlocked terminals: the run ended %v after its window", over.Round(time.Millisecond))
 		if over > overrunLimit {
 			t.Errorf("the run ended %v after its window, want at most %v", over, overrunLimit)
@@ -103,7 +108,7 @@ func TestRunEndsOnTime(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, over := timedRun(t, tg, w, runner.Config{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second})
+			res, over := timedRun(t, tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second}})
 			w.Close()
 			t.Logf("%s: NOPM %.0f, errors %v; the run ended %v after its window", mode, res.Summary.NOPM, res.Summary.Errors, over.Round(time.Millisecond))
 			if over > overrunLimit {

@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/tpcc"
 )
@@ -158,9 +159,13 @@ func runTxCell(b *testing.B, dsn string, c txCell, warmup, window time.Duration)
 		b.Fatal(err)
 	}
 	defer w.Close()
-	var connected time.Time
-	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: c.terminals, Warmup: warmup, Duration: window,
-		Connected: func() { connected = time.Now() }})
+	session, err := runner.Open(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: c.terminals, Warmup: warmup, Duration: window}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer session.Close()
+	connected := time.Now()
+	res, err := session.Run(ctx, runner.Hooks{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func checkSettingsFor(major int, settings map[string]string) (serverConfig, erro
 			pageSize = 32768
 		case canonicalLater(k) != "":
 			if strings.ContainsAny(v, "\r\n#") {
-				return serverConfig{}, fmt.Errorf("Firebird setting %s: the value must be one line without '#'", k)
+				return serverConfig{}, engine.SettingErrorf(k, "Firebird setting %s: the value must be one line without '#'", k)
 			}
 			later[canonicalLater(k)] = strings.TrimSpace(v)
 		default:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/suggest"
 )
 
@@ -65,7 +66,7 @@ func checkSettings(server string, settings map[string]string) error {
 	keys := sortedKeys(settings)
 	for _, k := range keys {
 		if why, owned := ownedOptions[optionName(k)]; owned {
-			return fmt.Errorf("setting %q is managed by dblat (%s)", k, why)
+			return engine.SettingErrorf(k, "setting %q is managed by dblat (%s)", k, why)
 		}
 	}
 	known, err := knownOptions(server)
@@ -83,7 +84,7 @@ func checkSettings(server string, settings map[string]string) error {
 			}
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
-		return fmt.Errorf("unknown MariaDB setting %q%s", k, hint)
+		return engine.SettingErrorf(k, "unknown MariaDB setting %q%s", k, hint)
 	}
 	args := append([]string{"--no-defaults"}, settingArgs(settings)...)
 	var stderr bytes.Buffer

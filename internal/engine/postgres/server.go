@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/suggest"
 )
@@ -221,7 +222,7 @@ func checkSettings(bin string, settings map[string]string) error {
 		if s := suggest.Closest(k, slices.Collect(maps.Keys(known)), 3); s != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", s)
 		}
-		return fmt.Errorf("unknown PostgreSQL setting %q%s", k, hint)
+		return engine.SettingErrorf(k, "unknown PostgreSQL setting %q%s", k, hint)
 	}
 	return nil
 }

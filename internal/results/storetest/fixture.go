@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // NormTime drops the monotonic reading and location of t, keeping the instant, so that
@@ -50,14 +51,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Study:   study,
 		CellKey: cell,
 		Started: started,
-		Params: results.Params{
-			Workload: "tpcc", Scale: 10, Terminals: 32, Connections: 16,
-			Duration: 5 * time.Minute, Warmup: 30 * time.Second, Seed: 42,
-			Mix:   map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4},
-			Think: true, RTT: 1500 * time.Microsecond,
-			Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
-			Rate:    850.5, Arrival: results.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3,
-		},
+		Params:  results.Params{Drive: spec.Drive{Terminals: 32, Connections: 16, Duration: 5 * time.Minute, Warmup: 30 * time.Second, Seed: 42, Rate: 850.5, Arrival: spec.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3}, Workload: "tpcc", Scale: 10, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Think: true, RTT: 1500 * time.Microsecond, Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"}},
 		Link: &results.Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
 			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
 			DelayConnect: true, AchievedP50: 1510 * time.Microsecond, AchievedP99: 1620 * time.Microsecond, Samples: 200,

@@ -917,7 +917,10 @@ func testFixtureCoversModel(t *testing.T) {
 	r := FullRun(t, "study", "cell", time.Now())
 	r.ID, r.UID, r.Status, r.Reason, r.Ended = 1, "u", results.StatusFinished, "why", time.Now()
 	r.Samples = Samples(5, "x")[4:]
-	if z := ZeroFields("Run", reflect.ValueOf(r)); len(z) > 0 {
+	// A stored run's FirstTerminal is 0: only an agent's part of a run (spec.Run.Stored
+	// clears it) numbers its terminals from elsewhere.
+	z := slices.DeleteFunc(ZeroFields("Run", reflect.ValueOf(r)), func(f string) bool { return f == "Run.Params.Drive.FirstTerminal" })
+	if len(z) > 0 {
 		t.Errorf("FullRun leaves fields zero, so their storage is untested: %v", z)
 	}
 }

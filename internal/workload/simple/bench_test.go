@@ -14,6 +14,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkSelectOnlyVsPgbench(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: terminals, Warmup: warmup, Duration: window})
+			res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: terminals, Warmup: warmup, Duration: window}})
 			w.Close()
 			if err != nil {
 				b.Fatal(err)
@@ -123,7 +124,7 @@ func BenchmarkSelectOnlyPaths(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second})
+				res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second}})
 				w.Close()
 				tg.DB.Close()
 				if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
@@ -164,7 +165,7 @@ func BenchmarkLinkOverheadRunner(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second})
+				res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second}})
 				w.Close()
 				db.Close()
 				if err != nil {

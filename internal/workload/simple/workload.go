@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -75,7 +76,7 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 		return nil, fmt.Errorf("simple: scale must not be negative, got %d", cfg.Scale)
 	}
 	if cfg.BlobsPerTx < 0 {
-		return nil, fmt.Errorf("simple: blobs per transaction must not be negative, got %d", cfg.BlobsPerTx)
+		return nil, option.Errorf(OptionBlobsPerTx, "must not be negative, got %d", cfg.BlobsPerTx)
 	}
 	if cfg.BlobsPerTx == 0 {
 		cfg.BlobsPerTx = 1
@@ -91,7 +92,7 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 		ro: &sql.TxOptions{ReadOnly: true},
 	}
 	if !slices.Contains(Protocols, cfg.Protocol) {
-		return nil, fmt.Errorf("simple: unknown protocol %q (known: %s)", cfg.Protocol, strings.Join(Protocols, ", "))
+		return nil, option.Errorf(OptionProtocol, "%q is not a protocol (known: %s)", cfg.Protocol, strings.Join(Protocols, ", "))
 	}
 	qp, several := t.Engine.(engine.QueryProtocols)
 	switch {
@@ -101,11 +102,11 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 		case err == nil:
 			w.adHoc = true
 		case cfg.Protocol != "prepared":
-			return nil, fmt.Errorf("simple: engine %s: %w", t.Engine.Name(), err)
+			return nil, &option.Error{Name: OptionProtocol, Err: fmt.Errorf("%s on %s: %w", cfg.Protocol, t.Engine.Name(), err)}
 		}
 	case cfg.Protocol != "prepared":
-		return nil, fmt.Errorf("simple: engine %s has one query protocol (statements are prepared once per connection); protocol %s is for engines with several, such as PostgreSQL",
-			t.Engine.Name(), cfg.Protocol)
+		return nil, option.Errorf(OptionProtocol, "%s is for engines with several query protocols, such as PostgreSQL: %s has one (statements are prepared once per connection)",
+			cfg.Protocol, t.Engine.Name())
 	}
 	if w.adHoc {
 		w.raw, _ = t.Engine.(engine.RowQuerier)

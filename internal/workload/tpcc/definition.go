@@ -37,6 +37,20 @@ var Definition = &workload.Definition{
 		Usage: "home warehouses of the terminals, LO-HI within the active ones (default: all of them); remote warehouses are drawn from all",
 	}},
 	Think: true,
+	// A run split among agents gives each a contiguous range of home warehouses and
+	// terminals in proportion to it, so every warehouse's terminals run on one agent.
+	Split: func(warehouses, n int) []workload.Partition {
+		if warehouses < n {
+			return nil
+		}
+		out := make([]workload.Partition, n)
+		for k := range n {
+			lo, hi := k*warehouses/n, (k+1)*warehouses/n
+			out[k] = workload.Partition{Share: hi - lo, Options: map[string]string{OptionHomeWarehouses: fmt.Sprintf("%d-%d", lo+1, hi)}}
+		}
+		return out
+	},
+	SplitOptions: []string{OptionHomeWarehouses},
 	Load: func(ctx context.Context, t workload.Target, cfg workload.LoadConfig) error {
 		return Load(ctx, t, LoadConfig{Warehouses: max(cfg.Scale, 1), Seed: cfg.Seed, Workers: cfg.Workers, Progress: cfg.Progress})
 	},
@@ -46,7 +60,7 @@ var Definition = &workload.Definition{
 		if r := cfg.Options.String(OptionHomeWarehouses, ""); r != "" {
 			lo, hi, err := ParseWarehouseRange(r)
 			if err != nil {
-				return nil, err
+				return nil, &option.Error{Name: OptionHomeWarehouses, Err: err}
 			}
 			c.HomeWarehouses = [2]int{lo, hi}
 		}
@@ -82,7 +96,7 @@ func ParseWarehouseRange(s string) (lo, hi int, err error) {
 	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
 	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
 	if err1 != nil || err2 != nil || lo < 1 || hi < lo {
-		return 0, 0, fmt.Errorf("%s %q: write LO-HI with 1 ≤ LO ≤ HI, e.g. 1-10", OptionHomeWarehouses, s)
+		return 0, 0, fmt.Errorf("%q: write LO-HI with 1 ≤ LO ≤ HI, e.g. 1-10", s)
 	}
 	return lo, hi, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/option"
 )
 
 // Round-trip modes (Config.Mode). Each runs the same transactions on the same inputs and
@@ -52,10 +53,10 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 		return modeClient, nil
 	case ModeBatched:
 		if _, ok := e.(engine.Batcher); !ok {
-			return 0, fmt.Errorf("tpcc: engine %s cannot run mode %s: it cannot send statements in batches (no engine.Batcher)", e.Name(), name)
+			return 0, option.Errorf(OptionMode, "%s cannot run on %s: it cannot send statements in batches (no engine.Batcher)", name, e.Name())
 		}
 		if e.Dialect().Concat == nil {
-			return 0, fmt.Errorf("tpcc: engine %s cannot run mode %s: its dialect cannot concatenate strings in SQL (no Dialect.Concat)", e.Name(), name)
+			return 0, option.Errorf(OptionMode, "%s cannot run on %s: its dialect cannot concatenate strings in SQL (no Dialect.Concat)", name, e.Name())
 		}
 		return modeBatched, nil
 	case ModeProcedure:
@@ -69,12 +70,12 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 			if lang != "" {
 				have = strconv.Quote(lang)
 			}
-			return 0, fmt.Errorf("tpcc: engine %s cannot run mode %s: tpcc has stored procedures in %s, the engine's procedure language is %s",
-				e.Name(), name, strings.Join(known, ", "), have)
+			return 0, option.Errorf(OptionMode, "%s cannot run on %s: tpcc has stored procedures in %s, the engine's procedure language is %s",
+				name, e.Name(), strings.Join(known, ", "), have)
 		}
 		return modeProcedure, nil
 	}
-	return 0, fmt.Errorf("tpcc: unknown mode %q (want %s)", name, strings.Join(Modes, ", "))
+	return 0, option.Errorf(OptionMode, "%q is not a mode of tpcc (want %s)", name, strings.Join(Modes, ", "))
 }
 
 // The dispatchers run one transaction in the workload's mode.

@@ -13,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // BenchmarkModes measures, for each engine, mode and added round-trip time (0, 1 ms and
@@ -101,7 +102,7 @@ func runThroughLink(b *testing.B, e engine.Engine, dsn, upstream, m string, rtt,
 		b.Fatal(err)
 	}
 	defer w.Close()
-	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 10, Warmup: 2 * time.Second, Duration: window, NOPMType: "new_order"})
+	res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Warmup: 2 * time.Second, Duration: window}, NOPMType: "new_order"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -270,7 +271,7 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 		w.w = m.warehouses
 	}
 	if hi := w.cfg.HomeWarehouses[1]; hi > w.w {
-		return fmt.Errorf("tpcc: home warehouses up to %d, but %d are active", hi, w.w)
+		return option.Errorf(OptionHomeWarehouses, "goes up to warehouse %d, but %d are active", hi, w.w)
 	}
 	w.c = newRunConstants(w.cfg.Seed, m.cLoad)
 	if w.st != nil {

@@ -1,0 +1,213 @@
+package spec
+
+import (
+	"maps"
+	"time"
+
+	"github.com/dblat/dblat/internal/latency"
+)
+
+// Drive says how hard and how long a run drives its workload: everything the runner needs
+// to pace terminals. Its JSON form is part of the stored Params.
+type Drive struct {
+	// Terminals is the number of emulated users (≥ 1).
+	Terminals int `json:"terminals"`
+	// FirstTerminal numbers the first terminal: a part of a run driven by several agents
+	// runs terminals FirstTerminal … FirstTerminal + Terminals − 1 of the whole run, so
+	// that each draws the inputs it would draw in one process. 0 for a run of one process
+	// (and for a merged run: Stored clears it).
+	FirstTerminal int `json:"first_terminal,omitempty"`
+	// Connections is the pool size; 0 means one per terminal (Resolve fills it in). With
+	// fewer connections than terminals, terminals queue and the wait is recorded apart.
+	Connections int `json:"connections"`
+	// Duration is the measurement window; Warmup runs before it and counts in no figure.
+	Duration time.Duration `json:"duration"`
+	Warmup   time.Duration `json:"warmup"`
+	// Seed seeds the terminals' inputs and an open-loop run's Poisson schedule.
+	Seed int64 `json:"seed"`
+	// Rate, when positive, drives the run open-loop: transactions arrive at Rate per second
+	// in total, on a schedule fixed in advance (Arrival, Seed), whatever the server does;
+	// Terminals bounds how many run at once. 0 is a closed loop: each terminal starts its
+	// next transaction when its last one ends.
+	Rate float64 `json:"rate,omitempty"`
+	// Arrival spaces an open-loop run's arrivals: ArrivalConstant or ArrivalPoisson; ""
+	// for a closed loop (Resolve names the default when Rate is set).
+	Arrival string `json:"arrival,omitempty"`
+	// LatencyLimit, when positive, bounds the backlog as pgbench's --latency-limit does:
+	// arrivals picked up later than it are skipped and counted, slower transactions are
+	// counted late, and none is retried past it.
+	LatencyLimit time.Duration `json:"latency_limit,omitempty"`
+	// MaxTries is how many tries a transaction that fails with a retryable error gets, its
+	// first included (pgbench's --max-tries); it runs again with the same input. The runner
+	// retries, for every workload on every engine, so it is a field of the run rather than
+	// an option. Runs stored before it was recorded read back 0, which means 1.
+	MaxTries int `json:"max_tries,omitempty"`
+}
+
+// DefaultDrive is how a run is driven when its front end is given nothing: ten terminals
+// flat out, one connection each, a minute's window after ten seconds of warm-up, seed 1,
+// one try.
+func DefaultDrive() Drive {
+	return Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1}
+}
+
+// OpenLoop reports whether the run is driven at a fixed arrival rate.
+func (d *Drive) OpenLoop() bool { return d.Rate > 0 }
+
+// Tries is MaxTries with its zero value read as 1.
+func (d *Drive) Tries() int { return max(d.MaxTries, 1) }
+
+// Arrival processes of an open-loop run (Drive.Arrival).
+const (
+	// ArrivalConstant spaces arrivals exactly 1/Rate apart.
+	ArrivalConstant = "constant"
+	// ArrivalPoisson draws the gaps between arrivals from an exponential distribution of
+	// mean 1/Rate (a Poisson process), seeded by the run's seed.
+	ArrivalPoisson = "poisson"
+)
+
+// Arrivals lists the arrival processes, the default first.
+var Arrivals = []string{ArrivalConstant, ArrivalPoisson}
+
+// Params are a run's parameters as stored with it (package results keeps them as
+// results.Params): as requested in a Run, and resolved in a stored run (its scale, pool and
+// mix filled in, every declared option at its value or default).
+type Params struct {
+	// Workload names a registered workload ("tpcc", "select-only").
+	Workload string `json:"workload"`
+	// Scale is the part of the loaded data the terminals use (TPC-C's warehouses): 0 asks
+	// for all of it; a stored run holds the number used.
+	Scale int `json:"scale"`
+	Drive
+	// Mix weighs the workload's transaction types: requested, nil means the workload's
+	// default (the mix as written is the option OptionMix); stored, the weights used.
+	Mix map[string]float64 `json:"mix,omitempty"`
+	// Think turns on keying and think times, where the workload has them.
+	Think bool `json:"think"`
+	// RTT is the round-trip time added between terminals and server: what the Run's Link
+	// adds (Resolve derives it), 0 without a link.
+	RTT time.Duration `json:"rtt"`
+	// Options are workload, engine and database options by name (option.Option.Name), and
+	// the reserved OptionMode, OptionMix and OptionTransport. A request holds what was
+	// given; a stored run every declared option at its value or default, and the Run's
+	// Record.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Reserved option names: options that every run has, stored with the others.
+const (
+	// OptionMode is a workload's round-trip mode (TPC-C's client, batched, procedure); the
+	// workload declares its values.
+	OptionMode = "mode"
+	// OptionMix is the transaction mix as written ("45,43,4,4,4" or "new_order=45,...");
+	// the execution core parses it into Params.Mix with the workload's transaction types.
+	OptionMix = "mix"
+	// OptionTransport is how a connection reaches the server: TransportTCP (the default)
+	// or TransportUnix (a managed server's socket).
+	OptionTransport = "transport"
+)
+
+// Transports a run may connect by (OptionTransport).
+const (
+	TransportTCP  = "tcp"
+	TransportUnix = "unix"
+)
+
+// Run is the description of one run: its Params as requested, and where and how it reaches
+// the server. The command line and the study cells build one; the execution core runs it as
+// it is.
+type Run struct {
+	Params
+	// Target is a managed server's name or a DSN (never stored: results keep a label).
+	Target string
+	// Link, when set, puts dblat's latency link between the terminals and the server; nil
+	// connects directly (TCP) or through the Unix socket (TransportUnix).
+	Link *latency.Config
+	// Study and Cell tie the run to a study cell; "" for a run of its own.
+	Study, Cell string
+	// Record holds what is stored with the run's options besides their values: a study
+	// cell's requested server settings ("set.NAME") and binaries ("server.version").
+	Record map[string]string
+}
+
+// Paths a run's terminals take to the server (Run.Path).
+const (
+	// PathDirect connects straight to the server's TCP port.
+	PathDirect = "direct"
+	// PathLink goes through dblat's latency link, in process (even at an RTT of 0).
+	PathLink = "link"
+	// PathUnix connects through a managed server's Unix socket.
+	PathUnix = "unix"
+)
+
+// Transport is the run's OptionTransport, TransportTCP when not given.
+func (r *Run) Transport() string {
+	if t := r.Options[OptionTransport]; t != "" {
+		return t
+	}
+	return TransportTCP
+}
+
+// Path is how the run's terminals reach the server: PathUnix, PathLink or PathDirect.
+func (r *Run) Path() string {
+	switch {
+	case r.Transport() == TransportUnix:
+		return PathUnix
+	case r.Link != nil:
+		return PathLink
+	}
+	return PathDirect
+}
+
+// PathOf is the path a stored run took: linked says whether it went through a latency link.
+func PathOf(p *Params, linked bool) string {
+	switch {
+	case p.Options[OptionTransport] == TransportUnix:
+		return PathUnix
+	case linked:
+		return PathLink
+	}
+	return PathDirect
+}
+
+// Resolve fills in what a Run's zero values stand for: one connection per terminal, the
+// default arrival process of an open loop, and the RTT its link adds. It is idempotent;
+// Validate expects a resolved Run. (MaxTries has no zero default: front ends start from 1.)
+func (r *Run) Resolve() {
+	if r.Connections == 0 {
+		r.Connections = r.Terminals
+	}
+	if r.Rate > 0 && r.Arrival == "" {
+		r.Arrival = ArrivalConstant
+	}
+	if r.Link != nil {
+		r.RTT = r.Link.AddedRTT()
+	}
+}
+
+// Clone returns r with maps of its own (the link configuration is a value, copied too).
+func (r Run) Clone() Run {
+	r.Options = maps.Clone(r.Options)
+	r.Record = maps.Clone(r.Record)
+	r.Mix = maps.Clone(r.Mix)
+	if r.Link != nil {
+		l := *r.Link
+		r.Link = &l
+	}
+	return r
+}
+
+// Stored returns the parameters stored with the run, derived from the request: scale is the
+// scale used, mix the weights used, and options every option's value (declared defaults
+// included); the Record is added to them.
+func (r *Run) Stored(scale int, mix map[string]float64, options map[string]string) Params {
+	p := r.Params
+	p.FirstTerminal = 0
+	p.Scale, p.Mix = scale, mix
+	p.Options = maps.Clone(options)
+	if p.Options == nil {
+		p.Options = map[string]string{}
+	}
+	maps.Copy(p.Options, r.Record)
+	return p
+}
