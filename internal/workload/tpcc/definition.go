@@ -57,14 +57,7 @@ var Definition = &workload.Definition{
 		}
 		return New(t, c)
 	},
-	Check: func(ctx context.Context, t workload.Target) ([]workload.CheckResult, error) {
-		res, err := Check(ctx, t)
-		out := make([]workload.CheckResult, len(res))
-		for i, r := range res {
-			out[i] = workload.CheckResult{Clause: r.Clause, Name: r.Name, OK: r.OK, Detail: r.Detail}
-		}
-		return out, err
-	},
+	Check: Check,
 }
 
 func init() { workload.Register(Definition) }
