@@ -135,7 +135,7 @@ func (a *app) checkRunsCommand() *cobra.Command {
 meant to differ in: rtt, terminals, connections, engine, set.NAME, opt.NAME); without them
 they are inferred from what differs, which cannot tell an intended difference from an
 accident.`,
-			Args: cobra.MinimumNArgs(1),
+			Args: minArgs(1, "one RUN id or more (see `dblat results list`)"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				store, err := a.openStore(cmd.Context())
 				if err != nil {

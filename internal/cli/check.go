@@ -28,7 +28,7 @@ func (a *app) checkWorkloadCommand(def *workload.Definition) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   def.Name + " --target TARGET",
 		Short: fmt.Sprintf("Check the consistency conditions of %s's data; exit 3 if any fails", def.Name),
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks, label, err := a.servers().Check(cmd.Context(), spec, def.Name)
 			if err != nil {

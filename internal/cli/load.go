@@ -71,7 +71,7 @@ func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
 		Short: fmt.Sprintf("Load %s (drops an earlier load of its tables in the target database)", def.Name),
 		Example: fmt.Sprintf(`  dblat load %[1]s --target pg1 --%[2]s 10
   dblat load %[1]s --target 'postgres://bench@db.example:5432/bench' --%[2]s 4 --seed 7`, def.Name, def.Scale.Name),
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.load(cmd, def, &lf) },
 	}
 	lf.add(cmd.Flags(), def.Scale.Name, fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage), def.LoadOptions)

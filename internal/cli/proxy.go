@@ -38,7 +38,7 @@ direction: p50, p90, p99, p99.9 and max).
 namespace; it is refused, in one line, on kernels without sch_netem.`,
 		Example: `  dblat proxy --listen 127.0.0.1:6543 --upstream 127.0.0.1:5432 --rtt 10ms
   dblat proxy --upstream 127.0.0.1:3306 --rtt 1ms --jitter 100us --distribution normal --bandwidth 100mbit`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if upstream == "" {
 				return usagef("--upstream is required: the HOST:PORT of the server to forward to")
@@ -132,7 +132,7 @@ CPU saturated by back-to-back ping-pongs.
 By default it measures the link as an external client of dblat proxy sees it (through a
 loopback TCP listener); --inline measures the in-process path dblat's own terminals use
 (dblat run --rtt), which has no extra TCP hop.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := lo.resolve(cmd); err != nil {
 				return err
@@ -342,7 +342,7 @@ func (a *app) echoServerCommand() *cobra.Command {
 		Use:    "echo-server",
 		Short:  "Echo every byte on a loopback port (used by dblat calibrate)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

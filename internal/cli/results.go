@@ -33,7 +33,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -151,7 +151,7 @@ func (a *app) resultsExportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export --format json|csv",
 		Short: "Export runs to stdout as JSON (full detail) or CSV (one row per run and transaction type)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "json" && format != "csv" {
 				return usagef("--format %q: use json or csv", format)

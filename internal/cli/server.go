@@ -182,7 +182,7 @@ func (a *app) serverListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List managed servers and whether they run",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			list, err := a.registry().List()
 			if err != nil {

@@ -210,7 +210,7 @@ func (a *app) studyListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the studies in the results database",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {
