@@ -97,7 +97,7 @@ func Main(st *State, args []string) int {
 	a.stopProfile() // PersistentPostRun does not run when the command fails
 	var list study.ErrorList
 	switch {
-	case err == nil, errors.Is(err, errCheckFailed):
+	case err == nil, err == errCheckFailed: // a check's findings are printed already
 	case errors.As(err, &list):
 		// Every problem of a study file, one per line, each with its position.
 		for _, e := range list {
