@@ -54,7 +54,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.DurationVar(&o.latencyLimit, "latency-limit", 0, "skip and count arrivals picked up later than this, count slower transactions as late, retry none past it (pgbench's --latency-limit)")
 	f.IntVar(&o.maxTries, "max-tries", 1, "tries per transaction: one that fails with a serialization failure, deadlock or update conflict is run again with the same input (pgbench's --max-tries)")
 	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
-	f.IntVar(&o.agents, "agents", 0, "drive the run with N `dblat agent` processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
+	f.IntVar(&o.agents, "agents", 0, "drive the run with N \"dblat agent\" processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
 	f.DurationVar(&o.agentWait, "agents-wait", 10*time.Minute, "with --agents, how long to wait for enough idle agents")
 	o.link.add(cmd)
 	o.live.add(f)

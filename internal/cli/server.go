@@ -174,7 +174,7 @@ func (a *app) serverStopCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every managed server")
 	// `server start` takes --name; a user who types it here too means the same.
-	cmd.Flags().StringSliceVar(&names, "name", nil, "a server to stop, as `server start --name` named it (the same as giving NAME)")
+	cmd.Flags().StringSliceVar(&names, "name", nil, "a server to stop, as \"server start --name\" named it (the same as giving NAME)")
 	return cmd
 }
 
