@@ -37,4 +37,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"dblat server list takes no arguments"}, "server", "list", "pg1")
 	e.fails(cli.ExitUsage, []string{"dblat check runs needs one RUN id or more"}, "check", "runs")
 	e.fails(cli.ExitUsage, []string{`unknown command "foo" for "dblat"`}, "foo")
+	// An option's bad value names the flag the user typed, not the study file's key.
+	e.fails(cli.ExitUsage, []string{`--blob-size must be a whole number, got "abc"`}, "load", "simple", "blob", "--target", "x", "--blob-size", "abc")
+	e.fails(cli.ExitUsage, []string{`--blob-rows must be at least 1`}, "load", "simple", "blob", "--target", "x", "--blob-rows", "0")
 }
