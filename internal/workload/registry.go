@@ -41,6 +41,11 @@ type Definition struct {
 	Options, LoadOptions option.Set
 	// Think is set when the workload has keying and think times that a run may turn on.
 	Think bool
+	// Pauses, for a workload with Think, are each transaction type's keying time and mean
+	// think time (by type name) when think times are on: what sets how often a terminal
+	// completes a transaction, so that a summary can say when a window is too short to
+	// measure it.
+	Pauses map[string]Pause
 	// ReadOnly is set when runs leave the data as they found it, so that restoring a
 	// pristine copy between runs is not needed.
 	ReadOnly bool

@@ -36,7 +36,8 @@ var Definition = &workload.Definition{
 		Name: OptionHomeWarehouses, Kind: option.String,
 		Usage: "home warehouses of the terminals, LO-HI within the active ones (default: all of them); remote warehouses are drawn from all",
 	}},
-	Think: true,
+	Think:  true,
+	Pauses: pauses(),
 	Load: func(ctx context.Context, t workload.Target, cfg workload.LoadConfig) error {
 		return Load(ctx, t, LoadConfig{Warehouses: max(cfg.Scale, 1), Seed: cfg.Seed, Workers: cfg.Workers, Progress: cfg.Progress})
 	},
@@ -61,6 +62,15 @@ var Definition = &workload.Definition{
 }
 
 func init() { workload.Register(Definition) }
+
+// pauses are the keying and mean think times of §5.2.5.7 by transaction type.
+func pauses() map[string]workload.Pause {
+	m := make(map[string]workload.Pause, numTxTypes)
+	for i, name := range txNames {
+		m[name] = workload.Pause{Keying: keyingTimes[i], Think: thinkMeans[i]}
+	}
+	return m
+}
 
 // Describe implements workload.Describer: the round-trip mode the run used.
 func (w *Workload) Describe() map[string]string { return map[string]string{OptionMode: w.Mode()} }
