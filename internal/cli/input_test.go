@@ -41,3 +41,21 @@ func TestBadInputExitsTwo(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{`--blob-size must be a whole number, got "abc"`}, "load", "simple", "blob", "--target", "x", "--blob-size", "abc")
 	e.fails(cli.ExitUsage, []string{`--blob-rows must be at least 1`}, "load", "simple", "blob", "--target", "x", "--blob-rows", "0")
 }
+
+// TestReportAndExportRefuseWhatTheyCannotDo: `report -o rep.md` wrote text into rep.md, and
+// `results export --study nosuch` printed an empty list and exited 0 where `report nosuch`
+// exits 2.
+func TestReportAndExportRefuseWhatTheyCannotDo(t *testing.T) {
+	e := newEnv(t)
+	e.fails(cli.ExitUsage, []string{"-o rep.md", `suffix ".md" names no report format`, ".html, .txt, .csv or .json", "--format"},
+		"report", "nosuch", "-o", "rep.md")
+	e.fails(cli.ExitUsage, []string{"-o report", "no suffix"}, "report", "nosuch", "-o", "report")
+	if _, err := os.Stat(filepath.Join(e.dir, "rep.md")); !os.IsNotExist(err) {
+		t.Errorf("a refused report left rep.md behind (%v)", err)
+	}
+	e.fails(cli.ExitUsage, []string{`no study "nosuch"`}, "report", "nosuch", "-o", "rep.txt")
+	e.fails(cli.ExitUsage, []string{`no study "nosuch"`}, "report", "nosuch", "-o", "rep.md", "--format", "text")
+	e.fails(cli.ExitUsage, []string{`no study "nosuch"`}, "results", "export", "--study", "nosuch")
+	e.fails(cli.ExitUsage, []string{`no study "nosuch"`}, "results", "export", "--study", "nosuch", "--format", "csv")
+	e.fails(cli.ExitUsage, []string{`no study "nosuch"`}, "results", "list", "--study", "nosuch")
+}

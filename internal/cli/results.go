@@ -40,6 +40,9 @@ func (a *app) resultsListCommand() *cobra.Command {
 				return err
 			}
 			defer store.Close()
+			if err := checkStudy(cmd.Context(), store, f.Study); err != nil {
+				return err
+			}
 			f.Status = results.Status(status)
 			runs, err := store.List(cmd.Context(), f)
 			if err != nil {
@@ -161,6 +164,9 @@ func (a *app) resultsExportCommand() *cobra.Command {
 				return err
 			}
 			defer store.Close()
+			if err := checkStudy(cmd.Context(), store, f.Study); err != nil {
+				return err
+			}
 			runs, err := store.List(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -181,6 +187,16 @@ func (a *app) resultsExportCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.Study, "study", "", "only runs of this study")
 	cmd.Flags().BoolVar(&withS, "samples", false, "include per-second samples (json)")
 	return cmd
+}
+
+// checkStudy fails with the store's "no study" error (exit 2) when --study names a study
+// the store does not hold: an empty list would read as a study without runs.
+func checkStudy(ctx context.Context, store results.Store, name string) error {
+	if name == "" {
+		return nil
+	}
+	_, err := store.Study(ctx, name)
+	return err
 }
 
 // sortedKeys returns the keys of m in order.
