@@ -176,9 +176,9 @@ func (a *app) reportFindings(fs []analysis.Finding) error {
 		return err
 	}
 	if analysis.HasErrors(fs) {
-		a.info("%d findings, some of them errors", len(fs))
+		a.info("%s, some of them errors", plural(len(fs), "finding"))
 		return errCheckFailed
 	}
-	a.info("%d findings, none of them errors", len(fs))
+	a.info("%s, none of them errors", plural(len(fs), "finding"))
 	return nil
 }

@@ -73,8 +73,8 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 			defer tick.Stop()
 			report := func(prefix string) {
 				st := link.Stats()
-				a.info("%s%d connections (%d open, %d failed), %d round trips, %s up, %s down", prefix, st.Accepted,
-					st.Active, st.Failed, st.Totals.RoundTrips, bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
+				a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, plural(int(st.Accepted), "connection"),
+					st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
 				a.info("%slateness (how late the link released data): up %s; down %s", prefix,
 					latenessText(st.LatenessUp), latenessText(st.LatenessDown))
 			}

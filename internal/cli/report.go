@@ -83,7 +83,7 @@ self-contained (inline SVG charts, no network needed).`,
 					return err
 				}
 				abs, _ := filepath.Abs(out)
-				a.info("report of study %s (%d runs) written to %s", rep.Study, len(runs), abs)
+				a.info("report of study %s (%s) written to %s", rep.Study, plural(len(runs), "run"), abs)
 			}
 			return nil
 		},

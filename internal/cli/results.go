@@ -87,8 +87,8 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			printSummary(a.st.Stdout, r)
 			w := a.st.Stdout
 			fmt.Fprintf(w, "server: %s\n", r.Server.Version)
-			fmt.Fprintf(w, "client: %s, %s, %s, %d cores, %.1f GiB, %s, dblat %s\n", r.Client.Hostname, r.Client.OS,
-				r.Client.CPUModel, r.Client.Cores, float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
+			fmt.Fprintf(w, "client: %s, %s, %s, %s, %.1f GiB, %s, dblat %s\n", r.Client.Hostname, r.Client.OS,
+				r.Client.CPUModel, plural(r.Client.Cores, "core"), float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
 			fmt.Fprintf(w, "started %s, ended %s, database %.1f MB\n", r.Started.Format("2006-01-02 15:04:05"),
 				r.Ended.Format("15:04:05"), float64(r.Server.DatabaseBytes)/1e6)
 			if r.Agents > 0 {
@@ -116,7 +116,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 // each measured on its own (report.AgentRows), so that one slow or client-bound agent stands
 // out.
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
-	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), results.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	fmt.Fprintf(w, "driven by %s (start skew %s):\n", plural(len(parts), "agent"), results.FormatDuration(r.StartSkew.Round(time.Microsecond)))
 	metric := results.MetricOf([]results.Run{*r})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
@@ -308,8 +308,9 @@ repeat after more runs were added to the source. Run ids may differ between stor
 			if err != nil {
 				return err
 			}
-			a.info("imported %d runs and %d studies from %s into %s (%d runs and %d studies were already there, %d runs still running were skipped)",
-				st.Runs, st.Studies, src.Location(), dst.Location(), st.RunsPresent, st.StudiesPresent, st.RunsSkipped)
+			a.info("imported %s and %s from %s into %s (%s and %s were already there, %s still running were skipped)",
+				plural(st.Runs, "run"), studies(st.Studies), src.Location(), dst.Location(), plural(st.RunsPresent, "run"), studies(st.StudiesPresent),
+				plural(st.RunsSkipped, "run"))
 			return nil
 		},
 	}

@@ -64,7 +64,7 @@ func (a *app) studyPlanCommand() *cobra.Command {
 func (a *app) printPlan(sp *execution.StudyPlan) {
 	st, cells, plan, done := sp.Study, sp.Cells, sp.Runs, sp.Done
 	w := a.st.Stdout
-	fmt.Fprintf(w, "study %s: %s design, %d factors, %d cells × repeat %d\n", st.Name, st.Design, len(st.Factors), len(cells), st.Repeat)
+	fmt.Fprintf(w, "study %s: %s design, %s, %s × repeat %d\n", st.Name, st.Design, plural(len(st.Factors), "factor"), plural(len(cells), "cell"), st.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tKEY\tDONE\tTO RUN")
 	need := map[string]int{}
@@ -75,8 +75,8 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", st.Label(c), c.Key, min(done[c.Key], st.Repeat), need[c.Key])
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d runs to go (of %d), %d server starts, estimated %s\n", len(plan), len(cells)*st.Repeat,
-		sp.Restarts, sp.Estimate.Round(time.Second))
+	fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", plural(len(plan), "run"), len(cells)*st.Repeat,
+		plural(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -198,7 +198,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			tw.Flush()
 			state := "complete"
 			if remaining > 0 {
-				state = fmt.Sprintf("%d runs remaining: `dblat study resume %s`", remaining, st.Name)
+				state = fmt.Sprintf("%s remaining: `dblat study resume %s`", plural(remaining, "run"), st.Name)
 			}
 			a.printf("study %s: %d finished, %d failed, %d aborted; %s\n", st.Name, fin, failed, aborted, state)
 			return nil

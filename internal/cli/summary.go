@@ -95,8 +95,8 @@ func printSummary(w io.Writer, r *results.Run) {
 	fmt.Fprintf(w, "  %s, window %.1f s after %v warm-up\n", sizeText(r), s.Elapsed.Seconds(), r.Params.Warmup)
 	open := r.Params.OpenLoop()
 	if open {
-		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %d arrivals in the window, %d skipped, %d not started by its end\n",
-			results.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, s.Offered, s.Skipped, s.Backlog)
+		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %s in the window, %d skipped, %d not started by its end\n",
+			results.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, plural(int(s.Offered), "arrival"), s.Skipped, s.Backlog)
 		if s.Overload {
 			fmt.Fprintf(w, "  OVERLOAD POINT: the offered rate was not sustained; the response times measure a growing backlog, not the server at %s/s\n",
 				results.FormatRate(r.Params.Rate))
@@ -116,11 +116,11 @@ func printSummary(w io.Writer, r *results.Run) {
 		if done > 0 {
 			rate = 100 * float64(s.Retried) / float64(done)
 		}
-		fmt.Fprintf(w, "  retries %d (%d transactions retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
-			s.Retries, s.Retried, rate, max(r.Params.MaxTries, 1))
+		fmt.Fprintf(w, "  retries %d (%s retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
+			s.Retries, plural(int(s.Retried), "transaction"), rate, max(r.Params.MaxTries, 1))
 	}
 	if r.Params.LatencyLimit > 0 {
-		fmt.Fprintf(w, "  latency limit %v: %d transactions took longer\n", r.Params.LatencyLimit, s.Late)
+		fmt.Fprintf(w, "  latency limit %v: %s took longer\n", r.Params.LatencyLimit, plural(int(s.Late), "transaction"))
 	}
 	for _, class := range sortedKeys(s.ErrorExamples) {
 		for _, m := range s.ErrorExamples[class] {

@@ -10,3 +10,11 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// studies writes a count of studies: "1 study", "2 studies".
+func studies(n int) string {
+	if n == 1 {
+		return "1 study"
+	}
+	return fmt.Sprintf("%d studies", n)
+}
