@@ -46,3 +46,16 @@ func TestHelpPlaceholdersAreTypes(t *testing.T) {
 		t.Errorf("only %d commands and %d flag lines found: is the help format still what flagLine reads?", len(paths), flags)
 	}
 }
+
+// TestVersionSaysWhatItKnows: `dblat version` gives the Go release and, for a build that
+// carries no version (a test binary is not stamped), says why instead of a bare "dev".
+func TestVersionSaysWhatItKnows(t *testing.T) {
+	e := newEnv(t)
+	code, out, errs := e.run("version")
+	if code != 0 || !regexp.MustCompile(`^dblat \S+\n(commit [0-9a-f]{40}.*\n)?built with go1\.\d+`).MatchString(out) {
+		t.Errorf("version: exit %d\n%s", code, out)
+	}
+	if strings.HasPrefix(out, "dblat dev\n") && !strings.Contains(errs, "carries no version") {
+		t.Errorf("an unstamped build should say why it is dev:\n%s", errs)
+	}
+}

@@ -256,8 +256,28 @@ func (a *app) versionCommand() *cobra.Command {
 		Use:   "version",
 		Short: "Print dblat's version",
 		Args:  noArgs,
+		Long: `Prints dblat's version: the one ` + "`make build`" + ` stamps (git describe), else the commit Go
+stamped into a build from a checkout, else the module version of ` + "`go install`" + `; then the
+commit, its time and whether the tree was modified, where the binary carries them, and
+the Go release. "dev" is a build that carries none of them.`,
 		Run: func(*cobra.Command, []string) {
-			a.printf("dblat %s\n", sysinfo.Version())
+			b := sysinfo.Build()
+			a.printf("dblat %s\n", b.Version)
+			if b.Revision != "" {
+				line := "commit " + b.Revision
+				if b.Time != "" {
+					line += " of " + b.Time
+				}
+				if b.Modified {
+					line += ", with uncommitted changes"
+				}
+				a.printf("%s\n", line)
+			}
+			a.printf("built with %s\n", b.Go)
+			if b.Version == "dev" {
+				a.info("this build carries no version: it was built without make's -ldflags and without Go's VCS stamp " +
+					"(GOFLAGS=-buildvcs=false, go run, or a git worktree, which go build does not stamp); `make build` stamps `git describe`")
+			}
 		},
 	}
 }
