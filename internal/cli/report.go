@@ -32,7 +32,8 @@ headline table, the knees, the findings); --full prints every table. HTML is
 self-contained (inline SVG charts, no network needed).`,
 		Example: `  dblat report quickstart-latency -o latency.html
   dblat report quickstart-latency --format csv > latency.csv`,
-		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
 				f, err := formatFromPath(out)

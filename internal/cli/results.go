@@ -235,6 +235,12 @@ with a 95 % interval where both sides have two or more runs of the cell.`,
   dblat results diff 12,13,14 15,16,17
   dblat results diff baseline-study tuned-study`,
 		Args: exactArgs(2, "two sides to compare, A and B (run ids, comma-separated run ids, or study names)"),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, s string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) >= 2 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return a.completeStudies(cmd, args, s)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {

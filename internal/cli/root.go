@@ -147,6 +147,7 @@ Start here:
 		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand(), a.agentCommand())
 	refuseUnknownSubcommands(root)
 	classifyInputErrors(root)
+	a.registerFlagCompletions(root)
 	return root
 }
 

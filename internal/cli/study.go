@@ -126,9 +126,10 @@ func (a *app) studyResumeCommand() *cobra.Command {
 	var out string
 	var lf liveFlags
 	cmd := &cobra.Command{
-		Use:   "resume NAME",
-		Short: "Resume a study from its stored definition: run only what is missing",
-		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
+		Use:               "resume NAME",
+		Short:             "Resume a study from its stored definition: run only what is missing",
+		Args:              exactArgs(1, "a study NAME (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lf.check(); err != nil {
 				return err
@@ -165,9 +166,10 @@ func (a *app) storedStudy(ctx context.Context, name string) (*study.Study, error
 
 func (a *app) studyStatusCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show a study's progress: finished, failed and remaining runs per cell",
-		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
+		Use:               "status NAME",
+		Short:             "Show a study's progress: finished, failed and remaining runs per cell",
+		Args:              exactArgs(1, "a study NAME (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.storedStudy(cmd.Context(), args[0])
 			if err != nil {
