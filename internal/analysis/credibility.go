@@ -844,9 +844,13 @@ func idList(ids []int64, n int) string {
 	return strings.Join(parts, ", ")
 }
 
+// plural writes a count with its noun: "1 warning", "2 warnings", "2 retries".
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
+	}
+	if strings.HasSuffix(what, "y") && !strings.HasSuffix(what, "ay") && !strings.HasSuffix(what, "ey") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(what, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
@@ -1098,8 +1102,8 @@ func (c *checker) retryRates() {
 				}
 			}
 			ids = append(ids, r.ID)
-			lines = append(lines, fmt.Sprintf("run %d: %s of %d transactions retried, %d retries in all (max tries %d; %s)",
-				r.ID, pct(rate), done, r.Summary.Retries, r.Params.Tries(), strings.Join(types, ", ")))
+			lines = append(lines, fmt.Sprintf("run %d: %s of %s retried, %s in all (max tries %d; %s)",
+				r.ID, pct(rate), plural(int(done), "transaction"), plural(int(r.Summary.Retries), "retry"), r.Params.Tries(), strings.Join(types, ", ")))
 		}
 		if len(ids) == 0 {
 			continue
@@ -1193,7 +1197,7 @@ func (c *checker) repeats() {
 		return
 	}
 	c.add(Finding{Rule: RuleFewRepeats, Severity: Warning,
-		Message:  fmt.Sprintf("%s fewer than %d finished repeats: their means have wide or no confidence intervals (seed 000 runs every configuration at least five times)", cellsHave(len(cells)), need),
+		Message:  fmt.Sprintf("%s fewer than %s: their means have wide or no confidence intervals (seed 000 runs every configuration at least five times)", cellsHave(len(cells)), plural(need, "finished repeat")),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
 		Fix: fmt.Sprintf("run the study again: `dblat study run` resumes and adds the missing repeats (%d per cell)", need)})
 }
@@ -1375,7 +1379,7 @@ func (c *checker) clientBound() {
 			}
 			ids = append(ids, r.ID)
 			shared = shared || r.Server.Managed
-			lines = append(lines, fmt.Sprintf("run %d: %.1f CPU-s in %.1f s on %d cores = %s", r.ID, r.Client.CPUSeconds, el, r.Client.Cores, pct(u)))
+			lines = append(lines, fmt.Sprintf("run %d: %.1f CPU-s in %.1f s on %s = %s", r.ID, r.Client.CPUSeconds, el, plural(r.Client.Cores, "core"), pct(u)))
 		}
 		if len(ids) == 0 {
 			continue

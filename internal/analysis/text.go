@@ -109,7 +109,7 @@ func WriteFindings(w io.Writer, fs []Finding) error {
 	for _, f := range fs {
 		n[f.Severity]++
 	}
-	ew.Printf("Credibility: %d errors, %d warnings, %d notes\n", n[Error], n[Warning], n[Info])
+	ew.Printf("Credibility: %s, %s, %s\n", plural(n[Error], "error"), plural(n[Warning], "warning"), plural(n[Info], "note"))
 	if len(fs) == 0 {
 		ew.Printf("  no findings\n")
 	}
@@ -205,8 +205,8 @@ func writePool(ew *TextWriter, p *PoolAdvice) {
 // parameters, the saturation RTT (measured and modelled), a table per RTT level and the
 // departures from the model.
 func WriteRate(ew *TextWriter, rs *RateSeries) {
-	ew.Printf("Response time against RTT at %s per second (%s arrivals, %d terminals; %s)\n",
-		spec.FormatRate(rs.Rate), rs.Arrival, rs.Terminals, rs.Series)
+	ew.Printf("Response time against RTT at %s per second (%s arrivals, %s; %s)\n",
+		spec.FormatRate(rs.Rate), rs.Arrival, plural(rs.Terminals, "terminal"), rs.Series)
 	if rs.R > 0 {
 		ew.Printf("  model: response ≈ R·r + s plus the wait for a terminal, R = %.1f round trips, s = %s; saturation at r* = %s\n",
 			rs.R, fmtMs(rs.S), orNone(fmtDurOr(rs.ModelSaturation)))

@@ -35,7 +35,7 @@ The results store must be one every agent and the coordinator reach: a PostgreSQ
 progress is drained and reported failed, and the agent leaves the store.`,
 		Example: `  dblat agent --results postgres://bench@resultsdb/dblat --name east-1
   dblat agent --results postgres://bench@resultsdb/dblat --name east-2 --target 'postgres://bench@db:5432/tpcc'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				host, _ := os.Hostname()

@@ -79,7 +79,8 @@ extra connection buys, and whether each TPC-C transaction type meets the spec's
 90th-percentile response-time limit at each RTT. Where the model does not fit (the server,
 not the network, is the bottleneck) it says so instead of forcing a number. The credibility
 findings of ` + "`dblat check study`" + ` are included.`,
-		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, runs, opt, err := a.studyRuns(cmd.Context(), args[0])
 			if err != nil {
@@ -114,7 +115,8 @@ error and conflict rates above 1 % (warning) and 5 % (error); fewer than 5 repea
 coefficient of variation above 10 % in a cell; dblat's own CPU near saturation; an RTT the
 link did not deliver within max(2 %, 50 µs); a warm-up too short. Exits 3 when any finding
 is an error.`,
-		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, runs, opt, err := a.studyRuns(cmd.Context(), args[0])
 			if err != nil {
@@ -135,7 +137,7 @@ func (a *app) checkRunsCommand() *cobra.Command {
 meant to differ in: rtt, terminals, connections, engine, set.NAME, opt.NAME); without them
 they are inferred from what differs, which cannot tell an intended difference from an
 accident.`,
-			Args: cobra.MinimumNArgs(1),
+			Args: minArgs(1, "one RUN id or more (see `dblat results list`)"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				store, err := a.openStore(cmd.Context())
 				if err != nil {
@@ -176,9 +178,9 @@ func (a *app) reportFindings(fs []analysis.Finding) error {
 		return err
 	}
 	if analysis.HasErrors(fs) {
-		a.info("%d findings, some of them errors", len(fs))
+		a.info("%s, some of them errors", plural(len(fs), "finding"))
 		return errCheckFailed
 	}
-	a.info("%d findings, none of them errors", len(fs))
+	a.info("%s, none of them errors", plural(len(fs), "finding"))
 	return nil
 }

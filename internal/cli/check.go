@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,33 +28,59 @@ func (a *app) checkWorkloadCommand(def *workload.Definition) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   def.Name + " --target TARGET",
 		Short: fmt.Sprintf("Check the consistency conditions of %s's data; exit 3 if any fails", def.Name),
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks, label, err := a.servers().Check(cmd.Context(), spec, def.Name)
 			if err != nil {
 				return err
 			}
-			failed := 0
-			for _, c := range checks {
-				status := "ok  "
-				if !c.OK {
-					status = "FAIL"
-					failed++
-				}
-				line := fmt.Sprintf("%s  %-9s %s", status, c.Clause, c.Name)
-				if c.Detail != "" && !c.OK {
-					line += ": " + c.Detail
-				}
-				a.printf("%s\n", line)
-			}
-			if failed > 0 {
-				a.info("%d of %d consistency conditions failed on %s", failed, len(checks), label)
-				return errCheckFailed
-			}
-			a.info("all %d consistency conditions hold on %s", len(checks), label)
-			return nil
+			return a.printChecks(checks, label)
 		},
 	}
 	cmd.Flags().StringVar(&spec, "target", "", "managed server name or DSN (required)")
 	return cmd
+}
+
+// printChecks prints one line per consistency condition — "ok", "FAIL" with the violating
+// rows, or "skip" with why it was not evaluated — and a summary that counts skipped
+// conditions apart: a condition dblat did not evaluate is never reported as holding. It
+// returns errCheckFailed when any condition failed.
+func (a *app) printChecks(checks []workload.CheckResult, label string) error {
+	var failed, skipped []string
+	for _, c := range checks {
+		status, detail := "ok  ", ""
+		switch {
+		case c.Skipped:
+			status, detail = "skip", c.Detail
+			skipped = append(skipped, c.Clause)
+		case !c.OK:
+			status, detail = "FAIL", c.Detail
+			failed = append(failed, c.Clause)
+		case c.Detail != "":
+			detail = c.Detail // a condition that holds on the part of the data it covers
+		}
+		line := fmt.Sprintf("%s  %-9s %s", status, c.Clause, c.Name)
+		if detail != "" {
+			line += ": " + detail
+		}
+		a.printf("%s\n", line)
+	}
+	held := len(checks) - len(failed) - len(skipped)
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed (%s)", len(failed), strings.Join(failed, ", ")))
+	}
+	parts = append(parts, fmt.Sprintf("%d hold", held))
+	if len(skipped) > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped, not evaluated (%s)", len(skipped), strings.Join(skipped, ", ")))
+	}
+	summary := fmt.Sprintf("%s of %s on %s", strings.Join(parts, ", "), plural(len(checks), "consistency condition"), label)
+	if len(failed) == 0 && len(skipped) == 0 {
+		summary = fmt.Sprintf("all %s hold on %s", plural(len(checks), "consistency condition"), label)
+	}
+	a.info("%s", summary)
+	if len(failed) > 0 {
+		return errCheckFailed
+	}
+	return nil
 }

@@ -201,7 +201,7 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	e.fails(cli.ExitFailure, []string{fmt.Sprint(srv.Port), "in use", "--port"}, "server", "start", "postgres", "--name", "clash", "--port", fmt.Sprint(srv.Port))
 	e.fails(cli.ExitFailure, []string{"--bin-dir", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--bin-dir", "/nonexistent")
 	e.fails(cli.ExitFailure, []string{"--bin-dir", "no initdb"}, "server", "start", "postgres", "--name", "nobin", "--pg-bin", "/nonexistent")
-	e.fails(cli.ExitFailure, []string{"unknown PostgreSQL setting", "shared_buffers"}, "server", "start", "postgres", "--name", "typo", "--set", "shared_bufers=1GB")
+	e.fails(cli.ExitUsage, []string{"unknown PostgreSQL setting", "shared_buffers"}, "server", "start", "postgres", "--name", "typo", "--set", "shared_bufers=1GB")
 	e.fails(cli.ExitUsage, []string{"--set", "key=value"}, "server", "start", "postgres", "--name", "x", "--set", "novalue")
 	e.fails(cli.ExitUsage, []string{"server name"}, "server", "start", "postgres", "--name", "../evil")
 	e.fails(cli.ExitUsage, []string{"unknown DSN scheme"}, "run", "tpcc", "--target", "oracle://x@y/z")

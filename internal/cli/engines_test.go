@@ -88,7 +88,7 @@ func TestMariaDBTransportsAndInterpolation(t *testing.T) {
 		t.Errorf("interpolated run through the link: %+v %+v", r.Params.Options, r.Link)
 	}
 	e.fails(2, []string{"unix", "latency link"}, "run", "tpcc", "--target", "m1", "--transport", "unix", "--rtt", "1ms")
-	e.fails(1, []string{"unknown MariaDB setting", "innodb_buffer_pool_size"}, "server", "start", "mariadb", "--name", "m2", "--set", "innodb_bufer_pool_size=1G")
+	e.fails(2, []string{"unknown MariaDB setting", "innodb_buffer_pool_size"}, "server", "start", "mariadb", "--name", "m2", "--set", "innodb_bufer_pool_size=1G")
 }
 
 func TestStudyWithTransportFactor(t *testing.T) {

@@ -28,7 +28,8 @@ func (e usageError) Unwrap() error { return e.error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// errCheckFailed is returned when a check ran and found failures (already printed).
+// errCheckFailed is returned when a check ran and found failures. Bare, it says that the
+// failures were printed already; wrapped, its message is printed as the error line.
 var errCheckFailed = errors.New("check failed")
 
 // errOverload is returned by `dblat run --fail-on-overload` for a run that is an overload

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,12 +45,7 @@ func (lf *loadFlags) add(f *pflag.FlagSet, scaleFlag, scaleUsage string, opts op
 	f.IntVar(&lf.workers, "workers", 0, "parallel loader connections (default: 2 × CPUs)")
 	lf.opts.add(f, opts)
 	// Which database of a managed server to load (Firebird's page size).
-	for _, name := range engine.Names() {
-		e, _ := engine.Lookup(name)
-		if d, ok := e.(engine.Databases); ok {
-			lf.opts.add(f, d.DatabaseOptions())
-		}
-	}
+	lf.opts.add(f, databaseOptions())
 }
 
 func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) error {
@@ -59,9 +55,41 @@ func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) 
 	if lf.scale < 1 && def.Scale.Name != "" {
 		return usagef("--%s must be at least 1, got %d", def.Scale.Name, lf.scale)
 	}
+	given := lf.opts.given(cmd.Flags())
+	if err := checkOptionFlags(given, append(slices.Clone(def.LoadOptions), databaseOptions()...)); err != nil {
+		return err
+	}
 	c := a.servers()
 	return c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
-		Workers: lf.workers, Options: lf.opts.given(cmd.Flags())})
+		Workers: lf.workers, Options: given})
+}
+
+// databaseOptions are the options of every registered engine that choose which database of
+// a managed server to use (Firebird's page size).
+func databaseOptions() option.Set {
+	var s option.Set
+	for _, name := range engine.Names() {
+		e, _ := engine.Lookup(name)
+		if d, ok := e.(engine.Databases); ok {
+			s = append(s, d.DatabaseOptions()...)
+		}
+	}
+	return s
+}
+
+// checkOptionFlags checks the value of each option given as a flag (by option name)
+// against its declaration in decl, so that a bad value is refused with the flag's name
+// (--blob-size) rather than the study file's key (blob_size). Names decl does not know are
+// left to the execution core.
+func checkOptionFlags(given map[string]string, decl option.Set) error {
+	for _, name := range sortedKeys(given) {
+		if o, ok := decl.Lookup(name); ok {
+			if _, err := o.Canonical(given[name]); err != nil {
+				return usagef("--%s %v", o.Flag(), err)
+			}
+		}
+	}
+	return nil
 }
 
 func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
@@ -71,7 +99,7 @@ func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
 		Short: fmt.Sprintf("Load %s (drops an earlier load of its tables in the target database)", def.Name),
 		Example: fmt.Sprintf(`  dblat load %[1]s --target pg1 --%[2]s 10
   dblat load %[1]s --target 'postgres://bench@db.example:5432/bench' --%[2]s 4 --seed 7`, def.Name, def.Scale.Name),
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.load(cmd, def, &lf) },
 	}
 	lf.add(cmd.Flags(), def.Scale.Name, fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage), def.LoadOptions)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dblat/dblat/internal/execution"
@@ -32,9 +33,8 @@ func (o *observer) RunStarted(r *results.Run) {
 	if r.Params.OpenLoop() {
 		pace = fmt.Sprintf(", open loop at %s/s (%s)", spec.FormatRate(r.Params.Rate), r.Params.Arrival)
 	}
-	o.a.info("run %d: %s on %s, %s, %d terminals, %d connections%s, %s, warm-up %v, window %v",
-		r.ID, r.Params.Workload, r.Server.Target, scaleText(r), r.Params.Terminals, r.Params.Connections,
-		pace, describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
+	o.a.info("run %d: %s on %s, %s%s, %s, warm-up %v, window %v",
+		r.ID, r.Params.Workload, r.Server.Target, sizeText(r), pace, describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
 	o.prog = newRunProgress(o.a, o.printEvery, r)
 }
 
@@ -59,12 +59,29 @@ func (o *observer) StudyStep(s execution.StudyStep) {
 		s.Elapsed.Round(time.Second), s.Remaining.Round(time.Second))
 }
 
-// scaleText says how much data a run used: "4 warehouses", "scale 1".
+// scaleText says how much data a run used: "4 warehouses", "scale 1"; "" for a workload
+// whose data has no scale (blob, ping).
 func scaleText(r *results.Run) string {
-	if def, err := workload.Lookup(r.Params.Workload); err == nil && def.Scale.Name != "" && def.Scale.Name != "scale" {
-		return fmt.Sprintf("%d %s", r.Params.Scale, def.Scale.Name)
+	def, err := workload.Lookup(r.Params.Workload)
+	switch {
+	case err != nil || def.Scale.Name == "scale":
+		return fmt.Sprintf("scale %d", r.Params.Scale)
+	case def.Scale.Name == "":
+		return ""
+	case r.Params.Scale == 1:
+		return "1 " + strings.TrimSuffix(def.Scale.Name, "s")
 	}
-	return fmt.Sprintf("scale %d", r.Params.Scale)
+	return fmt.Sprintf("%d %s", r.Params.Scale, def.Scale.Name)
+}
+
+// sizeText says how big a run was: its scale (where the workload has one), terminals and
+// connections: "4 warehouses, 16 terminals, 16 connections".
+func sizeText(r *results.Run) string {
+	parts := []string{plural(r.Params.Terminals, "terminal"), plural(r.Params.Connections, "connection")}
+	if s := scaleText(r); s != "" {
+		parts = append([]string{s}, parts...)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // headlineType is the transaction type whose commits make a run's headline figure, or ""

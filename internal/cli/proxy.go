@@ -38,7 +38,7 @@ direction: p50, p90, p99, p99.9 and max).
 namespace; it is refused, in one line, on kernels without sch_netem.`,
 		Example: `  dblat proxy --listen 127.0.0.1:6543 --upstream 127.0.0.1:5432 --rtt 10ms
   dblat proxy --upstream 127.0.0.1:3306 --rtt 1ms --jitter 100us --distribution normal --bandwidth 100mbit`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if upstream == "" {
 				return usagef("--upstream is required: the HOST:PORT of the server to forward to")
@@ -73,8 +73,8 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 			defer tick.Stop()
 			report := func(prefix string) {
 				st := link.Stats()
-				a.info("%s%d connections (%d open, %d failed), %d round trips, %s up, %s down", prefix, st.Accepted,
-					st.Active, st.Failed, st.Totals.RoundTrips, bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
+				a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, plural(int(st.Accepted), "connection"),
+					st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
 				a.info("%slateness (how late the link released data): up %s; down %s", prefix,
 					latenessText(st.LatenessUp), latenessText(st.LatenessDown))
 			}
@@ -106,12 +106,13 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 
 func (a *app) calibrateCommand() *cobra.Command {
 	var (
-		rtts    []string
-		conns   []int
-		samples int
-		inline  bool
-		format  string
-		lo      linkOptions
+		rtts       []string
+		conns      []int
+		samples    int
+		inline     bool
+		failOnMiss bool
+		format     string
+		lo         linkOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate [--rtt 0,0.1ms,0.5ms,1ms,10ms,100ms] [--conns 1,32]",
@@ -120,7 +121,8 @@ func (a *app) calibrateCommand() *cobra.Command {
 messages through the link to a built-in echo server and prints the error of the added RTT
 (achieved minus requested) at p50, p99 and p99.9, after subtracting the same ping-pong's
 direct round trip. The targets are max(2 %, 25 µs) at p50 and max(5 %, 150 µs) at p99.
---format json prints one object per level instead, for scripts.
+--format json prints one object per level instead, for scripts. It exits 0 whatever the
+verdicts; with --fail-on-miss it exits 3 when any level misses the targets.
 
 Like runs, it holds the CPUs out of deep idle states while it measures (see
 --no-cpu-latency-hold), which is what the figures then describe.
@@ -132,7 +134,7 @@ CPU saturated by back-to-back ping-pongs.
 By default it measures the link as an external client of dblat proxy sees it (through a
 loopback TCP listener); --inline measures the in-process path dblat's own terminals use
 (dblat run --rtt), which has no extra TCP hop.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := lo.resolve(cmd); err != nil {
 				return err
@@ -148,6 +150,20 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 					return err
 				}
 				levels = append(levels, d)
+			}
+			if len(levels) == 0 {
+				return usagef("--rtt: give at least one RTT to calibrate, e.g. --rtt 0,1ms")
+			}
+			if len(conns) == 0 {
+				return usagef("--conns: give at least one number of connections, e.g. --conns 1,32")
+			}
+			for _, c := range conns {
+				if c < 1 {
+					return usagef("--conns %d: each level needs at least 1 connection", c)
+				}
+			}
+			if cmd.Flags().Changed("samples") && samples < 1 {
+				return usagef("--samples %d: measure at least 1 round trip per level (leave it out for the default)", samples)
 			}
 			if format != "text" && format != "json" {
 				return usagef("--format %q: use text or json", format)
@@ -178,6 +194,7 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 			if format == "text" {
 				a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
 			}
+			missed := 0
 			for _, rtt := range levels {
 				for _, c := range conns {
 					cfg := base
@@ -192,6 +209,9 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 						return err
 					}
 					ok := onTarget(rtt, cal.Error)
+					if !ok {
+						missed++
+					}
 					if format == "json" {
 						if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
 							return err
@@ -206,9 +226,13 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 						us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
 				}
 			}
+			if missed > 0 && failOnMiss {
+				return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels)*len(conns), errCheckFailed)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&failOnMiss, "fail-on-miss", false, "exit 3 when any level misses the accuracy target (a row that says NO; on_target false in JSON)")
 	cmd.Flags().StringSliceVar(&rtts, "rtt", []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}, "RTTs to calibrate, comma-separated")
 	cmd.Flags().IntSliceVar(&conns, "conns", []int{1, 32}, "concurrent connections, comma-separated")
 	cmd.Flags().BoolVar(&inline, "inline", false, "measure the in-process path of dblat's terminals instead of the proxy")
@@ -342,7 +366,7 @@ func (a *app) echoServerCommand() *cobra.Command {
 		Use:    "echo-server",
 		Short:  "Echo every byte on a loopback port (used by dblat calibrate)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

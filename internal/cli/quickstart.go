@@ -22,7 +22,7 @@ state directory, loads two TPC-C warehouses, runs TPC-C at RTT 0/5/20 ms × 4/16
 three times each (about four and a half minutes in all), stores every run, stops the server, and writes a
 self-contained HTML report whose path it prints. Run it again to resume an interrupted
 quickstart; once complete it only rewrites the report.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			st, err := study.Parse("quickstart.yaml (embedded)", examples.Quickstart)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,16 +26,21 @@ throughput against RTT and against terminals (mean and 95 % confidence interval 
 repeats), response-time percentiles per transaction type, round trips and bytes per
 transaction, the configuration of each series, and a table of every run.
 
-The format follows the -o file's extension (.html, .txt, .csv, .json) unless --format is
-given; without -o the report goes to stdout as text: a summary that fits one screen (the
+The format follows the -o file's suffix (.html or .htm, .txt, .csv, .json; any other is
+refused) unless --format is given; without -o the report goes to stdout as text: a summary that fits one screen (the
 headline table, the knees, the findings); --full prints every table. HTML is
 self-contained (inline SVG charts, no network needed).`,
 		Example: `  dblat report quickstart-latency -o latency.html
   dblat report quickstart-latency --format csv > latency.csv`,
-		Args: exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
-				format = formatFromPath(out)
+				f, err := formatFromPath(out)
+				if err != nil {
+					return err
+				}
+				format = f
 			}
 			if !slices.Contains(report.Formats, format) {
 				return usagef("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
@@ -78,29 +84,37 @@ self-contained (inline SVG charts, no network needed).`,
 					return err
 				}
 				abs, _ := filepath.Abs(out)
-				a.info("report of study %s (%d runs) written to %s", rep.Study, len(runs), abs)
+				a.info("report of study %s (%s) written to %s", rep.Study, plural(len(runs), "run"), abs)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file (default: stdout)")
-	cmd.Flags().StringVar(&format, "format", "", "html, text, csv or json (default: from the -o extension, else text)")
+	cmd.Flags().StringVar(&format, "format", "", "html, text, csv or json (default: from the -o suffix: .html, .txt, .csv, .json; text on stdout)")
 	cmd.Flags().BoolVar(&full, "full", false, "text: every table of the report instead of the one-screen summary")
 	cmd.Flags().StringVar(&scale, "scale", "auto", "chart axes: auto (log where values span decades), linear or log")
 	cmd.Flags().StringVar(&latency, "latency", "auto", "the time response-time figures show: response (from each transaction's intended start), service (from the connection checkout), or auto (response time when a run is open-loop)")
 	return cmd
 }
 
-func formatFromPath(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".html", ".htm":
-		return "html"
-	case ".csv":
-		return "csv"
-	case ".json":
-		return "json"
+// reportSuffixes are the -o file suffixes that choose a report's format.
+var reportSuffixes = map[string]string{".html": "html", ".htm": "html", ".txt": "text", ".text": "text", ".csv": "csv", ".json": "json"}
+
+// formatFromPath chooses a report's format from the -o file's suffix: text without a file
+// (stdout); a suffix that names no format is refused rather than written as text.
+func formatFromPath(path string) (string, error) {
+	if path == "" || path == "-" {
+		return "text", nil
 	}
-	return "text"
+	ext := strings.ToLower(filepath.Ext(path))
+	if f, ok := reportSuffixes[ext]; ok {
+		return f, nil
+	}
+	what := fmt.Sprintf("its suffix %q names no report format", ext)
+	if ext == "" {
+		what = "it has no suffix to choose the format by"
+	}
+	return "", usagef("-o %s: %s; name the file .html, .txt, .csv or .json, or give --format html|text|csv|json", path, what)
 }
 
 // chartOptions reads --scale.

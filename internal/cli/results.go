@@ -34,13 +34,16 @@ func (a *app) resultsListCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if err := checkStudy(cmd.Context(), store, f.Study); err != nil {
+				return err
+			}
 			f.Status = results.Status(status)
 			runs, err := store.List(cmd.Context(), f)
 			if err != nil {
@@ -85,8 +88,8 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			printSummary(a.st.Stdout, r)
 			w := a.st.Stdout
 			fmt.Fprintf(w, "server: %s\n", r.Server.Version)
-			fmt.Fprintf(w, "client: %s, %s, %s, %d cores, %.1f GiB, %s, dblat %s\n", r.Client.Hostname, r.Client.OS,
-				r.Client.CPUModel, r.Client.Cores, float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
+			fmt.Fprintf(w, "client: %s, %s, %s, %s, %.1f GiB, %s, dblat %s\n", r.Client.Hostname, r.Client.OS,
+				r.Client.CPUModel, plural(r.Client.Cores, "core"), float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
 			fmt.Fprintf(w, "started %s, ended %s, database %.1f MB\n", r.Started.Format("2006-01-02 15:04:05"),
 				r.Ended.Format("15:04:05"), float64(r.Server.DatabaseBytes)/1e6)
 			if r.Agents > 0 {
@@ -114,7 +117,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 // each measured on its own (report.AgentRows), so that one slow or client-bound agent stands
 // out.
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
-	fmt.Fprintf(w, "driven by %d agents (start skew %s):\n", len(parts), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	fmt.Fprintf(w, "driven by %s (start skew %s):\n", plural(len(parts), "agent"), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
 	metric := results.MetricOf([]results.Run{*r})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
@@ -152,7 +155,7 @@ func (a *app) resultsExportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export --format json|csv",
 		Short: "Export runs to stdout as JSON (full detail) or CSV (one row per run and transaction type)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "json" && format != "csv" {
 				return usagef("--format %q: use json or csv", format)
@@ -162,6 +165,9 @@ func (a *app) resultsExportCommand() *cobra.Command {
 				return err
 			}
 			defer store.Close()
+			if err := checkStudy(cmd.Context(), store, f.Study); err != nil {
+				return err
+			}
 			runs, err := store.List(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -182,6 +188,16 @@ func (a *app) resultsExportCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.Study, "study", "", "only runs of this study")
 	cmd.Flags().BoolVar(&withS, "samples", false, "include per-second samples (json)")
 	return cmd
+}
+
+// checkStudy fails with the store's "no study" error (exit 2) when --study names a study
+// the store does not hold: an empty list would read as a study without runs.
+func checkStudy(ctx context.Context, store results.Store, name string) error {
+	if name == "" {
+		return nil
+	}
+	_, err := store.Study(ctx, name)
+	return err
 }
 
 // sortedKeys returns the keys of m in order.
@@ -220,6 +236,12 @@ with a 95 % interval where both sides have two or more runs of the cell.`,
   dblat results diff 12,13,14 15,16,17
   dblat results diff baseline-study tuned-study`,
 		Args: exactArgs(2, "two sides to compare, A and B (run ids, comma-separated run ids, or study names)"),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, s string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) >= 2 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return a.completeStudies(cmd, args, s)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -293,8 +315,9 @@ repeat after more runs were added to the source. Run ids may differ between stor
 			if err != nil {
 				return err
 			}
-			a.info("imported %d runs and %d studies from %s into %s (%d runs and %d studies were already there, %d runs still running were skipped)",
-				st.Runs, st.Studies, src.Location(), dst.Location(), st.RunsPresent, st.StudiesPresent, st.RunsSkipped)
+			a.info("imported %s and %s from %s into %s (%s and %s were already there, %s still running were skipped)",
+				plural(st.Runs, "run"), studies(st.Studies), src.Location(), dst.Location(), plural(st.RunsPresent, "run"), studies(st.StudiesPresent),
+				plural(st.RunsSkipped, "run"))
 			return nil
 		},
 	}

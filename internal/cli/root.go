@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/execution"
@@ -97,7 +98,7 @@ func Main(st *State, args []string) int {
 	a.stopProfile() // PersistentPostRun does not run when the command fails
 	var list study.ErrorList
 	switch {
-	case err == nil, errors.Is(err, errCheckFailed):
+	case err == nil, err == errCheckFailed: // a check's findings are printed already
 	case errors.As(err, &list):
 		// Every problem of a study file, one per line, each with its position.
 		for _, e := range list {
@@ -146,7 +147,68 @@ Start here:
 	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),
 		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand(), a.agentCommand())
 	refuseUnknownSubcommands(root)
+	classifyInputErrors(root)
+	a.registerFlagCompletions(root)
 	return root
+}
+
+// classifyInputErrors makes the errors cobra finds in a command's arguments and required
+// flags usage errors (exit 2), as its flag-parsing errors are (SetFlagErrorFunc): cobra
+// returns them as plain errors, which would exit 1 like a failed run. Required flags are
+// checked before cobra's own check, so that the error names the flag and the help.
+func classifyInputErrors(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		classifyInputErrors(sub)
+	}
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			err := args(c, a)
+			var ue usageError
+			if err != nil && !errors.As(err, &ue) {
+				return usageError{err}
+			}
+			return err
+		}
+	}
+	var required []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if v := f.Annotations[cobra.BashCompOneRequiredFlag]; len(v) > 0 && v[0] == "true" {
+			required = append(required, f.Name)
+		}
+	})
+	if len(required) == 0 {
+		return
+	}
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, a []string) error {
+		for _, name := range required {
+			if !c.Flags().Changed(name) {
+				return usagef("%s needs --%s (see `%s --help`)", c.CommandPath(), name, c.CommandPath())
+			}
+		}
+		if pre != nil {
+			return pre(c, a)
+		}
+		return nil
+	}
+}
+
+// noArgs is cobra.NoArgs with a usage-class error that says what was given.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q (see `%s --help`)", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+	}
+	return nil
+}
+
+// minArgs is cobra.MinimumNArgs with a usage-class error that names what is missing.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s needs %s (see `%s --help`)", cmd.CommandPath(), what, cmd.CommandPath())
+		}
+		return nil
+	}
 }
 
 // refuseUnknownSubcommands makes every command that only groups others (dblat results,
@@ -195,9 +257,29 @@ func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print dblat's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
+		Long: `Prints dblat's version: the one ` + "`make build`" + ` stamps (git describe), else the commit Go
+stamped into a build from a checkout, else the module version of ` + "`go install`" + `; then the
+commit, its time and whether the tree was modified, where the binary carries them, and
+the Go release. "dev" is a build that carries none of them.`,
 		Run: func(*cobra.Command, []string) {
-			a.printf("dblat %s\n", sysinfo.Version())
+			b := sysinfo.Build()
+			a.printf("dblat %s\n", b.Version)
+			if b.Revision != "" {
+				line := "commit " + b.Revision
+				if b.Time != "" {
+					line += " of " + b.Time
+				}
+				if b.Modified {
+					line += ", with uncommitted changes"
+				}
+				a.printf("%s\n", line)
+			}
+			a.printf("built with %s\n", b.Go)
+			if b.Version == "dev" {
+				a.info("this build carries no version: it was built without make's -ldflags and without Go's VCS stamp " +
+					"(GOFLAGS=-buildvcs=false, go run, or a git worktree, which go build does not stamp); `make build` stamps `git describe`")
+			}
 		},
 	}
 }

@@ -47,7 +47,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", spec.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
 	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
-	f.IntVar(&o.agents, "agents", 0, "drive the run with N dblat agent processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
+	f.IntVar(&o.agents, "agents", 0, "drive the run with N \"dblat agent\" processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
 	f.DurationVar(&o.agentWait, "agents-wait", 10*time.Minute, "with --agents, how long to wait for enough idle agents")
 	o.link.add(cmd)
 	o.live.add(f)

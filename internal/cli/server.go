@@ -92,7 +92,8 @@ database's page size.`,
   dblat server start mariadb --name m114 --install /opt/mariadb-11.4.5-linux-systemd-x86_64
   dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192
   dblat server start firebird --name fb5 --install /opt/firebird5`,
-		Args: exactArgs(1, "an ENGINE ("+strings.Join(engine.Managed(), ", ")+")"),
+		Args:              exactArgs(1, "an ENGINE ("+strings.Join(engine.Managed(), ", ")+")"),
+		ValidArgsFunction: completeManagedEngines,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := managed.CheckName(name); err != nil {
 				return usageError{err}
@@ -146,8 +147,9 @@ func (a *app) serverStopCommand() *cobra.Command {
 	var all bool
 	var names []string
 	cmd := &cobra.Command{
-		Use:   "stop NAME... | --all",
-		Short: "Stop managed servers (their data is kept)",
+		Use:               "stop NAME... | --all",
+		Short:             "Stop managed servers (their data is kept)",
+		ValidArgsFunction: a.completeServers,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg := a.registry()
 			args = append(args, names...)
@@ -174,7 +176,8 @@ func (a *app) serverStopCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every managed server")
 	// `server start` takes --name; a user who types it here too means the same.
-	cmd.Flags().StringSliceVar(&names, "name", nil, "a server to stop, as `server start --name` named it (the same as giving NAME)")
+	cmd.Flags().StringSliceVar(&names, "name", nil, "a server to stop, as \"server start --name\" named it (the same as giving NAME)")
+	_ = cmd.RegisterFlagCompletionFunc("name", a.completeServers)
 	return cmd
 }
 
@@ -182,7 +185,7 @@ func (a *app) serverListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List managed servers and whether they run",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			list, err := a.registry().List()
 			if err != nil {

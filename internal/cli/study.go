@@ -65,7 +65,7 @@ func (a *app) studyPlanCommand() *cobra.Command {
 func (a *app) printPlan(sp *execution.StudyPlan) {
 	st, cells, plan, done := sp.Study, sp.Cells, sp.Runs, sp.Done
 	w := a.st.Stdout
-	fmt.Fprintf(w, "study %s: %s design, %d factors, %d cells × repeat %d\n", st.Name, st.Design, len(st.Factors), len(cells), st.Repeat)
+	fmt.Fprintf(w, "study %s: %s design, %s, %s × repeat %d\n", st.Name, st.Design, plural(len(st.Factors), "factor"), plural(len(cells), "cell"), st.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
 	need := map[string]int{}
@@ -76,8 +76,8 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d runs to go (of %d), %d server starts, estimated %s\n", len(plan), len(cells)*st.Repeat,
-		sp.Restarts, sp.Estimate.Round(time.Second))
+	fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", plural(len(plan), "run"), len(cells)*st.Repeat,
+		plural(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -136,9 +136,10 @@ func (a *app) studyResumeCommand() *cobra.Command {
 	var out string
 	var lf liveFlags
 	cmd := &cobra.Command{
-		Use:   "resume NAME",
-		Short: "Resume a study from its stored definition: run only what is missing",
-		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
+		Use:               "resume NAME",
+		Short:             "Resume a study from its stored definition: run only what is missing",
+		Args:              exactArgs(1, "a study NAME (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lf.check(); err != nil {
 				return err
@@ -175,9 +176,10 @@ func (a *app) storedStudy(ctx context.Context, name string) (*study.Study, error
 
 func (a *app) studyStatusCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show a study's progress: finished, failed and remaining runs per cell",
-		Args:  exactArgs(1, "a study NAME (see `dblat study list`)"),
+		Use:               "status NAME",
+		Short:             "Show a study's progress: finished, failed and remaining runs per cell",
+		Args:              exactArgs(1, "a study NAME (see `dblat study list`)"),
+		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.storedStudy(cmd.Context(), args[0])
 			if err != nil {
@@ -208,7 +210,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			tw.Flush()
 			state := "complete"
 			if remaining > 0 {
-				state = fmt.Sprintf("%d runs remaining: `dblat study resume %s`", remaining, st.Name)
+				state = fmt.Sprintf("%s remaining: `dblat study resume %s`", plural(remaining, "run"), st.Name)
 			}
 			a.printf("study %s: %d finished, %d failed, %d aborted; %s\n", st.Name, fin, failed, aborted, state)
 			return nil
@@ -220,7 +222,7 @@ func (a *app) studyListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the studies in the results database",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := a.openStore(cmd.Context())
 			if err != nil {

@@ -278,7 +278,7 @@ func TestStudyServerKilledMidRunFailsThatRunOnly(t *testing.T) {
 		t.Errorf("want 1 failed and 3 finished runs, got %d and %d", failed, finished)
 	}
 	// The missing cell is still to run.
-	if out := e.must("study", "status", "crash"); !strings.Contains(out, "1 runs remaining") {
+	if out := e.must("study", "status", "crash"); !strings.Contains(out, "1 run remaining") {
 		t.Errorf("status:\n%s", out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // runProgress prints a line every `every` of run time from the per-second samples: the
@@ -92,12 +93,11 @@ func printSummary(w io.Writer, r *results.Run) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "  %s, %d terminals, %d connections, window %.1f s after %v warm-up\n",
-		scaleText(r), r.Params.Terminals, r.Params.Connections, s.Elapsed.Seconds(), r.Params.Warmup)
+	fmt.Fprintf(w, "  %s, window %.1f s after %v warm-up\n", sizeText(r), s.Elapsed.Seconds(), r.Params.Warmup)
 	open := r.Params.OpenLoop()
 	if open {
-		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %d arrivals in the window, %d skipped, %d not started by its end\n",
-			spec.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, s.Offered, s.Skipped, s.Backlog)
+		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %s in the window, %d skipped, %d not started by its end\n",
+			spec.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, plural(int(s.Offered), "arrival"), s.Skipped, s.Backlog)
 		if s.Overload {
 			fmt.Fprintf(w, "  OVERLOAD POINT: the offered rate was not sustained; the response times measure a growing backlog, not the server at %s/s\n",
 				spec.FormatRate(r.Params.Rate))
@@ -108,17 +108,20 @@ func printSummary(w io.Writer, r *results.Run) {
 		head = fmt.Sprintf("NOPM %.0f   TPM %.0f   TPS %.1f", s.NOPM, s.TPM, s.TPS)
 	}
 	fmt.Fprintf(w, "  %s   committed %d   rolled back %d   errors %s\n", head, s.Committed, s.Rollbacks, fmtErrors(s.Errors))
+	if note := thinkNote(r); note != "" {
+		fmt.Fprintf(w, "  note: %s\n", note)
+	}
 	if r.Params.MaxTries > 1 || s.Retries > 0 {
 		done := s.Committed + s.Rollbacks + sum(s.Errors)
 		rate := 0.0
 		if done > 0 {
 			rate = 100 * float64(s.Retried) / float64(done)
 		}
-		fmt.Fprintf(w, "  retries %d (%d transactions retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
-			s.Retries, s.Retried, rate, r.Params.Tries())
+		fmt.Fprintf(w, "  retries %d (%s retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
+			s.Retries, plural(int(s.Retried), "transaction"), rate, r.Params.Tries())
 	}
 	if r.Params.LatencyLimit > 0 {
-		fmt.Fprintf(w, "  latency limit %v: %d transactions took longer\n", r.Params.LatencyLimit, s.Late)
+		fmt.Fprintf(w, "  latency limit %v: %s took longer\n", r.Params.LatencyLimit, plural(int(s.Late), "transaction"))
 	}
 	for _, class := range sortedKeys(s.ErrorExamples) {
 		for _, m := range s.ErrorExamples[class] {
@@ -227,4 +230,45 @@ func lateText(l *results.Lateness) string {
 		return "–"
 	}
 	return fmt.Sprintf("p50 %.0f µs, p99 %.0f µs", float64(l.P50)/1e3, float64(l.P99)/1e3)
+}
+
+// thinkNote warns, for a closed-loop run with think times, when its window is shorter than
+// the time one terminal takes to complete one headline transaction (a New-Order): the
+// keying and mean think times of the mix's transactions (workload.Definition.Pauses), per
+// headline transaction. With TPC-C's default mix that is about 47 s, so an 8 s window
+// measures a handful of New-Orders, or none, and its NOPM is no throughput figure.
+func thinkNote(r *results.Run) string {
+	def, err := workload.Lookup(r.Params.Workload)
+	if !r.Params.Think || r.Params.OpenLoop() || err != nil || len(def.Pauses) == 0 {
+		return ""
+	}
+	mix := workload.Mix(r.Params.Mix)
+	if len(mix) == 0 {
+		mix = def.DefaultMix
+	}
+	var weight, pause float64
+	for typ, w := range mix {
+		p := def.Pauses[typ]
+		weight += w
+		pause += w * (p.Keying + p.Think).Seconds()
+	}
+	head, share := def.Metric.TxType, 1.0
+	if head != "" {
+		share = mix[head] / max(weight, 1e-9)
+	}
+	if weight <= 0 || share <= 0 {
+		return ""
+	}
+	cycle := pause / weight / share // seconds of pauses per headline transaction and terminal
+	window := r.Summary.Elapsed.Seconds()
+	if window <= 0 || window >= cycle {
+		return ""
+	}
+	what := "transaction"
+	if head != "" {
+		what = head
+	}
+	return fmt.Sprintf("with think times one terminal completes a %s about every %.0f s (keying and mean think times at this mix); "+
+		"this %.0f s window is shorter than that, so %d terminals were expected to complete about %.1f: the throughput is no figure of the server. "+
+		"Use a window of several of those cycles.", what, cycle, window, r.Params.Terminals, float64(r.Params.Terminals)*window/cycle)
 }

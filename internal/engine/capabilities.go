@@ -215,6 +215,11 @@ type Comparison struct {
 	// between runs in one chart makes the comparison unlike. Everything else Inspect
 	// reports (ports, paths, volatile counters) is left to the report's tables.
 	KeySettings []string
+	// Location are the read-back settings that say where a server keeps its files and
+	// listens (data directory, configuration files, port, socket): two servers differ in
+	// them by construction, so run-to-run comparisons list them apart from the
+	// configuration rather than as a difference that could explain a figure.
+	Location []string
 	// Aliases maps a requested setting's name (lower case) to the read-back names it
 	// governs under another name (Firebird's WireCrypt reads back as wire_encrypted).
 	Aliases map[string][]string

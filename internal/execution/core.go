@@ -208,6 +208,9 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 			return nil, asInput(err)
 		}
 	}
+	if err := c.checkStartSettings(e, req); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
 	}
@@ -259,6 +262,26 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	}
 	c.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
 	return inst, nil
+}
+
+// checkStartSettings judges req's settings against the binaries the server will run
+// (those req names, else those it was created with), before anything is created or
+// started: an unknown setting is bad input. Binaries that cannot be found are left to the
+// start to report, as without settings.
+func (c *Core) checkStartSettings(e engine.Engine, req ServerStart) error {
+	sc, ok := e.(engine.SettingsChecker)
+	if !ok || len(req.Settings) == 0 {
+		return nil
+	}
+	cfg := c.launchConfig(e.Name())
+	cfg.Install, cfg.Version = req.Install, req.Version
+	if prev, err := c.Servers.Load(req.Name); err == nil && req.Install == "" && req.Version == "" {
+		cfg.Install, cfg.Version = prev.Install, prev.Version
+	}
+	if sc.CheckSettings(cfg, nil) != nil {
+		return nil
+	}
+	return asInput(sc.CheckSettings(cfg, req.Settings))
 }
 
 // otherBinaries says which binaries inst was created with (have) when req asks for others

@@ -805,9 +805,9 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 		return nil
 	}
 	fam := r.family(p, cells)
-	subject := "Response time"
+	subject, axis := "Service time", "service time (ms)"
 	if r.Latency == LatencyResponse {
-		subject += " from the intended start"
+		subject, axis = "Response time from the intended start", "response time (ms)"
 	}
 	if p.x >= 0 {
 		if r.isRTT(p.x) {
@@ -865,7 +865,7 @@ func (r *Report) percentileCharts(p plan, cells []*Cell) []Chart {
 	if len(grid) == 0 {
 		return nil
 	}
-	y := valueAxis("response time (ms)", all, r.Options.YScale)
+	y := valueAxis(axis, all, r.Options.YScale)
 	ncols := len(fam.panels)
 	var out []Chart
 	for start := 0; start < ncols; start += maxPercentileCols {

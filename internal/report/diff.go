@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/analysis"
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
 )
 
@@ -31,6 +32,10 @@ type Diff struct {
 	// Config holds only the configuration items whose values differ between the sides;
 	// Values has A's then B's ("a | b" where a side's runs disagree).
 	Config []ConfigItem `json:"config"`
+	// Location holds the server settings that differ between the sides and say only
+	// where each server keeps its files and listens (engine.Comparison.Location: data
+	// directory, port, socket): differences by construction, listed apart from Config.
+	Location []ConfigItem `json:"location,omitempty"`
 	// Cells are the cells both sides have, in level order; OnlyA and OnlyB the keys of
 	// cells one side lacks.
 	Cells []DiffCell `json:"cells"`
@@ -117,7 +122,7 @@ func DiffRuns(a, b []results.Run) (*Diff, error) {
 		// One connection per terminal: connections only repeats the terminals.
 		d.Factors = slices.DeleteFunc(d.Factors, func(k string) bool { return k == results.FactorConnections })
 	}
-	d.Config = diffConfig(a, b, d.Factors)
+	d.Config, d.Location = diffConfig(a, b, d.Factors)
 
 	ga, gb := diffGroups(a, d.Factors), diffGroups(b, d.Factors)
 	keys := map[string][]string{}
@@ -294,8 +299,9 @@ func diffOrder(keys map[string][]string, factors []string, runs []results.Run) [
 }
 
 // diffConfig lists the configuration items whose values differ between the sides, except
-// the factors (they vary within a side and make the cells).
-func diffConfig(a, b []results.Run, factors []string) []ConfigItem {
+// the factors (they vary within a side and make the cells), and apart from them the
+// settings that only say where a server lives (locationSettings).
+func diffConfig(a, b []results.Run, factors []string) (config, location []ConfigItem) {
 	items := slices.Clone(runItems)
 	items = append(items,
 		configItem{"run", "seed", func(r *results.Run) string { return strconv.FormatInt(r.Params.Seed, 10) }},
@@ -357,14 +363,44 @@ func diffConfig(a, b []results.Run, factors []string) []ConfigItem {
 		}
 		return strings.Join(sortedKeys(seen), " | ")
 	}
-	out := []ConfigItem{}
+	config = []ConfigItem{}
+	where := locationSettings(append(slices.Clone(a), b...))
 	for _, it := range items {
 		if isFactor(it) {
 			continue
 		}
 		va, vb := values(a, it.get), values(b, it.get)
-		if va != vb {
-			out = append(out, ConfigItem{Kind: it.kind, Name: it.name, Values: []string{va, vb}})
+		switch {
+		case va == vb:
+		case it.kind == "setting" && where[strings.ToLower(it.name)]:
+			location = append(location, ConfigItem{Kind: it.kind, Name: it.name, Values: []string{va, vb}})
+		default:
+			config = append(config, ConfigItem{Kind: it.kind, Name: it.name, Values: []string{va, vb}})
+		}
+	}
+	return config, location
+}
+
+// locationSettings are the lower-case names of the settings that say where the runs'
+// servers keep their files and listen, as their engines declare them
+// (engine.Comparison.Location).
+func locationSettings(runs []results.Run) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	for i := range runs {
+		name := runs[i].Server.Engine
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		e, err := engine.Lookup(name)
+		if err != nil {
+			continue
+		}
+		if c, ok := e.(engine.Comparer); ok {
+			for _, k := range c.Comparison().Location {
+				out[strings.ToLower(k)] = true
+			}
 		}
 	}
 	return out
@@ -505,6 +541,14 @@ func WriteDiff(w io.Writer, d *Diff) error {
 		tw.Flush()
 	}
 
+	if len(d.Location) > 0 {
+		names := make([]string, len(d.Location))
+		for i, it := range d.Location {
+			names[i] = it.Name
+		}
+		ew.Printf("\nLocation, which differs between any two servers and is not compared: %s\n", strings.Join(names, ", "))
+	}
+
 	head := "change B − A (95 % interval where both sides have 2+ runs)"
 	switch {
 	case len(d.Cells) == 0:
@@ -563,16 +607,37 @@ func changeCols(c Change) []string {
 	side := func(e Estimate) string { return meanText(e.Mean) + " (" + strconv.Itoa(e.N) + ")" }
 	pct := func(v float64) string { return fmt.Sprintf("%+.1f %%", v) }
 	ch := pct(c.Pct)
+	// From zero a percentage means nothing: the change is written in the figure's unit.
+	unit := figureUnit(c.Figure)
+	signed := func(v float64) string {
+		if v < 0 {
+			return "−" + meanText(-v)
+		}
+		return "+" + meanText(v)
+	}
 	if c.A.Mean == 0 {
-		ch = fmt.Sprintf("%+g", c.Delta)
+		ch = signed(c.Delta) + " " + unit
 	}
 	ci := "–"
 	if c.CI != nil {
 		if c.A.Mean != 0 {
 			ci = pct(c.CI.Low/math.Abs(c.A.Mean)*100) + " … " + pct(c.CI.High/math.Abs(c.A.Mean)*100)
 		} else {
-			ci = fmt.Sprintf("%+g … %+g", c.CI.Low, c.CI.High)
+			ci = signed(c.CI.Low) + " … " + signed(c.CI.High) + " " + unit
 		}
 	}
 	return []string{side(c.A), side(c.B), ch, ci, c.Verdict}
+}
+
+// figureUnit is the unit of a Change's figure: what its name gives in parentheses ("ms"
+// for "new_order p99 (ms)"), "round trips" for the round trips per transaction, else the
+// figure itself (NOPM, TPS).
+func figureUnit(fig string) string {
+	if i := strings.LastIndex(fig, " ("); i >= 0 && strings.HasSuffix(fig, ")") {
+		return fig[i+2 : len(fig)-1]
+	}
+	if strings.HasPrefix(fig, "round trips") {
+		return "round trips"
+	}
+	return fig
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,46 @@ func TestDiffErrors(t *testing.T) {
 func TestIDRanges(t *testing.T) {
 	if got := idRanges([]int64{1, 2, 3, 5, 7, 8}); got != "1–3, 5, 7–8" {
 		t.Errorf("idRanges: %s", got)
+	}
+}
+
+// TestDiffLocationAndUnits: two studies on two managed servers differ in the servers'
+// directories and ports by construction; those are listed apart as location, not as
+// configuration. A change from zero is written in the figure's unit, not as a bare
+// "+2.0009".
+func TestDiffLocationAndUnits(t *testing.T) {
+	at := func(r results.Run, dir, port string) results.Run {
+		r.Server.Settings = map[string]string{"shared_buffers": "128MB", "data_directory": dir + "/data",
+			"hba_file": dir + "/data/pg_hba.conf", "port": port}
+		return r
+	}
+	a := []results.Run{at(diffRun(1, 0, 100, "x"), "/s/servers/pg1", "5433")}
+	b := []results.Run{at(diffRun(2, 2*time.Millisecond, 90, "x"), "/s/servers/pg2", "5434")}
+	b[0].Study = "s-y"
+	b[0].Link = &results.Link{Kind: "inline", RTT: 2 * time.Millisecond, AchievedP50: 2000900 * time.Nanosecond, Samples: 100}
+	d, err := DiffRuns(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range d.Config {
+		if it.Name == "data_directory" || it.Name == "hba_file" || it.Name == "port" {
+			t.Errorf("configuration lists the location setting %s", it.Name)
+		}
+	}
+	if len(d.Location) != 3 {
+		t.Errorf("location %+v, want data_directory, hba_file and port", d.Location)
+	}
+	var out bytes.Buffer
+	if err := WriteDiff(&out, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Location, which differs between any two servers and is not compared: data_directory, hba_file, port") {
+		t.Errorf("diff text lacks the location line:\n%s", out.String())
+	}
+	if !regexp.MustCompile(`achieved RTT \(ms\)\s+0\.00 \(1\)\s+2\.0 \(1\)\s+\+2\.0 ms\s`).MatchString(out.String()) {
+		t.Errorf("the achieved RTT's change from zero should be +2.0 ms:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "+2.0009") {
+		t.Errorf("a change from zero without its unit:\n%s", out.String())
 	}
 }

@@ -275,7 +275,7 @@ const pageHTML = `<!DOCTYPE html>
 
 <nav><ul>
 <li><a href="#findings">Findings</a></li>
-{{if .Percentiles}}<li><a href="#response">Response time</a></li>{{end}}
+{{if .Percentiles}}<li><a href="#response">{{if eq .Latency "response"}}Response time{{else}}Service time{{end}}</a></li>{{end}}
 {{if .Rates}}<li><a href="#at-rate">At a fixed rate</a></li>{{end}}
 {{if .Analysis}}{{if .Analysis.Fits}}<li><a href="#latency-model">Latency model</a></li>{{end}}{{end}}
 <li><a href="#cells">Cells</a></li>
@@ -326,8 +326,9 @@ const pageHTML = `<!DOCTYPE html>
 
 {{if .Percentiles}}
 <section id="response">
-<h2>Response time</h2>
-<p>What a user of each transaction waits for: the median and the 99th percentile{{if eq .Latency "response"}} of the response time, from each transaction's intended start{{else}} of the service time{{end}}.</p>
+{{if eq .Latency "response"}}<h2>Response time</h2>
+<p>What a user of each transaction waits for: the median and the 99th percentile of the response time, from each transaction's intended start.</p>{{else}}<h2>Service time</h2>
+<p>How long each transaction took from the connection checkout to its end: the median and the 99th percentile of the service time (closed-loop runs: no wait for a pooled connection, no schedule).</p>{{end}}
 {{range .Percentiles}}
 <figure class="chart" id="{{.ID}}">
 {{.SVG}}
@@ -392,7 +393,7 @@ const pageHTML = `<!DOCTYPE html>
 <section id="transactions">
 <h2>Transactions</h2>
 {{if eq .Latency "response"}}<p>Per transaction type and cell: pooled response-time percentiles (ms, from each transaction's intended start), the service time's p50 and p99 (ms, from the connection checkout) and the schedule lag's p99 (ms, intended start to checkout){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
-{{else}}<p>Per transaction type and cell: pooled response-time percentiles (ms, service time), p99 wait for a pooled connection (ms){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
+{{else}}<p>Per transaction type and cell: pooled service-time percentiles (ms, from the connection checkout), p99 wait for a pooled connection (ms){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
 {{end}}{{$f := .Factors}}{{$resp := eq .Latency "response"}}{{$retried := .Retried}}
 {{range .Tx}}
 <h3>{{.Type}}</h3>

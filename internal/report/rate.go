@@ -38,7 +38,7 @@ var ratePercentiles = []struct {
 // rateTitle names a RateSeries for people: "Response time against RTT at 500 per second
 // (poisson arrivals, 16 terminals)", and its series when there are several.
 func rateTitle(rs *analysis.RateSeries, several bool) string {
-	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %d terminals)", spec.FormatRate(rs.Rate), rs.Arrival, rs.Terminals)
+	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %s)", spec.FormatRate(rs.Rate), rs.Arrival, count(rs.Terminals, "terminal"))
 	if several {
 		t += ", " + rs.Series
 	}

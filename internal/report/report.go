@@ -648,7 +648,7 @@ func (r *Report) notes(inferred bool) []string {
 	n := []string{
 		fmt.Sprintf("Throughput is %s. Only finished runs enter means, percentiles and wire figures; failed, aborted and running runs are listed in the run table with their reason.", metricDesc(r.Metric)),
 		"Intervals are 95 % confidence intervals of the mean over a cell's finished repeats, by Student's t with n−1 degrees of freedom (t = 4.303 for n = 3, 2.776 for n = 5); a cell with a single finished run has a mean but no interval.",
-		"Response-time percentiles are read from the pooled distribution: the HDR histograms of a cell's finished repeats are merged, so every transaction weighs the same (averaging the runs' percentiles would not). " + latencyNote(r.Latency),
+		"Latency percentiles are read from the pooled distribution: the HDR histograms of a cell's finished repeats are merged, so every transaction weighs the same (averaging the runs' percentiles would not). " + latencyNote(r.Latency),
 		"Round trips and bytes are per committed transaction, measured on the client's connections, averaged over the repeats weighted by their committed transactions.",
 	}
 	if inferred {

@@ -265,7 +265,7 @@ func TestChartLayout(t *testing.T) {
 		{"rtt, terminals and mode", fixFactors, nil, []fig{
 			{"NOPM vs added RTT, by ServerMode", []string{"10 terminals", "20 terminals"}, modes},
 			{"NOPM vs terminals, by RTT", modes, []string{"RTT 0 ms", "RTT 1 ms", "RTT 10 ms", "RTT 100 ms"}},
-			{"Response time vs added RTT, by transaction type",
+			{"Service time vs added RTT, by transaction type",
 				[]string{"new_order — 10 terminals", "new_order — 20 terminals", "payment — 10 terminals", "payment — 20 terminals"}, modes},
 		}},
 		{"rtt and terminals: one line per terminals level", []string{"rtt", "terminals"}, func(rs []results.Run) []results.Run {
@@ -279,19 +279,19 @@ func TestChartLayout(t *testing.T) {
 		}, []fig{
 			{"NOPM vs added RTT, by terminals", []string{""}, []string{"10 terminals", "20 terminals"}},
 			{"NOPM vs terminals, by RTT", []string{""}, []string{"RTT 0 ms", "RTT 1 ms", "RTT 10 ms", "RTT 100 ms"}},
-			{"Response time vs added RTT, by transaction type", []string{"new_order", "payment"}, []string{"10 terminals", "20 terminals"}},
+			{"Service time vs added RTT, by transaction type", []string{"new_order", "payment"}, []string{"10 terminals", "20 terminals"}},
 		}},
 		{"mode only: points per level", []string{"set.ServerMode"}, only(0, 10), []fig{
 			{"NOPM vs ServerMode", []string{""}, []string{""}},
-			{"Response time vs ServerMode, by transaction type", []string{"new_order", "payment"}, []string{""}},
+			{"Service time vs ServerMode, by transaction type", []string{"new_order", "payment"}, []string{""}},
 		}},
 		{"terminals and mode", []string{"terminals", "set.ServerMode"}, only(0, 0), []fig{
 			{"NOPM vs terminals, by ServerMode", []string{""}, modes},
-			{"Response time vs terminals, by transaction type", []string{"new_order", "payment"}, modes},
+			{"Service time vs terminals, by transaction type", []string{"new_order", "payment"}, modes},
 		}},
 		{"nothing varied", []string{}, only(time.Millisecond, 20, "Classic"), []fig{
 			{"NOPM", []string{""}, []string{""}},
-			{"Response time, by transaction type", []string{"new_order", "payment"}, []string{""}},
+			{"Service time, by transaction type", []string{"new_order", "payment"}, []string{""}},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -204,7 +204,7 @@ func WriteText(w io.Writer, r *Report) error {
 		if r.Latency == LatencyResponse {
 			ew.Printf("\nTransaction %s: pooled response time from the intended start (ms), service time and schedule lag, and wire cost per committed transaction\n", typ)
 		} else {
-			ew.Printf("\nTransaction %s: pooled response time (ms) and wire cost per committed transaction\n", typ)
+			ew.Printf("\nTransaction %s: pooled service time from the connection checkout (ms) and wire cost per committed transaction\n", typ)
 		}
 		tw := ew.Table("  ")
 		head := append(factorKeys(r), "n", "p50", "p90", "p99", "max", "wait p99")

@@ -19,45 +19,66 @@ import (
 var version = ""
 
 // Version returns dblat's version: the one set at build time, else the VCS revision Go
-// embedded (a build from a checkout), else the module version (`go install …@v1.2.3`),
-// else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	return versionOf(bi)
+// embedded (a build from a checkout, "-dirty" when the tree was modified), else the module
+// version (`go install …@v1.2.3`), else "dev".
+func Version() string { return Build().Version }
+
+// BuildInfo describes the running dblat build.
+type BuildInfo struct {
+	// Version is what Version returns.
+	Version string
+	// Revision, Modified and Time are the VCS commit Go stamped into the binary, whether
+	// the tree had changes, and the commit's time (RFC 3339); empty when the build was not
+	// stamped (go build -buildvcs=false, a `go run` or `go test` binary, or a git worktree,
+	// which go build does not recognise as a checkout).
+	Revision string
+	Modified bool
+	Time     string
+	// Go is the Go release the binary was built with.
+	Go string
 }
 
-// versionOf reads the version from a binary's build information.
-func versionOf(bi *debug.BuildInfo) string {
-	{
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "-dirty"
-				}
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
-			return rev + dirty
+// Build returns the description of the running build.
+func Build() BuildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = &debug.BuildInfo{}
+	}
+	b := buildOf(bi)
+	if version != "" {
+		b.Version = version
+	}
+	return b
+}
+
+// buildOf reads a binary's build information; Version as Version describes it, without
+// the -ldflags value.
+func buildOf(bi *debug.BuildInfo) BuildInfo {
+	b := BuildInfo{Version: "dev", Go: bi.GoVersion}
+	if b.Go == "" {
+		b.Go = runtime.Version()
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		case "vcs.time":
+			b.Time = s.Value
 		}
 	}
+	switch {
+	case b.Revision != "":
+		b.Version = b.Revision[:min(12, len(b.Revision))]
+		if b.Modified {
+			b.Version += "-dirty"
+		}
 	// "(devel)" is what a build inside the module's own tree says without VCS data.
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+	case bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		b.Version = bi.Main.Version
 	}
-	return "dev"
+	return b
 }
 
 // Client returns the description of this machine and build.

@@ -41,6 +41,11 @@ type Definition struct {
 	Options, LoadOptions option.Set
 	// Think is set when the workload has keying and think times that a run may turn on.
 	Think bool
+	// Pauses, for a workload with Think, are each transaction type's keying time and mean
+	// think time (by type name) when think times are on: what sets how often a terminal
+	// completes a transaction, so that a summary can say when a window is too short to
+	// measure it.
+	Pauses map[string]Pause
 	// ReadOnly is set when runs leave the data as they found it, so that restoring a
 	// pristine copy between runs is not needed.
 	ReadOnly bool
@@ -138,9 +143,18 @@ type LoadConfig struct {
 type CheckResult struct {
 	// Clause is the specification clause the condition comes from ("3.3.2.1").
 	Clause string
-	Name   string
-	OK     bool
-	// Detail explains a failure.
+	// Name says what the condition states.
+	Name string
+	// OK is true when the condition holds, or was skipped: it is false only for a
+	// condition that was evaluated and found violated.
+	OK bool
+	// Skipped is true when the condition was not evaluated because it does not apply to
+	// the data as it is now (TPC-C's 3.3.2.11 once Delivery has run in every district);
+	// Detail then says why. A skipped condition is neither held nor failed.
+	Skipped bool
+	// Detail explains a failure (how many rows violate the condition, with examples), why
+	// the condition was skipped, or which part of the data a holding condition covered
+	// when it could not cover all of it.
 	Detail string
 }
 

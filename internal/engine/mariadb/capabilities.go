@@ -78,6 +78,11 @@ func (Engine) Comparison() engine.Comparison {
 			"version_compile_machine", "version_compile_os", "query_cache_type", "performance_schema",
 			"innodb_adaptive_hash_index",
 		},
+		// Paths under the server's directory, its port and socket, and the UUID each
+		// server draws at its first start.
+		Location: []string{"datadir", "aria_log_dir_path", "innodb_data_home_dir", "wsrep_data_home_dir", "log_error",
+			"pid_file", "port", "report_port", "socket", "server_uid", "general_log_file", "slow_query_log_file",
+			"log_bin_basename", "log_bin_index", "relay_log_basename", "relay_log_index"},
 		// MySQL renamed tx_isolation to transaction_isolation.
 		Aliases: map[string][]string{
 			"tx_isolation":          {"transaction_isolation"},

@@ -65,6 +65,8 @@ func (Engine) Comparison() engine.Comparison {
 			"checkpoint_timeout", "max_wal_size", "block_size", "max_connections",
 			"default_transaction_isolation", "jit",
 		},
+		Location: []string{"data_directory", "config_file", "hba_file", "ident_file", "external_pid_file", "port",
+			"unix_socket_directories"},
 		Cache: func(settings map[string]string) (string, float64, bool, bool) {
 			const name = "shared_buffers"
 			b, ok := engine.SettingBytes(settings[name], 8192)

@@ -36,7 +36,8 @@ var Definition = &workload.Definition{
 		Name: OptionHomeWarehouses, Kind: option.String,
 		Usage: "home warehouses of the terminals, LO-HI within the active ones (default: all of them); remote warehouses are drawn from all",
 	}},
-	Think: true,
+	Think:  true,
+	Pauses: pauses(),
 	// A run split among agents gives each a contiguous range of home warehouses and
 	// terminals in proportion to it, so every warehouse's terminals run on one agent.
 	Split: func(warehouses, n int) []workload.Partition {
@@ -71,17 +72,19 @@ var Definition = &workload.Definition{
 		}
 		return New(t, c)
 	},
-	Check: func(ctx context.Context, t workload.Target) ([]workload.CheckResult, error) {
-		res, err := Check(ctx, t)
-		out := make([]workload.CheckResult, len(res))
-		for i, r := range res {
-			out[i] = workload.CheckResult{Clause: r.Clause, Name: r.Name, OK: r.OK, Detail: r.Detail}
-		}
-		return out, err
-	},
+	Check: Check,
 }
 
 func init() { workload.Register(Definition) }
+
+// pauses are the keying and mean think times of §5.2.5.7 by transaction type.
+func pauses() map[string]workload.Pause {
+	m := make(map[string]workload.Pause, numTxTypes)
+	for i, name := range txNames {
+		m[name] = workload.Pause{Keying: keyingTimes[i], Think: thinkMeans[i]}
+	}
+	return m
+}
 
 // Describe implements workload.Describer: the round-trip mode the run used.
 func (w *Workload) Describe() map[string]string { return map[string]string{OptionMode: w.Mode()} }

@@ -368,6 +368,15 @@ func TestTransactions(t *testing.T) {
 				t.Errorf("district %d: NEW-ORDER row of order %d still there", d, b.oID)
 			}
 		}
+		// 3.3.2.11 no longer applies to warehouse 1's districts: it is evaluated on
+		// warehouse 2's only, and says so; it is not skipped while some district is left.
+		res, err := runChecks(ctx, tg, func(c string) bool { return c == "3.3.2.11" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || !res[0].OK || res[0].Skipped || !strings.Contains(res[0].Detail, "checked 10 of 20 districts") {
+			t.Errorf("3.3.2.11 after a Delivery in warehouse 1 of 2: %+v", res)
+		}
 	})
 
 	t.Run("stock_level", func(t *testing.T) {

@@ -1,0 +1,35 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWriteFindingsCountsInWords: a count of one takes the singular ("1 errors, 1 warnings,
+// 1 notes" was printed), every other count the plural.
+func TestWriteFindingsCountsInWords(t *testing.T) {
+	for _, c := range []struct {
+		fs   []Finding
+		want string
+	}{
+		{[]Finding{{Severity: Error}, {Severity: Warning}, {Severity: Info}}, "Credibility: 1 error, 1 warning, 1 note\n"},
+		{[]Finding{{Severity: Error}, {Severity: Error}, {Severity: Info}}, "Credibility: 2 errors, 0 warnings, 1 note\n"},
+		{nil, "Credibility: 0 errors, 0 warnings, 0 notes\n"},
+	} {
+		var b strings.Builder
+		if err := WriteFindings(&b, c.fs); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("got %q, want it to start with %q", got, c.want)
+		}
+	}
+	for n, want := range map[int]string{1: "1 retry", 2: "2 retries", 0: "0 retries"} {
+		if got := plural(n, "retry"); got != want {
+			t.Errorf("plural(%d, retry) = %q, want %q", n, got, want)
+		}
+	}
+	if got := plural(3, "key"); got != "3 keys" {
+		t.Errorf("plural(3, key) = %q", got)
+	}
+}
