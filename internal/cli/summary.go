@@ -242,24 +242,11 @@ func thinkNote(r *results.Run) string {
 	if !r.Params.Think || r.Params.OpenLoop() || err != nil || len(def.Pauses) == 0 {
 		return ""
 	}
-	mix := workload.Mix(r.Params.Mix)
-	if len(mix) == 0 {
-		mix = def.DefaultMix
-	}
-	var weight, pause float64
-	for typ, w := range mix {
-		p := def.Pauses[typ]
-		weight += w
-		pause += w * (p.Keying + p.Think).Seconds()
-	}
-	head, share := def.Metric.TxType, 1.0
-	if head != "" {
-		share = mix[head] / max(weight, 1e-9)
-	}
-	if weight <= 0 || share <= 0 {
+	c, ok := def.ThinkCycle(workload.Mix(r.Params.Mix))
+	if !ok {
 		return ""
 	}
-	cycle := pause / weight / share // seconds of pauses per headline transaction and terminal
+	cycle, head := c.Seconds(), def.Metric.TxType
 	window := r.Summary.Elapsed.Seconds()
 	if window <= 0 || window >= cycle {
 		return ""

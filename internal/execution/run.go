@@ -289,7 +289,7 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		// A window in which nothing completed measured nothing: every terminal stalled (a
 		// lock wait with no deadlock detection, a server that stopped answering), or the
 		// window is shorter than one paced cycle.
-		run.Status, run.Reason = results.StatusFailed, nothingCompleted(r.rs, &res.Summary)
+		run.Status, run.Reason = results.StatusFailed, nothingCompleted(r.rs, r.p.def, &res.Summary)
 	default:
 		run.Status = results.StatusFinished
 	}
@@ -330,7 +330,7 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 
 // nothingCompleted says why a window that completed no transaction is a failure, with the
 // errors it saw.
-func nothingCompleted(rs *spec.Run, s *results.Summary) string {
+func nothingCompleted(rs *spec.Run, def *workload.Definition, s *results.Summary) string {
 	msg := fmt.Sprintf("no transaction completed in the %s window", spec.FormatDuration(rs.Duration))
 	var errs int64
 	for _, n := range s.Errors {
@@ -346,7 +346,16 @@ func nothingCompleted(rs *spec.Run, s *results.Summary) string {
 			}
 		}
 	case rs.Think:
-		msg += ": with think times a terminal's cycle is tens of seconds (TPC-C 5.2.5); give a window of minutes"
+		if cycle, ok := def.ThinkCycle(rs.Mix); ok {
+			what := def.Metric.TxType
+			if what == "" {
+				what = "transaction"
+			}
+			msg += fmt.Sprintf(": with think times one terminal completes a %s about every %.0f s at this mix, longer than the window; give a window of several such cycles",
+				what, cycle.Seconds())
+		} else {
+			msg += ": the think times are longer than the window"
+		}
 	default:
 		msg += ": every terminal stalled (a lock wait that never ended?)"
 	}

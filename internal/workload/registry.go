@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/suggest"
@@ -293,4 +294,31 @@ func namesLocked() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ThinkCycle is, for a workload with think times (Pauses), the time one terminal takes per
+// headline transaction (Metric.TxType; any transaction when "") at mix (nil: DefaultMix):
+// the keying and mean think times of the mix's transactions per headline transaction. With
+// TPC-C's default mix it is about 47 s. ok is false when the workload has no pauses.
+func (d *Definition) ThinkCycle(mix Mix) (cycle time.Duration, ok bool) {
+	if len(d.Pauses) == 0 {
+		return 0, false
+	}
+	if len(mix) == 0 {
+		mix = d.DefaultMix
+	}
+	var weight, pause float64
+	for typ, w := range mix {
+		p := d.Pauses[typ]
+		weight += w
+		pause += w * (p.Keying + p.Think).Seconds()
+	}
+	share := 1.0
+	if d.Metric.TxType != "" {
+		share = mix[d.Metric.TxType] / max(weight, 1e-9)
+	}
+	if weight <= 0 || share <= 0 {
+		return 0, false
+	}
+	return time.Duration(pause / weight / share * float64(time.Second)), true
 }
