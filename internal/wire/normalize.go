@@ -2,7 +2,7 @@ package wire
 
 // Lexicon says how a dialect of SQL writes the things Normalize removes or must skip:
 // string literals, quoted identifiers and comments. The zero value is standard SQL
-// ('...' strings with '' doubling, "..." identifiers, -- and /* */ comments).
+// ('...' strings with ” doubling, "..." identifiers, -- and /* */ comments).
 type Lexicon struct {
 	// DoubleQuotedStrings: "..." is a string literal (MySQL's default sql_mode), not an
 	// identifier.
@@ -294,7 +294,7 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 	base := len(dst)
 	out = dst
 	space := false
-	signAt := -1   // index in out of a '-' that would be the sign of a number after it
+	signAt := -1    // index in out of a '-' that would be the sign of a number after it
 	prev := tkSpace // previous non-space token
 	for {
 		k, a, b := l.next()
