@@ -2,7 +2,7 @@ package wire
 
 // Lexicon says how a dialect of SQL writes the things Normalize removes or must skip:
 // string literals, quoted identifiers and comments. The zero value is standard SQL
-// ('...' strings with ” doubling, "..." identifiers, -- and /* */ comments).
+// (strings in single quotes, a quote doubled inside, identifiers in double quotes, -- and /* */ comments).
 type Lexicon struct {
 	// DoubleQuotedStrings: "..." is a string literal (MySQL's default sql_mode), not an
 	// identifier.
