@@ -14,7 +14,7 @@ import (
 // I, T, E, U (unknown).
 type toy struct{}
 
-func (toy) Name() string    { return "toy" }
+func (toy) Name() string     { return "toy" }
 func (toy) Lexicon() Lexicon { return pgLex }
 func (toy) Sniff(client, server []byte) Verdict {
 	switch {
