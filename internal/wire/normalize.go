@@ -45,19 +45,34 @@ type lexer struct {
 	lx Lexicon
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
+// Byte classes of the lexer, looked up in one table.
+const (
+	clSpace = 1 << iota
+	clWordStart
+	clWord
+	clDigit
+)
 
-func isWordStart(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
-}
+var class = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			t[c] = clSpace
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80:
+			t[c] = clWordStart | clWord
+		case c >= '0' && c <= '9':
+			t[c] = clDigit | clWord
+		case c == '$':
+			t[c] = clWord
+		}
+	}
+	return t
+}()
 
-func isWordByte(c byte) bool {
-	return isWordStart(c) || c >= '0' && c <= '9' || c == '$'
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isSpace(c byte) bool     { return class[c]&clSpace != 0 }
+func isWordStart(c byte) bool { return class[c]&clWordStart != 0 }
+func isWordByte(c byte) bool  { return class[c]&clWord != 0 }
+func isDigit(c byte) bool     { return class[c]&clDigit != 0 }
 
 // next returns the next token's kind and extent s[start:end].
 func (l *lexer) next() (k tokKind, start, end int) {
@@ -284,7 +299,8 @@ func (l *lexer) prefixed(start, end int) (int, bool) {
 // parameter markers replaced by ?, as pg_stat_statements shows statements: comments
 // removed, each run of white space made one space, a trailing semicolon dropped, a minus
 // sign that belongs to a number kept with it (a = -5 gives a = ?), identifiers and
-// keywords as written. A list that holds only literals after IN becomes IN (...), and the
+// keywords as written, no space after an opening parenthesis or before a comma or a closing
+// one, and one space after a comma. A list that holds only literals after IN becomes IN (...), and the
 // rows of a multi-row VALUES list of literals after the first become "...", so that lists
 // of different lengths give one text: WHERE a = 5 AND b = 'x' AND c IN (1,2,3) gives
 // WHERE a = ? AND b = ? AND c IN (...). literals reports whether stmt had literals
@@ -296,6 +312,7 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 	space := false
 	signAt := -1    // index in out of a '-' that would be the sign of a number after it
 	prev := tkSpace // previous non-space token
+	lists := false  // an IN or VALUES keyword was seen: collapseLists has work
 	for {
 		k, a, b := l.next()
 		if k == tkEOF {
@@ -307,6 +324,14 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 		}
 		if k == tkNumber && signAt >= 0 && !space {
 			out = out[:signAt] // the minus sign is part of the literal
+		}
+		// Spacing is made canonical around lists, so that (a,b) and ( a , b ) are one
+		// text: no space after ( or before , ) ], one space after a comma.
+		if k == tkOther && b-a == 1 && stmt[a] == ',' || k == tkClose ||
+			len(out) > base && out[len(out)-1] == '(' {
+			space = false
+		} else if len(out) > base && out[len(out)-1] == ',' {
+			space = true
 		}
 		if space {
 			out = append(out, ' ')
@@ -320,6 +345,9 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 		case tkParam:
 			out = append(out, '?')
 		default:
+			if k == tkWord && !lists && (b-a == 2 && equalFold(stmt[a:b], "IN") || b-a == 6 && equalFold(stmt[a:b], "VALUES")) {
+				lists = true
+			}
 			if k == tkOther && b-a == 1 && stmt[a] == '-' &&
 				prev != tkWord && prev != tkString && prev != tkNumber && prev != tkParam && prev != tkClose {
 				sign = len(out)
@@ -332,50 +360,54 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 	for len(out) > base && (out[len(out)-1] == ';' || out[len(out)-1] == ' ') {
 		out = out[:len(out)-1]
 	}
+	if !lists {
+		return out, literals
+	}
 	return collapseLists(out, base), literals
 }
 
 // collapseLists rewrites, in out[base:], IN (?, ?) into IN (...) and VALUES (?, ?), (?, ?)
-// into VALUES (?, ?), ... (lists of markers only; see Normalize).
+// into VALUES (?, ?), ... (lists of markers only; see Normalize). The rewritten text is
+// built after the original, which may be shorter than it (IN(?)), then moved down.
 func collapseLists(out []byte, base int) []byte {
-	w := base
-	for r := base; r < len(out); {
-		if wordAt(out, base, r, "IN") {
-			if end, ok := markerTuple(out, skipSpace(out, r+2)); ok {
-				w += copy(out[w:], "IN (...)")
-				r = end
+	end := len(out)
+	for r := base; r < end; {
+		if wordAt(out[:end], base, r, "IN") {
+			if e, ok := markerTuple(out[:end], skipSpace(out[:end], r+2)); ok {
+				out = append(out, "IN (...)"...)
+				r = e
 				continue
 			}
 		}
-		if wordAt(out, base, r, "VALUES") {
-			p := skipSpace(out, r+6)
-			if end, ok := markerTuple(out, p); ok {
-				n, more := end, false
+		if wordAt(out[:end], base, r, "VALUES") {
+			p := skipSpace(out[:end], r+6)
+			if e, ok := markerTuple(out[:end], p); ok {
+				n, more := e, false
 				for {
-					q := skipSpace(out, n)
-					if q >= len(out) || out[q] != ',' {
+					q := skipSpace(out[:end], n)
+					if q >= end || out[q] != ',' {
 						break
 					}
-					e, ok := markerTuple(out, skipSpace(out, q+1))
+					e2, ok := markerTuple(out[:end], skipSpace(out[:end], q+1))
 					if !ok {
 						break
 					}
-					n, more = e, true
+					n, more = e2, true
 				}
 				if more {
-					w += copy(out[w:], "VALUES ")
-					w += copy(out[w:], out[p:end])
-					w += copy(out[w:], ", ...")
+					out = append(out, "VALUES "...)
+					out = append(out, out[p:e]...)
+					out = append(out, ", ..."...)
 					r = n
 					continue
 				}
 			}
 		}
-		out[w] = out[r]
-		w++
+		out = append(out, out[r])
 		r++
 	}
-	return out[:w]
+	n := copy(out[base:], out[end:])
+	return out[:base+n]
 }
 
 // wordAt reports whether the word kw (upper case) starts at out[i], case-insensitively, as a

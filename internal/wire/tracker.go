@@ -163,6 +163,7 @@ type Tracker struct {
 	qhead                       int
 	status                      Status
 	tx                          txState
+	out                         Tx
 	lastEnd                     int64
 	hasEnd                      bool
 	txs, stmts, abandoned       int64
@@ -533,7 +534,8 @@ func (t *Tracker) completed(e *Event) {
 // closeTx records the open transaction, which the current server chunk completed.
 func (t *Tracker) closeTx() {
 	tx := &t.tx
-	r := Tx{Statements: tx.n, Counts: t.c.sub(tx.start), Start: tx.startAt, End: t.now,
+	r := &t.out // not a local: OnTx would make it escape, an allocation per transaction
+	*r = Tx{Statements: tx.n, Counts: t.c.sub(tx.start), Start: tx.startAt, End: t.now,
 		Failed: tx.failed, Errors: tx.errors}
 	if t.hasEnd {
 		r.GapNs, r.HasGap = max(0, tx.startAt-t.lastEnd), true
@@ -553,13 +555,13 @@ func (t *Tracker) closeTx() {
 		t.shapes[tx.hash] = st
 	}
 	r.Shape = &st.Shape
-	st.add(&r)
+	st.add(r)
 	t.txs++
 	t.stmts += int64(tx.n)
 	t.inTx = t.inTx.add(r.Counts)
 	t.lastEnd, t.hasEnd = t.now, true
 	if t.cfg.OnTx != nil {
-		t.cfg.OnTx(&r)
+		t.cfg.OnTx(r)
 	}
 	clear(tx.stmts)
 	*tx = txState{stmts: tx.stmts[:0], hash: fnvOffset}

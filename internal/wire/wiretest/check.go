@@ -17,6 +17,7 @@ type strict struct {
 	t       testing.TB
 	name    string
 	stopped bool
+	record  bool
 }
 
 func (s *strict) Event(e *wire.Event) {
@@ -37,14 +38,18 @@ func (s *strict) Event(e *wire.Event) {
 	case 0:
 		s.t.Fatalf("%s: an event without a kind", s.name)
 	}
-	s.Recorder.Event(e)
+	if s.record {
+		s.Recorder.Event(e)
+	} else if e.Kind == wire.EvCannotFollow {
+		s.Recorder.Events = append(s.Recorder.Events, wire.Event{Kind: e.Kind, Reason: e.Reason})
+	}
 }
 
 // Decode replays c into a new decoder of p and returns its events, failing the test if
 // the decoder breaks the event contract.
 func Decode(t testing.TB, p wire.Protocol, c Capture, name string) *Recorder {
 	t.Helper()
-	s := &strict{t: t, name: name}
+	s := &strict{t: t, name: name, record: true}
 	c.Replay(p.NewDecoder(s))
 	return &s.Recorder
 }
@@ -154,7 +159,7 @@ func FuzzReplay(t *testing.T, p wire.Protocol, data []byte) {
 	if len(c) == 0 {
 		return
 	}
-	Decode(t, p, c, "fuzzed capture")
+	c.Replay(p.NewDecoder(&strict{t: t, name: "fuzzed capture"}))
 	c.Replay(wire.NewTracker(wire.TrackerConfig{Protocols: []wire.Protocol{p}}))
 }
 
