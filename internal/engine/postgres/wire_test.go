@@ -317,7 +317,7 @@ func TestWirePgx(t *testing.T) {
 		"INSERT INTO px VALUES (?, ?)|1|1|autocommit|false", // exec: Parse, Bind, Execute, Sync
 		"INSERT INTO px VALUES (?, ?)|1|2|autocommit|false", // cache: Parse, Describe first
 		"INSERT INTO px VALUES (?, ?)|1|1|autocommit|false", // cache: prepared already
-		sel + "|1|2|autocommit|false", // prepared first: the parameters go in binary
+		sel + "|1|2|autocommit|false",                       // prepared first: the parameters go in binary
 		// The batch: pgx prepares what it has not cached, then runs all three behind one
 		// Sync, in one implicit transaction.
 		"UPDATE px SET v = ? WHERE id = ?; SELECT count(*) FROM px; DELETE FROM px WHERE id = ?|3|2|autocommit|false",
