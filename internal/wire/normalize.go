@@ -454,8 +454,9 @@ func markerTuple(b []byte, i int) (int, bool) {
 
 // NextStatement returns the first statement of sql (without its semicolon and surrounding
 // white space) and the text after it, splitting at semicolons outside literals and
-// comments. A statement that starts with CREATE is never split, since procedure and
-// trigger bodies hold semicolons. Statements with nothing but white space and comments are
+// comments. A statement that starts with CREATE, BEGIN NOT ATOMIC or EXECUTE BLOCK is
+// never split, since the bodies of procedures, triggers and compound statements hold
+// semicolons. Statements with nothing but white space and comments are
 // skipped; stmt is empty when none is left.
 func NextStatement(sql []byte, lx Lexicon) (stmt, rest []byte) {
 	l := lexer{s: sql, lx: lx}
@@ -484,10 +485,19 @@ func NextStatement(sql []byte, lx Lexicon) (stmt, rest []byte) {
 		if first {
 			first = false
 			start = a
-			whole = k == tkWord && equalFold(sql[a:b], "CREATE")
+			whole = k == tkWord && wholeStatement(sql[a:], lx)
 		}
 		end = b
 	}
+}
+
+// wholeStatement reports whether a statement holds statements of its own, separated by
+// semicolons that do not end it: CREATE (procedures, functions, triggers), MariaDB's
+// compound statement BEGIN NOT ATOMIC ... END, Firebird's EXECUTE BLOCK.
+func wholeStatement(sql []byte, lx Lexicon) bool {
+	w1, w2 := words2(sql, lx)
+	return equalFold(w1, "CREATE") || equalFold(w1, "BEGIN") && equalFold(w2, "NOT") ||
+		equalFold(w1, "EXECUTE") && equalFold(w2, "BLOCK")
 }
 
 // FirstWord returns the first keyword or identifier of sql, skipping white space and

@@ -81,6 +81,8 @@ func TestNextStatement(t *testing.T) {
 		{pgLex, "", nil},
 		{pgLex, "CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END; SELECT 2", []string{"CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END; SELECT 2"}},
 		{mysqlLex, "SELECT 'a;b' ; SELECT \"c;d\" # x;y\n;", []string{"SELECT 'a;b'", "SELECT \"c;d\""}},
+		{mysqlLex, "BEGIN NOT ATOMIC SELECT 1; SELECT 2; END", []string{"BEGIN NOT ATOMIC SELECT 1; SELECT 2; END"}},
+		{mysqlLex, "BEGIN; SELECT 2", []string{"BEGIN", "SELECT 2"}},
 	} {
 		got := split(c.lx, c.in)
 		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
