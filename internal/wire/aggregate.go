@@ -170,6 +170,7 @@ type Aggregate struct {
 // not be followed, its notes). Call it from the goroutine that owns the tracker, under the
 // connection's lock; a is locked for the duration.
 func (t *Tracker) Flush(a *Aggregate) {
+	t.report()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.shapes == nil {

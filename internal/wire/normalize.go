@@ -500,6 +500,22 @@ func wholeStatement(sql []byte, lx Lexicon) bool {
 		equalFold(w1, "EXECUTE") && equalFold(w2, "BLOCK")
 }
 
+// Blank reports whether sql holds nothing but white space and comments. It lexes sql only
+// when it starts with a comment, so it costs little on a statement's text.
+func Blank(sql []byte, lx Lexicon) bool {
+	for i, c := range sql {
+		if isSpace(c) {
+			continue
+		}
+		if c == '-' || c == '/' || c == '#' && lx.HashComments {
+			st, _ := NextStatement(sql[i:], lx)
+			return st == nil
+		}
+		return false
+	}
+	return true
+}
+
 // FirstWord returns the first keyword or identifier of sql, skipping white space and
 // comments, or nil when sql starts with anything else.
 func FirstWord(sql []byte, lx Lexicon) []byte {

@@ -103,6 +103,11 @@ func TestTxControl(t *testing.T) {
 			t.Errorf("TxControl(%q) = %v, want %v", in, got, want)
 		}
 	}
+	for in, want := range map[string]bool{"": true, "  \n": true, "-- c\n /* d */": true, "SELECT 1": false, " -- c\nSELECT": false, "# x": false} {
+		if got := Blank([]byte(in), pgLex); got != want {
+			t.Errorf("Blank(%q) = %v", in, got)
+		}
+	}
 	if w := FirstWord([]byte("  /* x */ Select 1"), pgLex); string(w) != "Select" {
 		t.Errorf("FirstWord = %q", w)
 	}

@@ -122,7 +122,11 @@ type TrackerConfig struct {
 // feeds that protocol's Decoder and groups the decoder's requests into transactions.
 //
 // A transaction runs from the first request that runs a statement while no transaction is
-// open to the answer that brings the status back to idle. Requests that only prepare
+// open to the answer that brings the status back to idle, and takes in the COMMIT or
+// ROLLBACK requests with nothing left to end that follow it before the next statement
+// (drivers that commit once more when they close a statement); it is reported (OnTx,
+// Flush) when the next statement or preparation completes, or the connection ends. A
+// COMMIT or ROLLBACK with nothing to end anywhere else is no transaction. Requests that only prepare
 // statements and complete while none is open join the next transaction, if no other request
 // comes between: their round trips, bytes and server time are its own, and so is the time
 // between them (client time), which for a statement prepared long before its first use is
@@ -187,6 +191,7 @@ type unit struct {
 	start   Counts
 	startAt int64
 	n       int // statements, in Tracker.queue
+	control int // of those, statements that only end a transaction (Event.End on EvStatement)
 	prepare bool
 }
 
@@ -208,6 +213,9 @@ type txState struct {
 	pre        bool // a run of preparing requests waits for the next transaction
 	preStart   Counts
 	preStartAt int64
+	closing    bool // ended, not yet reported: a COMMIT or ROLLBACK may still follow
+	endCounts  Counts
+	endAt      int64
 }
 
 type trackerSink struct{ t *Tracker }
@@ -312,6 +320,7 @@ func (t *Tracker) Close(at int64) {
 	if t.dec != nil && t.stopped == "" {
 		t.dec.Close(at)
 	}
+	t.report()
 	if t.tx.open {
 		t.abandoned++
 		t.tx.open = false
@@ -422,7 +431,11 @@ func (t *Tracker) event(e *Event) {
 		if n == nil {
 			return
 		}
-		t.cur().n++
+		u := t.cur()
+		u.n++
+		if e.End != EndNone {
+			u.control++
+		}
 		t.queue = append(t.queue, n)
 	case EvPrepare:
 		t.cur().prepare = true
@@ -451,6 +464,7 @@ func (t *Tracker) stop(reason string) {
 		reason = "the decoder stopped"
 	}
 	t.stopped = reason
+	t.report()
 	if t.tx.open {
 		t.abandoned++
 		t.tx.open = false
@@ -484,6 +498,26 @@ func (t *Tracker) completed(e *Event) {
 	stmts := t.queue[t.qhead : t.qhead+u.n]
 	t.qhead += u.n
 	tx := &t.tx
+	if !tx.open && u.n > 0 && u.control == u.n && e.Status != StatusInTx && e.Status != StatusFailed {
+		// A COMMIT or ROLLBACK with no transaction to end. Right after one ended (drivers
+		// that commit again as they close a statement, pools that roll back as a connection
+		// returns), it is part of that one; otherwise it is no transaction.
+		switch {
+		case tx.closing && !e.Failed:
+			tx.add(stmts, e)
+			tx.endCounts, tx.endAt = t.c, t.now
+		case tx.closing:
+			t.report() // a failed one (a handle already ended) ends the run
+		}
+		if e.Status != StatusUnknown {
+			t.status = e.Status
+		}
+		t.dropQueue()
+		return
+	}
+	if tx.closing && (u.n > 0 || u.prepare) {
+		t.report()
+	}
 	if !tx.open {
 		switch {
 		case u.n > 0:
@@ -502,19 +536,7 @@ func (t *Tracker) completed(e *Event) {
 		}
 	}
 	if tx.open {
-		for _, n := range stmts {
-			tx.n++
-			tx.hash = fnvWord(tx.hash, n.hash)
-			if len(tx.stmts) < shapeStatements {
-				tx.stmts = append(tx.stmts, n)
-			}
-		}
-		if e.Failed {
-			tx.errors++
-		}
-		if e.End != EndNone {
-			tx.end = e.End
-		}
+		tx.add(stmts, e)
 	}
 	if e.Status != StatusUnknown {
 		t.status = e.Status
@@ -523,19 +545,50 @@ func (t *Tracker) completed(e *Event) {
 		tx.failed = true
 	}
 	if tx.open && t.status == StatusIdle {
-		t.closeTx()
+		// The transaction ended with the current server chunk; it is reported when the
+		// next request shows it does not only end it once more (see report).
+		tx.open, tx.closing = false, true
+		tx.endCounts, tx.endAt = t.c, t.now
 	}
+	t.dropQueue()
+}
+
+// add adds a completed request's statements and outcome to the transaction.
+func (tx *txState) add(stmts []*norm, e *Event) {
+	for _, n := range stmts {
+		tx.n++
+		tx.hash = fnvWord(tx.hash, n.hash)
+		if len(tx.stmts) < shapeStatements {
+			tx.stmts = append(tx.stmts, n)
+		}
+	}
+	if e.Failed {
+		tx.errors++
+	}
+	if e.End != EndNone && !e.Failed {
+		tx.end = e.End
+	}
+}
+
+// dropQueue forgets the statements of completed requests once none is pending.
+func (t *Tracker) dropQueue() {
 	if t.qhead == len(t.queue) {
 		clear(t.queue)
 		t.queue, t.qhead = t.queue[:0], 0
 	}
 }
 
-// closeTx records the open transaction, which the current server chunk completed.
-func (t *Tracker) closeTx() {
+// report records the transaction that ended, if one waits to be reported: its counts run
+// to the answer that ended it, or to that of the last COMMIT or ROLLBACK that followed it
+// with nothing to end. It is called when a request that belongs elsewhere completes, and
+// by Close, Flush and stop.
+func (t *Tracker) report() {
 	tx := &t.tx
+	if !tx.closing {
+		return
+	}
 	r := &t.out // not a local: OnTx would make it escape, an allocation per transaction
-	*r = Tx{Statements: tx.n, Counts: t.c.sub(tx.start), Start: tx.startAt, End: t.now,
+	*r = Tx{Statements: tx.n, Counts: tx.endCounts.sub(tx.start), Start: tx.startAt, End: tx.endAt,
 		Failed: tx.failed, Errors: tx.errors}
 	if t.hasEnd {
 		r.GapNs, r.HasGap = max(0, tx.startAt-t.lastEnd), true
@@ -559,7 +612,7 @@ func (t *Tracker) closeTx() {
 	t.txs++
 	t.stmts += int64(tx.n)
 	t.inTx = t.inTx.add(r.Counts)
-	t.lastEnd, t.hasEnd = t.now, true
+	t.lastEnd, t.hasEnd = tx.endAt, true
 	if t.cfg.OnTx != nil {
 		t.cfg.OnTx(r)
 	}

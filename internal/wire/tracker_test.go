@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +52,8 @@ func (d *toyDecoder) ClientData(b []byte, _ int64) {
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		switch {
 		case strings.HasPrefix(l, "Q "):
-			d.emit(EvStatement, l[2:])
+			d.ev = Event{Kind: EvStatement, Text: []byte(l[2:]), End: TxControl([]byte(l[2:]), pgLex)}
+			d.sink.Event(&d.ev)
 			d.emit(EvSent, "")
 		case strings.HasPrefix(l, "P "):
 			d.emit(EvPrepare, l[2:])
@@ -116,13 +118,16 @@ func run(t *testing.T, steps []step) (*Tracker, []Tx) {
 		c.Shape = &sh
 		txs = append(txs, c)
 	}})
+	end := int64(0)
 	for _, s := range steps {
 		if s.d == Client {
 			tr.ClientData([]byte(s.b), s.at)
 		} else {
 			tr.ServerData([]byte(s.b), s.at)
 		}
+		end = s.at
 	}
+	tr.Close(end + 1)
 	return tr, txs
 }
 
@@ -214,6 +219,30 @@ func TestTrackerPrepareJoinsNextTransaction(t *testing.T) {
 	}
 }
 
+// TestTrackerTrailingCommit: a COMMIT with nothing to end right after a transaction ended
+// belongs to it (a driver committing again as it closes a statement); one after another
+// request does not.
+func TestTrackerTrailingCommit(t *testing.T) {
+	_, txs := run(t, []step{
+		{Client, 0, "Q INSERT INTO t VALUES (1)\nQ COMMIT\n"}, {Server, 10, "T\nI commit\n"},
+		{Client, 20, "Q COMMIT\n"}, {Server, 30, "I commit\n"},
+		{Client, 40, "Q SELECT 1\n"}, {Server, 50, "I\n"},
+		{Client, 60, "N\n"}, {Server, 70, "I\n"},
+		{Client, 80, "Q ROLLBACK\n"}, {Server, 90, "I\n"},
+		{Client, 100, "Q ROLLBACK\n"}, {Server, 110, "I err\n"}, // no transaction
+		{Client, 120, "Q BEGIN\n"}, {Server, 130, "T\n"}, {Client, 140, "Q COMMIT\n"}, {Server, 150, "I commit\n"},
+	})
+	var got []string
+	for _, x := range txs {
+		got = append(got, fmt.Sprintf("%s|%d|%d|%d", x.Shape.Text, x.RoundTrips, x.End, x.Statements))
+	}
+	// The ROLLBACK after the SELECT (and a ping) belongs to it too.
+	want := []string{"INSERT INTO t VALUES (?); COMMIT; COMMIT|2|30|3", "SELECT ?; ROLLBACK|3|90|2", "BEGIN; COMMIT|2|150|2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestTrackerUnrecognisedAndCannotFollow(t *testing.T) {
 	tr, txs := run(t, []step{{Client, 0, "HELLO"}, {Server, 5, "WORLD"}})
 	if len(txs) != 0 || !strings.Contains(tr.Stopped(), "not toy traffic") || tr.Counts().RoundTrips != 1 {
@@ -243,6 +272,7 @@ func TestTrackerSniffAtIntercept(t *testing.T) {
 	}
 	tr.ClientData([]byte("Q SELECT 1\n"), 1)
 	tr.ServerData([]byte("I\n"), 2)
+	tr.Close(3)
 	if tr.Transactions() != 1 {
 		t.Fatalf("transactions %d", tr.Transactions())
 	}

@@ -187,7 +187,9 @@ type Event struct {
 	// ParamsHidden reports that the statement has parameters whose values the decoder
 	// could not render (Firebird messages without a known format, MySQL long data).
 	ParamsHidden bool
-	// Status and End are set for EvCompleted.
+	// Status is set for EvCompleted. End is set for EvCompleted (an explicit commit or
+	// rollback the request performed) and for EvStatement (the statement only ends a
+	// transaction: COMMIT, ROLLBACK, their Firebird operations; see TxControl).
 	Status Status
 	End    End
 	// Failed reports that the completed request ended in an error (EvCompleted).

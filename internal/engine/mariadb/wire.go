@@ -386,10 +386,11 @@ func (d *myDecoder) command(p []byte) error {
 			if st == nil {
 				break
 			}
-			if e := txControl(st, lex); e != wire.EndNone {
+			e := txControl(st, lex)
+			if e != wire.EndNone {
 				end = e
 			}
-			d.ev.Text = st
+			d.ev.Text, d.ev.End = st, e
 			d.emit(wire.EvStatement)
 		}
 		d.send(myCmd{code: code, end: end})
@@ -407,12 +408,13 @@ func (d *myDecoder) command(p []byte) error {
 		id := binary.LittleEndian.Uint32(p[1:])
 		s := d.stmt(id)
 		end := wire.EndNone
-		if s == nil {
+		if s == nil || len(s.text) == 0 {
 			d.tmp = strconv.AppendUint(append(d.tmp[:0], "EXECUTE stmt_"...), uint64(id), 10)
 			d.ev.Text = d.tmp
 			d.ev.ParamsHidden = true
 		} else {
 			d.ev.Text, end = s.text, s.end
+			d.ev.End = s.end
 			if code == comStmtExecute {
 				d.ev.Params, d.ev.ParamsHidden = d.executeParams(s, p[5:])
 			} else {

@@ -134,6 +134,7 @@ type pgDescribe struct {
 
 type pgStmt struct {
 	text []byte
+	end  wire.End // the statement only ends a transaction (wire.TxControl)
 	oids []uint32
 }
 
@@ -333,10 +334,10 @@ func (c *pgClient) Message(h, body []byte) error {
 			return nil // a portal run again after PortalSuspended, or never bound
 		}
 		p.executed = true
-		if blank(p.stmt.text) {
+		if wire.Blank(p.stmt.text, pgWire{}.Lexicon()) {
 			return nil // an empty query: EmptyQueryResponse, no statement
 		}
-		d.ev.Text = p.stmt.text
+		d.ev.Text, d.ev.End = p.stmt.text, p.stmt.end
 		d.ev.Params = p.params
 		d.ev.ParamsHidden = p.hidden
 		d.emit(wire.EvStatement)
@@ -418,8 +419,8 @@ func (d *pgDecoder) startupMessage(body []byte) error {
 func (d *pgDecoder) query(text []byte) {
 	if i := bytes.IndexByte(text, ';'); i < 0 || len(bytes.TrimRight(text[i+1:], " \t\r\n")) == 0 {
 		// One statement (the common case): no need to lex it here as well.
-		if !blank(text) {
-			d.ev.Text = text
+		if !wire.Blank(text, pgWire{}.Lexicon()) {
+			d.ev.Text, d.ev.End = text, wire.TxControl(text, pgWire{}.Lexicon())
 			d.emit(wire.EvStatement)
 		}
 		d.cseg++
@@ -433,7 +434,7 @@ func (d *pgDecoder) query(text []byte) {
 		if st == nil {
 			break
 		}
-		d.ev.Text = st
+		d.ev.Text, d.ev.End = st, wire.TxControl(st, lex)
 		d.emit(wire.EvStatement)
 	}
 	d.cseg++
@@ -461,6 +462,7 @@ func (d *pgDecoder) parse(body []byte) error {
 		}
 	}
 	st.text = append(st.text[:0], text...)
+	st.end = wire.TxControl(st.text, pgWire{}.Lexicon())
 	st.oids = st.oids[:0]
 	if len(rest) >= 2 {
 		n := int(binary.BigEndian.Uint16(rest))
@@ -510,6 +512,7 @@ func (d *pgDecoder) bind(body []byte) error {
 		if st = d.stmts[string(sname)]; st == nil {
 			// Prepared before the proxy saw the connection, or by a Parse it lost.
 			d.unknown.text = append(append(d.unknown.text[:0], "EXECUTE "...), sname...)
+			d.unknown.end = wire.EndNone
 			st = &d.unknown
 		}
 	}
@@ -646,22 +649,6 @@ func (d *pgDecoder) dropDescribes(seg int) {
 	} else if i > 0 {
 		d.describes = append(d.describes[:0], d.describes[i:]...)
 	}
-}
-
-// blank reports whether a statement's text holds nothing but white space and comments,
-// lexing it only when it starts with a comment.
-func blank(text []byte) bool {
-	for i, c := range text {
-		switch c {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
-			continue
-		case '-', '/':
-			st, _ := wire.NextStatement(text[i:], pgWire{}.Lexicon())
-			return st == nil
-		}
-		return false
-	}
-	return true
 }
 
 // cut splits a NUL-terminated string off b.
