@@ -400,6 +400,12 @@ func (t *Tracker) start(p Protocol) {
 
 // unrecognised says, in one line, that no protocol recognised the connection.
 func unrecognised(ps []Protocol, client, server []byte) string {
+	if len(client) >= 3 && client[0] == 0x16 && client[1] == 0x03 && client[2] <= 0x04 {
+		// A TLS record (handshake, version 3.x) from the first byte: a client that starts
+		// TLS before the database protocol (PostgreSQL 17's sslnegotiation=direct).
+		return "the client speaks TLS from its first byte: it cannot be followed; connect without TLS " +
+			"(or, for PostgreSQL 17+, with sslnegotiation=postgres so that the proxy can decline it)"
+	}
 	first := func(b []byte) string {
 		if len(b) > 8 {
 			b = b[:8]
