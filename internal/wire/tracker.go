@@ -110,8 +110,8 @@ type TrackerConfig struct {
 	// first that says Yes decodes it. None, or none that recognises the connection: the
 	// Tracker counts bytes and round trips only.
 	Protocols []Protocol
-	// OnTx, when set, receives each transaction when it ends. The Tx is valid during the
-	// call only.
+	// OnTx, when set, receives each transaction when it is reported (see Tracker). The Tx
+	// is valid during the call only.
 	OnTx func(*Tx)
 	// Tap, when set, receives every event the decoder reports before the Tracker handles it
 	// (for a recording of statements and parameters).
@@ -122,16 +122,19 @@ type TrackerConfig struct {
 // feeds that protocol's Decoder and groups the decoder's requests into transactions.
 //
 // A transaction runs from the first request that runs a statement while no transaction is
-// open to the answer that brings the status back to idle, and takes in the COMMIT or
-// ROLLBACK requests with nothing left to end that follow it before the next statement
-// (drivers that commit once more when they close a statement); it is reported (OnTx,
-// Flush) when the next statement or preparation completes, or the connection ends. A
-// COMMIT or ROLLBACK with nothing to end anywhere else is no transaction. Requests that only prepare
-// statements and complete while none is open join the next transaction, if no other request
-// comes between: their round trips, bytes and server time are its own, and so is the time
-// between them (client time), which for a statement prepared long before its first use is
-// that wait. Requests pipelined into the same chunks share them: each transaction counts the
-// round trips and bytes of the chunks it spans.
+// open to the answer that brings the status back to idle. It takes in:
+//   - the requests that only prepare statements and complete, while none is open, right
+//     before it (no other request between): their round trips, bytes and server time, and
+//     the time between them as client time, which for a statement prepared long before its
+//     first use is that wait;
+//   - the COMMIT or ROLLBACK requests with nothing left to end that follow it before the
+//     next statement (drivers that commit once more as they close a statement, pools that
+//     roll back as a connection returns). A COMMIT or ROLLBACK with nothing to end
+//     anywhere else is no transaction.
+//
+// A transaction is therefore reported (TrackerConfig.OnTx, Flush) when the next statement
+// or preparation completes, or at Flush or Close. Requests pipelined into the same chunks
+// share them: each transaction counts the round trips and bytes of the chunks it spans.
 //
 // Tracker implements Decoder and Interceptor for the proxy. It is not safe for concurrent
 // use: the proxy calls it under one lock per connection (see Decoder).

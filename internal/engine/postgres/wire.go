@@ -209,7 +209,7 @@ func (d *pgDecoder) ClientData(b []byte, _ int64) {
 
 // ServerData implements wire.Decoder.
 func (d *pgDecoder) ServerData(b []byte, _ int64) {
-	if d.stopped {
+	if d.stopped || len(b) == 0 {
 		return
 	}
 	if d.tlsWait != 0 {

@@ -265,7 +265,6 @@ func TestWirePgx(t *testing.T) {
 		pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheStatement} {
 		exec("INSERT INTO px VALUES ($1, $2)", mode, i+1, "v")
 	}
-	var row []any
 	r := conn.QueryRow(ctx, "SELECT $1::int4, $2::text, $3::numeric, $4::timestamptz, $5::uuid, $6::bool, $7::int8, $8::float8, $9::date, $10::bytea",
 		pgx.QueryExecModeCacheStatement, 42, "txt", "123.4500", time.Date(2024, 2, 29, 12, 30, 0, 500000000, time.UTC),
 		"6ba7b810-9dad-11d1-80b4-00c04fd430c8", true, int64(-7), 2.5, time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC), []byte{1, 0xab})
@@ -273,7 +272,6 @@ func TestWirePgx(t *testing.T) {
 	if err := r.Scan(&a, &b, &c, &d, &e, &f, &g, &h, &i, &j); err != nil {
 		t.Fatal(err)
 	}
-	_ = row
 	batch := &pgx.Batch{}
 	batch.Queue("UPDATE px SET v = $1 WHERE id = $2", "w", 1)
 	batch.Queue("SELECT count(*) FROM px")
