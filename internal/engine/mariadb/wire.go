@@ -526,6 +526,8 @@ func (d *myDecoder) startResponse(code byte) {
 		d.rs = rsOne
 	case comChangeUser:
 		d.rs = rsAuth
+	case comStmtFetch:
+		d.rs = rsRows // a cursor's rows, without a column count or definitions
 	default:
 		d.rs = rsFirst
 	}

@@ -1,6 +1,7 @@
 package mariadb_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -358,6 +359,74 @@ func TestWireDeclineTLS(t *testing.T) {
 	if r := rec.CannotFollow(); !strings.Contains(r, "requires TLS") {
 		t.Fatalf("cannot follow %q; events %+v", r, rec.Events)
 	}
+}
+
+// TestWireCursor follows a prepared statement run with a read-only cursor (the server
+// answers COM_STMT_EXECUTE with the column definitions only, COM_STMT_FETCH with rows), on
+// a handshake taken from a capture: no client here opens cursors.
+func TestWireCursor(t *testing.T) {
+	c, err := wiretest.ReadFile(filepath.Join("testdata", "wire", "loop-prepared.cap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The handshake: up to the server's first OK after the client's handshake response.
+	k := 2
+	for k < len(c) && !(c[k].Dir == wire.Server && len(c[k].Data) > 4 && c[k].Data[4] == 0) {
+		k++
+	}
+	hs := c[:k+1]
+	caps := uint32(hs[1].Data[4]) | uint32(hs[1].Data[5])<<8 | uint32(hs[1].Data[6])<<16 | uint32(hs[1].Data[7])<<24
+	deprecate := caps&(1<<24) != 0
+	pkt := func(seq byte, p ...byte) []byte {
+		return append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), seq}, p...)
+	}
+	colDef := []byte{3, 'd', 'e', 'f', 0, 0, 0, 1, 'x', 0, 0x0c, 0x3f, 0, 1, 0, 0, 0, 8, 0x81, 0, 0, 0, 0}
+	eof := func(seq byte, status byte) []byte {
+		if deprecate {
+			return pkt(seq, 0xfe, 0, 0, status, 0, 0, 0)
+		}
+		return pkt(seq, 0xfe, 0, 0, status, 0)
+	}
+	const inTrans, cursorExists, lastRowSent = 0x01, 0x40, 0x80
+	var server, client [][]byte
+	// COM_STMT_PREPARE "SELECT 1": PREPARE_OK (id 7, 1 column, 0 parameters), its column.
+	client = append(client, pkt(0, append([]byte{0x16}, "SELECT 1"...)...))
+	prep := [][]byte{pkt(1, 0, 7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0), pkt(2, colDef...)}
+	if !deprecate {
+		prep = append(prep, eof(3, 0))
+	}
+	server = append(server, bytes.Join(prep, nil))
+	// COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY: the column count, definition, and an
+	// EOF that says a cursor exists.
+	client = append(client, pkt(0, 0x17, 7, 0, 0, 0, 1, 1, 0, 0, 0))
+	server = append(server, bytes.Join([][]byte{pkt(1, 1), pkt(2, colDef...), eof(3, cursorExists|inTrans)}, nil))
+	// COM_STMT_FETCH of 10 rows: two binary rows, then the end.
+	client = append(client, pkt(0, 0x1c, 7, 0, 0, 0, 10, 0, 0, 0))
+	server = append(server, bytes.Join([][]byte{pkt(1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0), pkt(2, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0),
+		eof(3, lastRowSent|inTrans)}, nil))
+	// COMMIT.
+	client = append(client, pkt(0, append([]byte{0x03}, "COMMIT"...)...))
+	server = append(server, pkt(1, 0, 0, 0, 2, 0, 0, 0))
+	capture := append(wiretest.Capture(nil), hs...)
+	for i := range client {
+		capture = append(capture, wiretest.Chunk{Dir: wire.Client, Data: client[i]}, wiretest.Chunk{Dir: wire.Server, Data: server[i]})
+	}
+	rec := wiretest.Decode(t, myProto, capture, "cursor")
+	if r := rec.CannotFollow(); r != "" {
+		t.Fatalf("cannot follow: %s", r)
+	}
+	var statuses []wire.Status
+	for _, e := range rec.Events {
+		if e.Kind == wire.EvCompleted {
+			statuses = append(statuses, e.Status)
+		}
+	}
+	// The handshake's own requests come first; the last four are ours.
+	want := []wire.Status{wire.StatusUnknown, wire.StatusInTx, wire.StatusInTx, wire.StatusIdle}
+	if len(statuses) < 4 || !slices.Equal(statuses[len(statuses)-4:], want) {
+		t.Fatalf("statuses %v, want %v at the end", statuses, want)
+	}
+	wiretest.CheckRobust(t, myProto, capture)
 }
 
 // TestWireCaptures runs the checks every decoder must pass on the captured traffic.
