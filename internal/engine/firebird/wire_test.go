@@ -229,7 +229,9 @@ func TestWireCaptures(t *testing.T) {
 	}
 }
 
-// FuzzWireDecoder feeds mangled captures to the decoder; its seeds are the captures.
+// FuzzWireDecoder feeds mangled captures to the decoder; its seeds are the captures. The
+// inputs are tens of KiB: fuzz with -fuzzminimizetime 0x, or the fuzzer spends its time
+// minimising each new one.
 func FuzzWireDecoder(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*.cap"))
 	for _, file := range files {
