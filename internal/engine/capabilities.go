@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/wire"
 )
 
 // The optional capabilities below are what an engine package declares about itself so that
@@ -302,4 +303,26 @@ type RowQuerier interface {
 // a read-only transaction there.
 type TxOnly interface {
 	TxOnly() bool
+}
+
+// WireProtocol is an optional Engine capability: following the engine's client/server
+// protocol on the connections a proxy forwards (package wire), to tell which statements
+// form which transaction and what each costs in round trips, bytes and time. A proxy takes
+// the protocol of the engine named on its command line, or offers every engine's
+// (WireProtocols) to each connection, whose first bytes tell which it speaks.
+type WireProtocol interface {
+	WireProtocol() wire.Protocol
+}
+
+// WireProtocols returns the wire protocols of the registered engines that have one, in the
+// order of the engines' names.
+func WireProtocols() []wire.Protocol {
+	var out []wire.Protocol
+	for _, n := range Names() {
+		e, _ := Lookup(n)
+		if w, ok := e.(WireProtocol); ok {
+			out = append(out, w.WireProtocol())
+		}
+	}
+	return out
 }

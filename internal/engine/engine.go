@@ -7,7 +7,7 @@
 // Nothing outside package engine and its sub-packages tests an engine's name: workload
 // code branches on Dialect capabilities, the execution core and the credibility checks on
 // the optional interfaces. Package engine imports of dblat only the product-neutral leaf
-// packages managed and option; the per-product implementations live in sub-packages
+// packages managed, option and wire; the per-product implementations live in sub-packages
 // (engine/postgres, ...), which register themselves, and engine/all imports them all
 // (adding an engine is its package plus one line there). The few pieces of logic those
 // share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost) live here.
