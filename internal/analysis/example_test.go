@@ -39,14 +39,14 @@ func Example() {
 	//     0    0         1     20.0         800.0     800.0      +0.0 %
 	//     1ms  1ms       1     20.0         160.0     160.0      +0.0 %
 	//     5ms  5ms       1     20.0         38.1      38.1       +0.0 %
-	//     knee −10 %: 125µs measured, 28µs model; knee −50 %: 625µs measured, 250µs model
+	//     knee −10 %: between 0 and 1ms (levels too far apart to place it), 28µs model; knee −50 %: between 0 and 1ms (levels too far apart to place it), 250µs model
 	//     N/(R·r + s) with R = 20.0 round trips (measured) and s = 5ms is within 0 % of every point: the network bounds throughput over the whole range
 	//   terminals=16: N = 16, R = 20.0 round trips (measured), s = 5ms, model network, max error 0 %
 	//     rtt  achieved  runs  round trips  measured  predicted  error
 	//     0    0         1     20.0         3200.0    3200.0     +0.0 %
 	//     1ms  1ms       1     20.0         640.0     640.0      +0.0 %
 	//     5ms  5ms       1     20.0         152.4     152.4      +0.0 %
-	//     knee −10 %: 125µs measured, 28µs model; knee −50 %: 625µs measured, 250µs model
+	//     knee −10 %: between 0 and 1ms (levels too far apart to place it), 28µs model; knee −50 %: between 0 and 1ms (levels too far apart to place it), 250µs model
 	//     N/(R·r + s) with R = 20.0 round trips (measured) and s = 5ms is within 0 % of every point: the network bounds throughput over the whole range
 	//
 	// Pool sizing (TPS by terminals)

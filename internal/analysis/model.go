@@ -96,10 +96,14 @@ type Fit struct {
 	Base   time.Duration `json:"base_rtt"`
 	MaxRTT time.Duration `json:"max_rtt"`
 	// Knee10 and Knee50 are the smallest RTTs at which the measured throughput has fallen to
-	// 90 % and 50 % of the first point's, interpolated linearly between the two levels that
-	// bracket the crossing; 0 when it is not reached up to MaxRTT (never extrapolated).
-	Knee10 time.Duration `json:"knee10,omitempty"`
-	Knee50 time.Duration `json:"knee50,omitempty"`
+	// 90 % and 50 % of the first point's, interpolated between the two levels that bracket
+	// the crossing; 0 when it is not reached up to MaxRTT (never extrapolated), or when those
+	// two levels are too far apart to place it: Knee10Between and Knee50Between then name
+	// them (see KneeAt).
+	Knee10        time.Duration   `json:"knee10,omitempty"`
+	Knee50        time.Duration   `json:"knee50,omitempty"`
+	Knee10Between []time.Duration `json:"knee10_between,omitempty"`
+	Knee50Between []time.Duration `json:"knee50_between,omitempty"`
 	// ModelKnee10 and ModelKnee50 are the same crossings on the fitted curve, which is smooth
 	// between levels; 0 when the series does not fit or the crossing lies beyond MaxRTT.
 	ModelKnee10 time.Duration `json:"model_knee10,omitempty"`
@@ -148,14 +152,62 @@ func FitLatency(runs []results.Run, factors []string) []Fit {
 	return out
 }
 
-// AchievedRTT is the RTT the link added in run r: its calibrated median
-// (results.Link.AchievedP50), or the requested RTT (results.Params.RTT) when the run has no
-// calibration. It is the x of every throughput-against-RTT figure, here and in the report.
+// AchievedRTT is the RTT the link added in run r, as the run itself measured it: the RTT
+// requested plus the median lateness of the link's releases during the window, toward the
+// server and back (results.Link.LatenessUp and LatenessDown: every delayed chunk of the
+// run's own traffic, under the run's own load). A run that recorded no lateness (one from
+// before it was recorded, or with no delay line) falls back to its calibration's median
+// (results.Link.AchievedP50, measured just before the run), else to the RTT requested. It is
+// the x of every throughput-against-RTT figure, here and in the report, with the requested
+// RTT beside it.
 func AchievedRTT(r *results.Run) time.Duration {
-	if r.Link != nil && r.Link.Samples > 0 {
-		return r.Link.AchievedP50
+	l := r.Link
+	switch {
+	case l == nil:
+		return r.Params.RTT
+	case lateN(l.LatenessUp)+lateN(l.LatenessDown) > 0:
+		return r.Params.RTT + lateP50(l.LatenessUp) + lateP50(l.LatenessDown)
+	case l.Samples > 0:
+		return l.AchievedP50
 	}
 	return r.Params.RTT
+}
+
+// RTTUncertainty is how far run r's achieved RTT (AchievedRTT) may be off what its
+// transactions really waited: the spread of the link's lateness within the window (p90 −
+// p50, each way), or, for a run that recorded none, the gap between its calibration's median
+// and 99th percentile; 0 without a link.
+func RTTUncertainty(r *results.Run) time.Duration {
+	l := r.Link
+	switch {
+	case l == nil:
+		return 0
+	case lateN(l.LatenessUp)+lateN(l.LatenessDown) > 0:
+		spread := func(x *results.Lateness) time.Duration {
+			if lateN(x) == 0 {
+				return 0
+			}
+			return x.P90 - x.P50
+		}
+		return spread(l.LatenessUp) + spread(l.LatenessDown)
+	case l.Samples > 0:
+		return max(l.AchievedP99-l.AchievedP50, 0)
+	}
+	return 0
+}
+
+func lateN(x *results.Lateness) int64 {
+	if x == nil {
+		return 0
+	}
+	return x.N
+}
+
+func lateP50(x *results.Lateness) time.Duration {
+	if lateN(x) == 0 {
+		return 0
+	}
+	return x.P50
 }
 
 // roundTrips returns the round trips per completed transaction of r's transaction types
@@ -233,8 +285,8 @@ func fitSeries(s *series) (Fit, bool) {
 	for i, p := range f.Points {
 		rtts[i], tps[i] = p.RTT, p.Measured
 	}
-	f.Knee10 = Knee(rtts, tps, Knee10)
-	f.Knee50 = Knee(rtts, tps, Knee50)
+	f.Knee10, f.Knee10Between = KneeAt(rtts, tps, Knee10)
+	f.Knee50, f.Knee50Between = KneeAt(rtts, tps, Knee50)
 
 	switch {
 	case len(f.Points) < 2:
@@ -508,28 +560,55 @@ func diagnose(f Fit, pts []xy) (string, float64) {
 }
 
 // Knee returns the smallest RTT at which throughput ys (one value per RTT of rtts, sorted by
-// RTT) has fallen to frac of its first value (Knee10, Knee50), interpolated linearly between
-// the two levels that bracket the crossing; 0 when it does not fall that far within the
-// points (never extrapolated), when there are fewer than two points or the first is not
-// positive. Any throughput unit will do: the knee of NOPM and of TPS differ only as far as
-// the transaction mix does.
+// RTT) has fallen to frac of its first value (Knee10, Knee50), interpolated between the two
+// levels that bracket the crossing; 0 when it does not fall that far within the points
+// (never extrapolated), when there are fewer than two points or the first is not positive,
+// or when the two levels are too far apart to place it (KneeAt). Any throughput unit will
+// do: the knee of NOPM and of TPS differ only as far as the transaction mix does.
 func Knee(rtts []time.Duration, ys []float64, frac float64) time.Duration {
+	at, _ := KneeAt(rtts, ys, frac)
+	return at
+}
+
+// KneeTolerance is how far, as a share of the knee, two ways of drawing the throughput curve
+// between two levels may place it before the levels count as too far apart: a straight line
+// in throughput, and a straight line in time per transaction (N/X, which the latency model
+// says grows linearly with the RTT). Between close levels they agree to a few per cent;
+// between RTT 0 and 20 ms of a pgbench select-only series the first says 2 ms and the
+// second 0.1 ms.
+const KneeTolerance = 0.25
+
+// KneeAt is Knee that also says where a crossing it cannot place lies: the two levels that
+// bracket it (between), when the interpolations in throughput and in time per transaction
+// place it more than KneeTolerance of the knee apart. Otherwise at is the interpolation in
+// throughput.
+func KneeAt(rtts []time.Duration, ys []float64, frac float64) (at time.Duration, between []time.Duration) {
 	n := min(len(rtts), len(ys))
 	if n < 2 || ys[0] <= 0 {
-		return 0
+		return 0, nil
 	}
 	target := frac * ys[0]
 	for i := 1; i < n; i++ {
 		if ys[i] > target {
 			continue
 		}
+		lo, hi := float64(rtts[i-1]), float64(rtts[i])
 		if ys[i-1] == ys[i] {
-			return rtts[i]
+			return rtts[i], nil
 		}
-		u := (ys[i-1] - target) / (ys[i-1] - ys[i])
-		return roundUs(float64(rtts[i-1]) + u*float64(rtts[i]-rtts[i-1]))
+		// In throughput, and in time per transaction (1/X: the model's straight line).
+		uX := (ys[i-1] - target) / (ys[i-1] - ys[i])
+		uT := uX
+		if ys[i] > 0 {
+			uT = (1/target - 1/ys[i-1]) / (1/ys[i] - 1/ys[i-1])
+		}
+		kx, kt := lo+uX*(hi-lo), lo+uT*(hi-lo)
+		if ys[i] <= 0 || math.Abs(kx-kt) > KneeTolerance*(kx+kt)/2 {
+			return 0, []time.Duration{rtts[i-1], rtts[i]}
+		}
+		return roundUs(kx), nil
 	}
-	return 0
+	return 0, nil
 }
 
 // Predict returns the fitted model's throughput at an added RTT, in completed transactions

@@ -161,18 +161,16 @@ func writeFit(ew *TextWriter, f *Fit) {
 			fmt.Sprintf("%.1f", p.Measured), pred, e)
 	}
 	tw.Flush()
-	ew.Printf("    knee −10 %%: %s; knee −50 %%: %s\n", kneeText(f.Knee10, f.ModelKnee10, f), kneeText(f.Knee50, f.ModelKnee50, f))
+	ew.Printf("    knee −10 %%: %s; knee −50 %%: %s\n", kneeText(f.Knee10, f.Knee10Between, f.ModelKnee10, f),
+		kneeText(f.Knee50, f.Knee50Between, f.ModelKnee50, f))
 	ew.Printf("    %s\n", f.Why)
 }
 
-func kneeText(measured, model time.Duration, f *Fit) string {
+func kneeText(measured time.Duration, between []time.Duration, model time.Duration, f *Fit) string {
 	if len(f.Points) < 2 {
 		return "-"
 	}
-	s := "not reached up to " + fmtDur(f.MaxRTT)
-	if measured > 0 {
-		s = fmtDur(measured) + " measured"
-	}
+	s := MeasuredKnee(measured, between, f.MaxRTT, fmtDur)
 	if model > 0 {
 		s += ", " + fmtDur(model) + " model"
 	}
@@ -372,3 +370,16 @@ func (t TextTable) Row(cells ...string) { fmt.Fprintln(t.tw, t.indent+strings.Jo
 
 // Flush writes the table; an error reaches the TextWriter's Err.
 func (t TextTable) Flush() { _ = t.tw.Flush() }
+
+// MeasuredKnee says where a measured knee is, with durations written by format: "1.2ms
+// measured", "between 0 and 20ms (levels too far apart to place it)" (KneeAt), or "not
+// reached up to 20ms".
+func MeasuredKnee(measured time.Duration, between []time.Duration, maxRTT time.Duration, format func(time.Duration) string) string {
+	switch {
+	case measured > 0:
+		return format(measured) + " measured"
+	case len(between) == 2:
+		return "between " + format(between[0]) + " and " + format(between[1]) + " (levels too far apart to place it)"
+	}
+	return "not reached up to " + format(maxRTT)
+}

@@ -106,15 +106,12 @@ func analysisPage() *template.Template {
 
 // kneeHTML describes one knee of a fit: measured (interpolated) and model crossings, or
 // "not reached up to".
-func kneeHTML(measured, model time.Duration, f analysis.Fit) string {
+func kneeHTML(measured time.Duration, between []time.Duration, model time.Duration, f analysis.Fit) string {
 	if len(f.Points) < 2 {
 		return "-"
 	}
 	d := func(x time.Duration) string { return spec.FormatDuration(x.Round(time.Microsecond)) }
-	s := "not reached up to " + d(f.MaxRTT)
-	if measured > 0 {
-		s = d(measured) + " measured"
-	}
+	s := analysis.MeasuredKnee(measured, between, f.MaxRTT, d)
 	if model > 0 {
 		s += ", " + d(model) + " model"
 	}
@@ -179,7 +176,7 @@ const analysisHTML = `{{if .Fits}}
 <tr><th>RTT</th><th class="num">achieved</th><th class="num">runs</th><th class="num">round trips</th><th class="num">measured</th><th class="num">predicted</th><th class="num">error</th></tr>
 {{$fits := .Fits}}{{range .Points}}<tr><td>{{none .Level}}</td><td class="num">{{dur .RTT}}</td><td class="num">{{.Runs}}</td><td class="num">{{f1 .RoundTrips}}</td><td class="num">{{f1 .Measured}}</td>{{if $fits}}<td class="num">{{f1 .Predicted}}</td><td class="num">{{pct .ErrPct}}</td>{{else}}<td class="num">–</td><td class="num">–</td>{{end}}</tr>
 {{end}}</table></div>
-<p>Knee −10 %: {{knee .Knee10 .ModelKnee10 .}}; knee −50 %: {{knee .Knee50 .ModelKnee50 .}}.</p>
+<p>Knee −10 %: {{knee .Knee10 .Knee10Between .ModelKnee10 .}}; knee −50 %: {{knee .Knee50 .Knee50Between .ModelKnee50 .}}.</p>
 <p>{{.Why}}</p>
 {{end}}
 </section>

@@ -44,6 +44,10 @@ type KneeRow struct {
 	// reached up to MaxRTT.
 	Knee10 time.Duration `json:"knee10,omitempty"`
 	Knee50 time.Duration `json:"knee50,omitempty"`
+	// Knee10Between and Knee50Between, when a knee is 0, are the two levels its crossing
+	// lies between when they are too far apart to place it (analysis.KneeAt).
+	Knee10Between []time.Duration `json:"knee10_between,omitempty"`
+	Knee50Between []time.Duration `json:"knee50_between,omitempty"`
 	// Fits says whether the latency model fits the series (analysis.Fit.Fits); then
 	// ModelKnee10 and ModelKnee50 are the same crossings on the fitted curve, which is
 	// smooth between levels, and MaxErrPct its largest error at a measured level.
@@ -277,8 +281,9 @@ func (r *Report) knees(fits []analysis.Fit) []KneeRow {
 				rtts[i] = 0
 			}
 		}
-		k := KneeRow{Series: sc.name, Base: ys[0], BaseLevel: line[0].Levels[rtt], BaseRTT: rtts[0], MaxRTT: rtts[len(rtts)-1],
-			Knee10: analysis.Knee(rtts, ys, analysis.Knee10), Knee50: analysis.Knee(rtts, ys, analysis.Knee50)}
+		k := KneeRow{Series: sc.name, Base: ys[0], BaseLevel: line[0].Levels[rtt], BaseRTT: rtts[0], MaxRTT: rtts[len(rtts)-1]}
+		k.Knee10, k.Knee10Between = analysis.KneeAt(rtts, ys, analysis.Knee10)
+		k.Knee50, k.Knee50Between = analysis.KneeAt(rtts, ys, analysis.Knee50)
 		if k.Series == "" {
 			k.Series = allRuns
 		}
@@ -364,15 +369,26 @@ func (r *Report) kneeSentence(knees []KneeRow) []string {
 		return nil
 	}
 	m := r.Metric
-	phrase := func(k KneeRow) string {
-		a, b := k.Best10(), k.Best50()
+	// where says where one knee is: "by 1.2 ms", or "between 0 and 20 ms" when its levels
+	// are too far apart to place it; "" when it is not reached.
+	where := func(d time.Duration, between []time.Duration) string {
 		switch {
-		case a == 0:
-			return "less than 10 % up to " + msText2(k.MaxRTT)
-		case b == 0:
-			return "10 % by " + msText2(a) + " and less than 50 % up to " + msText2(k.MaxRTT)
+		case d > 0:
+			return "by " + msText2(d)
+		case len(between) == 2:
+			return "between " + strings.TrimSuffix(msText2(between[0]), " ms") + " and " + msText2(between[1])
 		}
-		return "10 % by " + msText2(a) + " and 50 % by " + msText2(b)
+		return ""
+	}
+	phrase := func(k KneeRow) string {
+		a, b := where(k.Best10(), k.Knee10Between), where(k.Best50(), k.Knee50Between)
+		switch {
+		case a == "":
+			return "less than 10 % up to " + msText2(k.MaxRTT)
+		case b == "":
+			return "10 % " + a + " and less than 50 % up to " + msText2(k.MaxRTT)
+		}
+		return "10 % " + a + " and 50 % " + b
 	}
 	if len(knees) == 1 {
 		return []string{fmt.Sprintf("%s falls %s of added RTT.", m, phrase(knees[0]))}
@@ -384,7 +400,20 @@ func (r *Report) kneeSentence(knees []KneeRow) []string {
 		}
 		return []string{s + "."}
 	}
-	// Many series: the range of each knee, and which series falls first and last.
+	// Many series: the range of each knee, and which series falls first and last. A knee
+	// only bracketed by two levels has fallen by the upper one.
+	best10 := func(k KneeRow) time.Duration {
+		if d := k.Best10(); d > 0 || len(k.Knee10Between) < 2 {
+			return d
+		}
+		return k.Knee10Between[1]
+	}
+	best50 := func(k KneeRow) time.Duration {
+		if d := k.Best50(); d > 0 || len(k.Knee50Between) < 2 {
+			return d
+		}
+		return k.Knee50Between[1]
+	}
 	span := func(get func(KneeRow) time.Duration) (lo, hi time.Duration, first, last string, missing int) {
 		for _, k := range knees {
 			d := get(k)
@@ -407,8 +436,8 @@ func (r *Report) kneeSentence(knees []KneeRow) []string {
 		}
 		return strings.TrimSuffix(msText2(lo), " ms") + "–" + msText2(hi)
 	}
-	lo10, hi10, first, last, miss10 := span(KneeRow.Best10)
-	lo50, hi50, _, _, miss50 := span(KneeRow.Best50)
+	lo10, hi10, first, last, miss10 := span(best10)
+	lo50, hi50, _, _, miss50 := span(best50)
 	if lo10 == 0 {
 		return []string{fmt.Sprintf("%s stays within 10 %% in all %d series up to the highest RTT measured.", m, len(knees))}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,10 @@ func TestHeadlineFixture(t *testing.T) {
 		t.Fatalf("%d knee rows, want 6", len(h.Knees))
 	}
 	for _, k := range h.Knees {
-		if k.Knee10 != 500*time.Microsecond || k.Knee50 != 5909*time.Microsecond || k.BaseLevel != "0" || k.MaxRTT != 100*time.Millisecond {
-			t.Errorf("%s: knees %v, %v from %s to %v", k.Series, k.Knee10, k.Knee50, k.BaseLevel, k.MaxRTT)
+		// −50 % lies between 1 ms (80 %) and 10 ms (25 %): too far apart to place it.
+		if k.Knee10 != 500*time.Microsecond || k.Knee50 != 0 || !slices.Equal(k.Knee50Between, []time.Duration{time.Millisecond, 10 * time.Millisecond}) ||
+			k.BaseLevel != "0" || k.MaxRTT != 100*time.Millisecond {
+			t.Errorf("%s: knees %v, %v (between %v) from %s to %v", k.Series, k.Knee10, k.Knee50, k.Knee50Between, k.BaseLevel, k.MaxRTT)
 		}
 	}
 	for _, want := range []string{

@@ -168,14 +168,18 @@ func page() *template.Template {
 
 // kneeCell describes one knee in the findings table: the quoted value, and the measured
 // one beside the model's.
-func kneeCell(measured, model time.Duration, k KneeRow) string {
+func kneeCell(measured time.Duration, between []time.Duration, model time.Duration, k KneeRow) string {
 	switch {
 	case k.Fits && model > 0 && measured > 0:
 		return msText2(model) + " (measured " + msText2(measured) + ")"
+	case k.Fits && model > 0 && len(between) == 2:
+		return msText2(model) + " (measured: between " + msText2(between[0]) + " and " + msText2(between[1]) + ")"
 	case k.Fits && model > 0:
 		return msText2(model)
 	case measured > 0:
 		return msText2(measured)
+	case len(between) == 2:
+		return "between " + msText2(between[0]) + " and " + msText2(between[1]) + " (levels too far apart to place it)"
 	}
 	return "not reached up to " + msText2(k.MaxRTT)
 }
@@ -294,7 +298,7 @@ const pageHTML = `<!DOCTYPE html>
 <div class="scroll"><table>
 <thead><tr><th>series</th><th class="num">{{.Metric}} at lowest RTT</th><th class="num">−10 % at</th><th class="num">−50 % at</th><th>latency model</th></tr></thead>
 <tbody>
-{{range .Headline.Knees}}<tr><td>{{.Series}}</td><td class="num">{{mean .Base}} at {{rttLevel .BaseLevel}}</td><td class="num">{{knee .Knee10 .ModelKnee10 .}}</td><td class="num">{{knee .Knee50 .ModelKnee50 .}}</td><td>{{if .Fits}}fits within {{f1 .MaxErrPct}} %{{else}}does not fit{{end}}</td></tr>
+{{range .Headline.Knees}}<tr><td>{{.Series}}</td><td class="num">{{mean .Base}} at {{rttLevel .BaseLevel}}</td><td class="num">{{knee .Knee10 .Knee10Between .ModelKnee10 .}}</td><td class="num">{{knee .Knee50 .Knee50Between .ModelKnee50 .}}</td><td>{{if .Fits}}fits within {{f1 .MaxErrPct}} %{{else}}does not fit{{end}}</td></tr>
 {{end}}</tbody>
 </table></div>
 <p class="desc">Achieved RTTs. Where the latency model fits, its smooth curve gives the knee (the measured one, interpolated linearly between levels, beside it); nothing is extrapolated beyond the highest RTT measured.</p>

@@ -130,9 +130,10 @@ type Cell struct {
 	Finished []int64 `json:"finished"`
 	// Throughput is Report.Metric over the finished repeats.
 	Throughput Estimate `json:"throughput"`
-	// AchievedRTT is the RTT the link added, as its calibration before each run measured
-	// it (analysis.AchievedRTT), averaged over the finished repeats and rounded to the
-	// microsecond; the requested RTT for runs without a calibration. In JSON, nanoseconds.
+	// AchievedRTT is the RTT the link added, as each run measured it (analysis.AchievedRTT:
+	// the requested RTT plus the link's median lateness each way during the window),
+	// averaged over the finished repeats and rounded to the microsecond. In JSON,
+	// nanoseconds.
 	AchievedRTT time.Duration `json:"achieved_rtt"`
 	// Tx holds the per-transaction-type figures, by type name.
 	Tx []TxCell `json:"tx,omitempty"`

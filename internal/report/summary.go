@@ -47,10 +47,13 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		tw := ew.Table("  ")
 		for _, k := range r.Headline.Knees {
 			src := "measured, interpolated"
-			if k.Fits && (k.ModelKnee10 > 0 || k.ModelKnee50 > 0) {
-				src = fmt.Sprintf("model (measured %s / %s)", kneeShort(k.Knee10, k), kneeShort(k.Knee50, k))
+			if k.Knee10 == 0 && k.Knee50 == 0 && (len(k.Knee10Between) == 2 || len(k.Knee50Between) == 2) {
+				src = "measured: levels too far apart"
 			}
-			tw.Row(k.Series, kneeShort(k.Best10(), k)+" / "+kneeShort(k.Best50(), k), src)
+			if k.Fits && (k.ModelKnee10 > 0 || k.ModelKnee50 > 0) {
+				src = fmt.Sprintf("model (measured %s / %s)", kneeShort(k.Knee10, k.Knee10Between, k), kneeShort(k.Knee50, k.Knee50Between, k))
+			}
+			tw.Row(k.Series, kneeShort(k.Best10(), k.Knee10Between, k)+" / "+kneeShort(k.Best50(), k.Knee50Between, k), src)
 		}
 		tw.Flush()
 	}
@@ -168,13 +171,16 @@ func writePivot(ew *analysis.TextWriter, t Pivot) {
 	}
 }
 
-// kneeShort writes a knee for the summary: "> 20 ms" when it is not reached up to the
-// highest RTT measured.
-func kneeShort(d time.Duration, k KneeRow) string {
-	if d == 0 {
-		return "> " + msText2(k.MaxRTT)
+// kneeShort writes a knee for the summary: "0–20 ms" when it lies between two levels too far
+// apart to place it, "> 20 ms" when it is not reached up to the highest RTT measured.
+func kneeShort(d time.Duration, between []time.Duration, k KneeRow) string {
+	switch {
+	case d > 0:
+		return msText2(d)
+	case len(between) == 2:
+		return msText2(between[0]) + "–" + msText2(between[1])
 	}
-	return msText2(d)
+	return "> " + msText2(k.MaxRTT)
 }
 
 // wrap breaks s into lines of at most width columns at spaces, never between a number and
