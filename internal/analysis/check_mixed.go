@@ -21,8 +21,9 @@ const (
 	RuleMixedBuild = "mixed-build"
 	// RuleMixedClient: runs in one chart ran on another client machine or dblat build.
 	RuleMixedClient = "mixed-client"
-	// RuleMixedParams: runs in one chart ran with other workload parameters (warehouses,
-	// seed, mix, duration, warm-up, pool, requested settings, link) that are not factors.
+	// RuleMixedParams: runs in one chart ran with other run parameters (the workload, every
+	// parameter of spec.Fields, the mix, the requested settings and options, the link)
+	// that are not factors.
 	RuleMixedParams = "mixed-params"
 	// RuleMixedSettings: runs in one chart ran with other values of a server setting that
 	// matters (the engine's Comparison.KeySettings) that is not a factor (seed 002:
@@ -143,7 +144,6 @@ func (c *checker) items() []item {
 		return item{rule: RuleMixedClient, name: name, get: get, soft: noSoft, sev: sev,
 			why: "the client's machine and build are part of every measured response time"}
 	}
-	itoa := strconv.Itoa
 	its := []item{
 		{rule: RuleMixedServer, name: "engine", get: func(r *results.Run) string { return r.Server.Engine },
 			exempt: []string{results.FactorEngine}, soft: noSoft, sev: Error, why: "different products in one comparison"},
@@ -174,35 +174,11 @@ func (c *checker) items() []item {
 		cl("dblat version", Warning, func(r *results.Run) string { return r.Client.DblatVersion }),
 		cl("Go version", Warning, func(r *results.Run) string { return r.Client.GoVersion }),
 		p("workload", Error, "different benchmarks", func(r *results.Run) string { return r.Params.Workload }),
-		p("warehouses", Error, "a different dataset size (seed 001: performance drops heavily as the database grows)",
-			func(r *results.Run) string { return itoa(r.Params.Scale) }, results.FactorWarehouses),
-		p("terminals", Error, "a different load", func(r *results.Run) string { return itoa(r.Params.Terminals) }, results.FactorTerminals),
-		p("connections", Error, "a different pool size", func(r *results.Run) string {
-			if r.Params.Connections <= 0 || r.Params.Connections >= r.Params.Terminals {
-				return "one per terminal"
-			}
-			return itoa(r.Params.Connections)
-		}, results.FactorConnections, results.FactorTerminals),
-		p("rtt", Error, "a different added latency", func(r *results.Run) string { return spec.FormatDuration(r.Params.RTT) }, results.FactorRTT),
-		p("think", Error, "pacing on in some runs and off in others", func(r *results.Run) string { return strconv.FormatBool(r.Params.Think) }, results.FactorThink),
 		p("mix", Error, "a different transaction mix", func(r *results.Run) string { return mixText(r.Params.Mix) },
 			results.OptionPrefix+"mix"),
-		p("duration", Warning, "windows of different length average different amounts of noise and background work",
-			func(r *results.Run) string { return spec.FormatDuration(r.Params.Duration) }, results.FactorDuration),
-		p("warmup", Warning, "warm-ups of different length leave caches in different states",
-			func(r *results.Run) string { return spec.FormatDuration(r.Params.Warmup) }, results.FactorWarmup),
-		p("seed", Warning, "the terminals draw different random sequences",
-			func(r *results.Run) string { return strconv.FormatInt(r.Params.Seed, 10) }),
 		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
-		p("rate", Error, "a different offered load (0: a closed loop, which slows down with the server)",
-			func(r *results.Run) string { return spec.FormatRate(r.Params.Rate) }, results.FactorRate),
-		p("arrival", Error, "arrivals spaced differently (Poisson arrivals queue more than constant ones)",
-			func(r *results.Run) string { return r.Params.Arrival }, results.FactorArrival),
-		p("latency limit", Error, "a different bound on the backlog (skipped arrivals leave the figures)",
-			func(r *results.Run) string { return spec.FormatDuration(r.Params.LatencyLimit) }, results.FactorLatencyLimit),
-		p("max tries", Error, "retries on in some runs and off in others (a retried conflict adds response time, a failed one an error)",
-			func(r *results.Run) string { return itoa(r.Params.Tries()) }, results.FactorMaxTries),
 	}
+	its = append(its, paramItems()...)
 	// Requested settings and options that are not factors.
 	opts := map[string]bool{}
 	for _, r := range c.fin {
@@ -270,6 +246,43 @@ func (c *checker) items() []item {
 			}})
 	}
 	return its
+}
+
+// paramItems are the items of the run's parameters as the run description declares them
+// (spec.Fields): named by their key with spaces for underscores ("max tries"), compared in
+// canonical form (Field.Value), an error to differ unless Field.MinorMismatch makes it a
+// warning, with Field.Mismatch as what the difference does. A parameter a study may vary
+// (Field.Factor) may differ between the levels of its own factor. The pool size is compared
+// as the run used it, "one per terminal" when it did not limit the terminals, and so may
+// also differ between the levels of terminals.
+func paramItems() []item {
+	var its []item
+	for i := range spec.Fields {
+		f := &spec.Fields[i]
+		it := item{rule: RuleMixedParams, name: strings.ReplaceAll(f.Key, "_", " "), soft: noSoft, sev: Error, why: f.Mismatch,
+			get: func(r *results.Run) string { return f.Value(&r.Params) }}
+		if f.MinorMismatch {
+			it.sev = Warning
+		}
+		if f.Factor {
+			it.exempt = []string{f.Key}
+		}
+		if f.Key == results.FactorConnections {
+			it.get = poolText
+			it.exempt = append(it.exempt, results.FactorTerminals)
+		}
+		its = append(its, it)
+	}
+	return its
+}
+
+// poolText is a run's pool size as it limited the terminals: "one per terminal" when it
+// did not (0, or at least as many connections as terminals).
+func poolText(r *results.Run) string {
+	if r.Params.Connections <= 0 || r.Params.Connections >= r.Params.Terminals {
+		return "one per terminal"
+	}
+	return strconv.Itoa(r.Params.Connections)
 }
 
 // buildText describes a run's server build as "64-bit x86_64", or "" when not recorded.
