@@ -43,7 +43,7 @@ var mixedRule = rule{names: []string{RuleMixedServer, RuleMixedBuild, RuleMixedC
 func (c *checker) mixed() {
 	for _, it := range c.items() {
 		var exempt, soft []int
-		for f, key := range c.g.factors {
+		for f, key := range c.g.Factors {
 			switch {
 			case slices.Contains(it.exempt, key):
 				exempt = append(exempt, f)
@@ -95,7 +95,7 @@ func (c *checker) mixed() {
 		if explained {
 			names := make([]string, len(soft))
 			for i, f := range soft {
-				names[i] = c.g.factors[f]
+				names[i] = c.g.Factors[f]
 			}
 			sev = Warning
 			msg = fmt.Sprintf("%s changes with %s although it is not a factor: the charts credit %s with its effect", it.name, strings.Join(names, ", "), strings.Join(names, ", "))
@@ -230,7 +230,7 @@ func (c *checker) items() []item {
 	soft := func(f string) bool { return settingFactor(f) || binariesFactor(f) }
 	for _, k := range sortedKeys(keys) {
 		exempt := []string{results.FactorEngine}
-		for _, f := range c.g.factors {
+		for _, f := range c.g.Factors {
 			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(engines, name, k) {
 				exempt = append(exempt, f)
 			}

@@ -40,17 +40,17 @@ func (c *checker) overload() {
 	// A cell whose repeats disagree on it averages two regimes.
 	var cells, mixed []string
 	var mids []int64
-	for _, cl := range c.g.cells {
+	for _, cl := range c.g.Cells {
 		over := 0
-		for _, r := range cl.fin {
+		for _, r := range cl.Finished {
 			if r.Params.OpenLoop() && r.Summary.Overload {
 				over++
 			}
 		}
-		if over > 0 && over < len(cl.fin) {
-			cells = append(cells, cl.key)
-			mids = append(mids, cl.ids...)
-			mixed = append(mixed, fmt.Sprintf("%s: %d of %d finished runs are overload points", orAll(cl.key), over, len(cl.fin)))
+		if over > 0 && over < len(cl.Finished) {
+			cells = append(cells, cl.Key)
+			mids = append(mids, cl.FinishedIDs()...)
+			mixed = append(mixed, fmt.Sprintf("%s: %d of %d finished runs are overload points", orAll(cl.Key), over, len(cl.Finished)))
 		}
 	}
 	if len(cells) > 0 {

@@ -31,16 +31,16 @@ func (c *checker) repeats() {
 	}
 	var cells, lines []string
 	var ids []int64
-	for _, cl := range c.g.cells {
-		if len(cl.fin) >= need {
+	for _, cl := range c.g.Cells {
+		if len(cl.Finished) >= need {
 			continue
 		}
-		cells = append(cells, cl.key)
-		for _, r := range cl.runs {
+		cells = append(cells, cl.Key)
+		for _, r := range cl.Runs {
 			ids = append(ids, r.ID)
 		}
-		line := fmt.Sprintf("%s: %d finished", orAll(cl.key), len(cl.fin))
-		if n := len(cl.runs) - len(cl.fin); n > 0 {
+		line := fmt.Sprintf("%s: %d finished", orAll(cl.Key), len(cl.Finished))
+		if n := len(cl.Runs) - len(cl.Finished); n > 0 {
 			line += fmt.Sprintf(" (%d failed, aborted or running)", n)
 		}
 		lines = append(lines, line)
@@ -66,12 +66,12 @@ func (c *checker) variation() {
 	var cells, lines []string
 	var ids []int64
 	slowHost := 0
-	for _, cl := range c.g.cells {
-		if len(cl.fin) < 2 {
+	for _, cl := range c.g.Cells {
+		if len(cl.Finished) < 2 {
 			continue
 		}
-		xs := make([]float64, len(cl.fin))
-		for i, r := range cl.fin {
+		xs := make([]float64, len(cl.Finished))
+		for i, r := range cl.Finished {
 			xs[i] = results.MetricValue(r, c.g.metric)
 		}
 		m, sd := meanSD(xs)
@@ -79,25 +79,25 @@ func (c *checker) variation() {
 		// relative standard deviation of 1/√k (Poisson). Repeats disagree when they differ
 		// by more than MaxCV and by more than twice what counting explains.
 		counted := 0.0
-		for _, r := range cl.fin {
+		for _, r := range cl.Finished {
 			counted += counts(r, c.g.metric)
 		}
 		counting := math.Inf(1)
 		if counted > 0 {
-			counting = 1 / math.Sqrt(counted/float64(len(cl.fin)))
+			counting = 1 / math.Sqrt(counted/float64(len(cl.Finished)))
 		}
 		if m <= 0 || sd/m <= c.opt.MaxCV || sd/m <= 2*counting {
 			continue
 		}
-		cells = append(cells, cl.key)
-		ids = append(ids, cl.ids...)
+		cells = append(cells, cl.Key)
+		ids = append(ids, cl.FinishedIDs()...)
 		vals := make([]string, len(xs))
 		for i, x := range xs {
 			vals[i] = strconv.FormatFloat(round(x, 1), 'f', -1, 64)
 		}
-		line := fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.key), c.g.metric, pct(sd/m),
-			idList(cl.ids, 10), strings.Join(vals, ", "), pct(counting))
-		if st, ok := hostBehind(cl.fin, xs); ok {
+		line := fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.Key), c.g.metric, pct(sd/m),
+			idList(cl.FinishedIDs(), 10), strings.Join(vals, ", "), pct(counting))
+		if st, ok := hostBehind(cl.Finished, xs); ok {
 			line += "; " + st
 			slowHost++
 		}

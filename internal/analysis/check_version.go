@@ -22,7 +22,7 @@ var versionSettingsRule = rule{names: []string{RuleVersionSettings}, check: (*ch
 // level are the like-for-like rules' (mixed-settings).
 func (c *checker) versionSettings() {
 	vf := -1
-	for i, f := range c.g.factors {
+	for i, f := range c.g.Factors {
 		if binariesFactor(f) {
 			vf = i
 		}
@@ -31,7 +31,7 @@ func (c *checker) versionSettings() {
 		return
 	}
 	var others []int
-	for i := range c.g.factors {
+	for i := range c.g.Factors {
 		if i != vf {
 			others = append(others, i)
 		}
@@ -55,7 +55,7 @@ func (c *checker) versionSettings() {
 			return name, b, ok
 		}},
 	}
-	key := c.g.factors[vf]
+	key := c.g.Factors[vf]
 	for _, m := range measures {
 		// Per combination of the other factors: level → values, and the runs of each.
 		groups := map[string]map[string]map[string]bool{}

@@ -39,15 +39,15 @@ func (c *checker) warmup() {
 		}
 	}
 	dispersion := map[int64]float64{} // by run ID
-	for _, cl := range c.g.cells {
+	for _, cl := range c.g.Cells {
 		var ws []window
-		for _, r := range cl.fin {
+		for _, r := range cl.Finished {
 			if w, ok := windows[r.ID]; ok {
 				ws = append(ws, w)
 			}
 		}
 		phi := restDispersion(ws)
-		for _, r := range cl.fin {
+		for _, r := range cl.Finished {
 			dispersion[r.ID] = phi
 		}
 	}

@@ -181,8 +181,8 @@ func Check(runs []results.Run, opt CheckOptions) []Finding {
 	opt = opt.withDefaults()
 	g := group(runs, opt.Factors)
 	var fin []*results.Run
-	for _, c := range g.cells {
-		fin = append(fin, c.fin...)
+	for _, c := range g.Cells {
+		fin = append(fin, c.Finished...)
 	}
 	sort.Slice(fin, func(i, j int) bool { return fin[i].ID < fin[j].ID })
 	c := &checker{g: g, opt: opt, fin: fin}
@@ -266,8 +266,8 @@ func (c *checker) isFactor(key string) bool { return c.g.factorIndex(key) >= 0 }
 
 // cellOf returns the key of the cell run belongs to.
 func (c *checker) cellOf(r *results.Run) string {
-	parts := make([]string, len(c.g.factors))
-	for i, k := range c.g.factors {
+	parts := make([]string, len(c.g.Factors))
+	for i, k := range c.g.Factors {
 		parts[i] = k + "=" + results.FactorValue(r, k)
 	}
 	return strings.Join(parts, " ")
@@ -277,7 +277,7 @@ func (c *checker) cellOf(r *results.Run) string {
 func (c *checker) levelsKey(r *results.Run, idx []int) string {
 	parts := make([]string, len(idx))
 	for i, f := range idx {
-		parts[i] = results.FactorValue(r, c.g.factors[f])
+		parts[i] = results.FactorValue(r, c.g.Factors[f])
 	}
 	return strings.Join(parts, "\x00")
 }
