@@ -31,7 +31,10 @@ const (
 	RuleMixedSettings = "mixed-settings"
 )
 
-var mixedRule = rule{names: []string{RuleMixedServer, RuleMixedBuild, RuleMixedClient, RuleMixedParams, RuleMixedSettings}, check: (*checker).mixed}
+var mixedRule = rule{
+	names: []string{RuleMixedServer, RuleMixedBuild, RuleMixedClient, RuleMixedParams, RuleMixedSettings},
+	check: (*checker).mixed,
+}
 
 // mixed applies the like-for-like rules: for each item, the finished runs that report it
 // must agree, except between levels of the item's exempt factors. A difference inside a

@@ -8,7 +8,8 @@ import (
 	"github.com/dblat/dblat/internal/results"
 )
 
-// RuleWarmup: no warm-up, or a short one.
+// RuleWarmup: no warm-up, or one too short for the window to start in steady state
+// (measured from the run's samples where it has them).
 const RuleWarmup = "warmup"
 
 var warmupRule = rule{names: []string{RuleWarmup}, check: (*checker).warmup}
@@ -18,8 +19,8 @@ var warmupRule = rule{names: []string{RuleWarmup}, check: (*checker).warmup}
 // window's first part (max(2 s, 10 % of the window)) against the rest, flagged when it is
 // more than 10 % lower and the shortfall is beyond chance: 3 standard deviations of the
 // difference, with the second-to-second noise the cell's windows showed (at least a
-// Poisson count's; see steady). Without samples it falls back to a rule of thumb: a warm-up shorter
-// than max(MinWarmup, MinWarmupFraction × window).
+// Poisson count's; see steady). Without samples it falls back to a rule of thumb: a warm-up
+// shorter than max(MinWarmup, MinWarmupFraction × window).
 func (c *checker) warmup() {
 	var none, short []int64
 	var shortLines []string
