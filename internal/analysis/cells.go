@@ -19,89 +19,33 @@ const (
 // allRuns names the single series of a study whose only factors vary within a series.
 const allRuns = "all runs"
 
-// cell is one combination of factor levels and its runs.
-type cell struct {
-	// key is "factor=level" pairs in factor order, separated by spaces: report.Cell.Key.
-	key    string
-	levels []string
-	idx    []int          // level index per factor, for ordering
-	runs   []*results.Run // every run, ascending ID
-	fin    []*results.Run // finished runs, ascending ID
-	ids    []int64        // IDs of fin
-}
-
-// grouping is a study's runs grouped into cells the way report.Build groups them.
+// grouping is a study's runs grouped into cells as reports group them (results.Group),
+// with the throughput metric their figures use.
 type grouping struct {
-	factors []string
-	levels  [][]string // sorted levels of each factor
-	cells   []*cell    // ordered by level indexes, first factor slowest
-	metric  string
+	*results.Grouping
+	metric string
 }
 
-// group groups runs into cells by their levels of factors (results.FactorValue), with the
-// levels ordered by results.SortFactorValues. With no factors it infers them as
-// report.Build does (results.InferFactors).
+// group groups runs into cells by their levels of factors, inferred when none are given
+// (results.Group).
 func group(runs []results.Run, factors []string) *grouping {
-	if len(factors) == 0 {
-		factors = results.InferFactors(runs)
-	}
-	g := &grouping{factors: factors, metric: results.MetricOf(runs)}
-	for _, key := range factors {
-		seen := map[string]bool{}
-		for i := range runs {
-			seen[results.FactorValue(&runs[i], key)] = true
-		}
-		lv := sortedKeys(seen)
-		results.SortFactorValues(lv)
-		g.levels = append(g.levels, lv)
-	}
-	bykey := map[string]*cell{}
-	for i := range runs {
-		r := &runs[i]
-		idx := make([]int, len(factors))
-		lv := make([]string, len(factors))
-		parts := make([]string, len(factors))
-		for f, key := range factors {
-			lv[f] = results.FactorValue(r, key)
-			idx[f] = slices.Index(g.levels[f], lv[f])
-			parts[f] = key + "=" + lv[f]
-		}
-		k := strings.Join(parts, " ")
-		c := bykey[k]
-		if c == nil {
-			c = &cell{key: k, levels: lv, idx: idx}
-			bykey[k] = c
-			g.cells = append(g.cells, c)
-		}
-		c.runs = append(c.runs, r)
-	}
-	for _, c := range g.cells {
-		sort.Slice(c.runs, func(i, j int) bool { return c.runs[i].ID < c.runs[j].ID })
-		for _, r := range c.runs {
-			if r.Status == results.StatusFinished {
-				c.fin = append(c.fin, r)
-				c.ids = append(c.ids, r.ID)
-			}
-		}
-	}
-	sort.Slice(g.cells, func(i, j int) bool { return slices.Compare(g.cells[i].idx, g.cells[j].idx) < 0 })
-	return g
+	return &grouping{Grouping: results.Group(runs, factors), metric: results.MetricOf(runs)}
 }
 
 // factorIndex returns the index of key in the grouping's factors, or -1.
-func (g *grouping) factorIndex(key string) int { return slices.Index(g.factors, key) }
+func (g *grouping) factorIndex(key string) int { return slices.Index(g.Factors, key) }
 
 // series is a set of cells that share the levels of every factor except the excluded ones.
 type series struct {
 	name  string // "set.ServerMode=Classic, terminals=10", or allRuns
-	cells []*cell
+	cells []*results.Cell
 }
 
 // seriesOf groups the cells by their levels of every factor except those in exclude,
 // keeping the cells' order within each series and ordering series by their levels.
 func (g *grouping) seriesOf(exclude ...string) []*series {
 	var keep []int
-	for f, key := range g.factors {
+	for f, key := range g.Factors {
 		if !slices.Contains(exclude, key) {
 			keep = append(keep, f)
 		}
@@ -112,12 +56,12 @@ func (g *grouping) seriesOf(exclude ...string) []*series {
 	}
 	bykey := map[string]*ordered{}
 	var out []*ordered
-	for _, c := range g.cells {
+	for _, c := range g.Cells {
 		idx := make([]int, len(keep))
 		parts := make([]string, len(keep))
 		for i, f := range keep {
-			idx[i] = c.idx[f]
-			parts[i] = g.factors[f] + "=" + c.levels[f]
+			idx[i] = c.Index[f]
+			parts[i] = g.Factors[f] + "=" + c.Levels[f]
 		}
 		k := fmt.Sprint(idx)
 		o := bykey[k]

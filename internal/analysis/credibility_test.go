@@ -685,7 +685,7 @@ func TestCheckMixedOpenLoopParameters(t *testing.T) {
 		t.Errorf("mixed-params findings: %v", names)
 	}
 	// A rate factor varies it by design.
-	if fs := Check(runs, CheckOptions{Factors: []string{results.FactorRTT, results.FactorTerminals, results.FactorRate}}); len(only(fs, RuleMixedParams)) != 1 {
+	if fs := Check(runs, CheckOptions{Factors: []string{results.FactorRTT, results.FactorTerminals, "rate"}}); len(only(fs, RuleMixedParams)) != 1 {
 		t.Errorf("with a rate factor: %+v", only(fs, RuleMixedParams))
 	}
 }

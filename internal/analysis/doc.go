@@ -53,9 +53,9 @@
 //
 // # Neighbours
 //
-// Package results on one side (the Run model, factor keys, HDR histogram decoding); on the
-// other, package report (report/analysis.go turns Findings into report Warnings and renders
-// the sections into a report) and package cli (`dblat analyze STUDY`, `dblat check study
-// STUDY`, `dblat check runs ID...`). Cells are grouped exactly as report.Build groups them,
-// so a finding's cell keys are the report's.
+// Package results on one side (the Run model, factor keys, the grouping of runs into cells,
+// HDR histogram decoding); on the other, package report (report/analysis.go turns Findings
+// into report Warnings and renders the sections into a report) and package cli (`dblat
+// analyze STUDY`, `dblat check study STUDY`, `dblat check runs ID...`). Cells are grouped by
+// results.Group, as report.Build groups them, so a finding's cell keys are the report's.
 package analysis

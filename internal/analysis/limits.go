@@ -54,12 +54,12 @@ type ResponseLimit struct {
 func ResponseLimits(runs []results.Run, factors []string) []ResponseLimit {
 	g := group(runs, factors)
 	var out []ResponseLimit
-	for _, c := range g.cells {
-		if len(c.fin) == 0 {
+	for _, c := range g.Cells {
+		if len(c.Finished) == 0 {
 			continue
 		}
 		tpcc := true
-		for _, r := range c.fin {
+		for _, r := range c.Finished {
 			if r.Params.Workload != "tpcc" {
 				tpcc = false
 			}
@@ -69,14 +69,14 @@ func ResponseLimits(runs []results.Run, factors []string) []ResponseLimit {
 		}
 		for _, typ := range limitOrder {
 			var txs []*results.TxSummary
-			for _, r := range c.fin {
+			for _, r := range c.Finished {
 				for i := range r.Tx {
 					if t := &r.Tx[i]; t.Type == typ && t.Committed+t.Rollbacks > 0 {
 						txs = append(txs, &r.Tx[i])
 					}
 				}
 			}
-			rl := ResponseLimit{Cell: c.key, RTT: c.fin[0].Params.RTT, TxType: typ, Runs: len(txs), Limit: ResponseTimeLimits[typ]}
+			rl := ResponseLimit{Cell: c.Key, RTT: c.Finished[0].Params.RTT, TxType: typ, Runs: len(txs), Limit: ResponseTimeLimits[typ]}
 			for _, t := range txs {
 				rl.Count += t.Committed + t.Rollbacks
 			}
@@ -84,7 +84,7 @@ func ResponseLimits(runs []results.Run, factors []string) []ResponseLimit {
 				continue
 			}
 			paced := true
-			for _, r := range c.fin {
+			for _, r := range c.Finished {
 				paced = paced && (r.Params.OpenLoop() || r.Params.Think)
 			}
 			for _, t := range txs {

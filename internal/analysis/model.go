@@ -243,25 +243,25 @@ func fitSeries(s *series) (Fit, bool) {
 	f := Fit{Series: s.name, Points: []Point{}, OpenLoop: true}
 	var rtSum, rtW float64
 	for _, c := range s.cells {
-		if len(c.fin) == 0 {
+		if len(c.Finished) == 0 {
 			continue
 		}
-		for _, run := range c.fin {
+		for _, run := range c.Finished {
 			f.OpenLoop = f.OpenLoop && run.Params.OpenLoop()
 		}
 		if f.N == 0 {
-			f.N = concurrency(&c.fin[0].Params)
+			f.N = concurrency(&c.Finished[0].Params)
 		}
 		var x, r, prt, pw float64
-		for _, run := range c.fin {
+		for _, run := range c.Finished {
 			x += run.Summary.TPS
 			r += float64(AchievedRTT(run))
 			rt, w := roundTrips(run)
 			prt += rt * w
 			pw += w
 		}
-		n := float64(len(c.fin))
-		p := Point{Level: results.FactorValue(c.fin[0], results.FactorRTT), Runs: len(c.fin),
+		n := float64(len(c.Finished))
+		p := Point{Level: results.FactorValue(c.Finished[0], results.FactorRTT), Runs: len(c.Finished),
 			RTT: time.Duration(math.Round(r / n)), Measured: round(x/n, 3)}
 		if pw > 0 {
 			p.RoundTrips = round(prt/pw, 3)

@@ -79,26 +79,26 @@ func PoolSizing(runs []results.Run, factors []string) []PoolAdvice {
 		c0 := s.cells[0]
 		a.Series = g.nameWithout(c0, pf, results.FactorRTT)
 		if rttIdx >= 0 {
-			a.Level = c0.levels[rttIdx]
+			a.Level = c0.Levels[rttIdx]
 		}
 		for _, c := range s.cells {
-			if len(c.fin) == 0 {
+			if len(c.Finished) == 0 {
 				continue
 			}
-			a.RTT = c.fin[0].Params.RTT
+			a.RTT = c.Finished[0].Params.RTT
 			if rttIdx < 0 {
-				a.Level = results.FactorValue(c.fin[0], results.FactorRTT)
+				a.Level = results.FactorValue(c.Finished[0], results.FactorRTT)
 			}
-			size, err := strconv.Atoi(c.levels[g.factorIndex(pf)])
+			size, err := strconv.Atoi(c.Levels[g.factorIndex(pf)])
 			if err != nil {
 				continue
 			}
-			xs := make([]float64, len(c.fin))
-			for i, r := range c.fin {
+			xs := make([]float64, len(c.Finished))
+			for i, r := range c.Finished {
 				xs[i] = results.MetricValue(r, g.metric)
 			}
 			m, _ := meanSD(xs)
-			a.Levels = append(a.Levels, PoolLevel{Size: size, Runs: len(c.fin), Mean: round(m, 3)})
+			a.Levels = append(a.Levels, PoolLevel{Size: size, Runs: len(c.Finished), Mean: round(m, 3)})
 		}
 		if len(a.Levels) < 2 {
 			continue
@@ -136,9 +136,9 @@ func PoolSizing(runs []results.Run, factors []string) []PoolAdvice {
 
 // nameWithout names the levels of c's factors other than exclude, "all runs" when none is
 // left.
-func (g *grouping) nameWithout(c *cell, exclude ...string) string {
+func (g *grouping) nameWithout(c *results.Cell, exclude ...string) string {
 	var parts []string
-	for f, key := range g.factors {
+	for f, key := range g.Factors {
 		skip := false
 		for _, e := range exclude {
 			if key == e {
@@ -146,7 +146,7 @@ func (g *grouping) nameWithout(c *cell, exclude ...string) string {
 			}
 		}
 		if !skip {
-			parts = append(parts, key+"="+c.levels[f])
+			parts = append(parts, key+"="+c.Levels[f])
 		}
 	}
 	if len(parts) == 0 {

@@ -113,7 +113,7 @@ func rateSeries(s *series) (RateSeries, bool) {
 	var rs RateSeries
 	first := true
 	for _, c := range s.cells {
-		for _, r := range c.fin {
+		for _, r := range c.Finished {
 			if !r.Params.OpenLoop() {
 				return RateSeries{}, false
 			}
@@ -134,14 +134,14 @@ func rateSeries(s *series) (RateSeries, bool) {
 	}
 	var levels []level
 	for _, c := range s.cells {
-		if len(c.fin) == 0 {
+		if len(c.Finished) == 0 {
 			continue
 		}
-		lv := level{p: RatePoint{Level: results.FactorValue(c.fin[0], results.FactorRTT), Runs: len(c.fin)}}
+		lv := level{p: RatePoint{Level: results.FactorValue(c.Finished[0], results.FactorRTT), Runs: len(c.Finished)}}
 		var rtt, offered, achieved, svc, resp, n, rtSum, rtW float64
 		byType := map[string][]*results.TxSummary{}
 		var order []string
-		for _, r := range c.fin {
+		for _, r := range c.Finished {
 			rtt += float64(AchievedRTT(r))
 			if r.Summary.Overload {
 				lv.p.Overloaded++
@@ -169,7 +169,7 @@ func rateSeries(s *series) (RateSeries, bool) {
 				byType[t.Type] = append(byType[t.Type], t)
 			}
 		}
-		m := float64(len(c.fin))
+		m := float64(len(c.Finished))
 		lv.p.RTT = roundUs(rtt / m)
 		lv.p.Offered, lv.p.Achieved = round(offered/m, 1), round(achieved/m, 1)
 		if n > 0 {

@@ -12,10 +12,9 @@ import (
 	_ "github.com/dblat/dblat/internal/engine/all"
 )
 
-// TestAnalysisGroupsLikeReport: package analysis groups runs into the same cells, in the
-// same order, under the same keys as Build — given factors or inferred ones — so a
-// finding's cells are the report's.
-func TestAnalysisGroupsLikeReport(t *testing.T) {
+// TestFindingCellsAreReportCells: the cells a finding names are cells of the report, under
+// the same keys, given factors or inferred ones (both group with results.Group).
+func TestFindingCellsAreReportCells(t *testing.T) {
 	for _, factors := range [][]string{fixFactors, nil} {
 		in := fixInput(t)
 		in.Factors = factors
@@ -23,28 +22,21 @@ func TestAnalysisGroupsLikeReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
+		keys := map[string]bool{}
 		for _, c := range r.Cells {
-			if c.Throughput.N > 0 {
-				want = append(want, c.Key)
+			keys[c.Key] = true
+		}
+		named := 0
+		for _, f := range analysis.Check(in.Runs, analysis.CheckOptions{Factors: factors, Repeat: 3}) {
+			for _, c := range f.Cells {
+				named++
+				if !keys[c] {
+					t.Errorf("factors %v: %s names cell %q, not among the report's %v", factors, f.Rule, c, keys)
+				}
 			}
 		}
-		a := analysis.Analyze(in.Runs, analysis.CheckOptions{Factors: factors})
-		var got []string
-		for _, l := range a.Limits {
-			if len(got) == 0 || got[len(got)-1] != l.Cell {
-				got = append(got, l.Cell)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("factors %v: analysis cells\n%v\nreport cells\n%v", factors, got, want)
-		}
-		keys := make([]string, len(r.Factors))
-		for i, f := range r.Factors {
-			keys[i] = f.Key
-		}
-		if !slices.Equal(a.Factors, keys) {
-			t.Errorf("factors %v: analysis %v, report %v", factors, a.Factors, keys)
+		if named == 0 {
+			t.Errorf("factors %v: no finding names a cell", factors)
 		}
 	}
 }

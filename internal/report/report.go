@@ -226,9 +226,10 @@ type Warning struct {
 //
 // Rules: only finished runs enter means, percentiles and wire figures; failed, aborted and
 // running runs appear in the run table with their reason. Runs are grouped into cells by
-// their levels of in.Factors. The throughput metric is NOPM when every run is TPC-C, else
-// TPS. When in.Factors is empty the factors are inferred: every standard factor key and
-// every option key whose value differs between runs.
+// their levels of in.Factors (results.Group, as package analysis groups them). The
+// throughput metric is NOPM when every run is TPC-C, else TPS. When in.Factors is empty the
+// factors are inferred: every standard factor key and every option key whose value differs
+// between runs.
 //
 // Build fails on a malformed factor list or on a stored histogram that does not decode,
 // naming the run.
@@ -266,46 +267,18 @@ func Build(in Input) (*Report, error) {
 		workloads[in.Runs[i].Params.Workload] = true
 	}
 	r.Workloads = sortedKeys(workloads)
-	for _, key := range factors {
-		seen := map[string]bool{}
-		for i := range in.Runs {
-			seen[results.FactorValue(&in.Runs[i], key)] = true
-		}
-		levels := sortedKeys(seen)
-		results.SortFactorValues(levels)
-		r.Factors = append(r.Factors, Factor{Key: key, Label: factorLabel(key), Levels: levels})
-	}
-
-	// Group runs into cells.
-	type group struct {
-		idx  []int // level index per factor
-		runs []*results.Run
-	}
-	groups := map[string]*group{}
 	for i := range in.Runs {
-		run := &in.Runs[i]
-		idx := make([]int, len(r.Factors))
-		for f, fac := range r.Factors {
-			idx[f] = slices.Index(fac.Levels, results.FactorValue(run, fac.Key))
-		}
-		k := fmt.Sprint(idx)
-		g := groups[k]
-		if g == nil {
-			g = &group{idx: idx}
-			groups[k] = g
-		}
-		g.runs = append(g.runs, run)
-		r.count(run.Status)
+		r.count(in.Runs[i].Status)
 	}
-	ordered := make([]*group, 0, len(groups))
-	for _, g := range groups {
-		ordered = append(ordered, g)
-	}
-	sort.Slice(ordered, func(i, j int) bool { return slices.Compare(ordered[i].idx, ordered[j].idx) < 0 })
 
+	// Cells, as package analysis groups them too.
+	g := results.Group(in.Runs, factors)
+	for f, key := range g.Factors {
+		r.Factors = append(r.Factors, Factor{Key: key, Label: factorLabel(key), Levels: g.Levels[f]})
+	}
 	types := map[string]bool{}
-	for _, g := range ordered {
-		c, err := r.cell(g.idx, g.runs)
+	for _, gc := range g.Cells {
+		c, err := r.cell(gc)
 		if err != nil {
 			return nil, err
 		}
@@ -399,22 +372,9 @@ func (r *Report) levelsOf(run *results.Run) []string {
 }
 
 // cell aggregates the runs of one combination of levels.
-func (r *Report) cell(idx []int, runs []*results.Run) (Cell, error) {
-	c := Cell{Levels: make([]string, len(idx)), Runs: len(runs), Finished: []int64{}}
-	parts := make([]string, len(idx))
-	for f, i := range idx {
-		c.Levels[f] = r.Factors[f].Levels[i]
-		parts[f] = r.Factors[f].Key + "=" + c.Levels[f]
-	}
-	c.Key = strings.Join(parts, " ")
-
-	var fin []*results.Run
-	for _, run := range runs {
-		if run.Status == results.StatusFinished {
-			fin = append(fin, run)
-		}
-	}
-	sort.Slice(fin, func(i, j int) bool { return fin[i].ID < fin[j].ID })
+func (r *Report) cell(g *results.Cell) (Cell, error) {
+	c := Cell{Key: g.Key, Levels: g.Levels, Runs: len(g.Runs), Finished: []int64{}}
+	fin := g.Finished
 	xs := make([]float64, len(fin))
 	byType := map[string][]txOf{}
 	for i, run := range fin {

@@ -18,7 +18,8 @@
 // and Export dumps runs as JSON or CSV. Import copies one store's runs and studies into
 // another, identifying runs by their UID, so that copying twice adds nothing. The store does
 // no reporting, comparison or statistics of its own, which is why the HDR histograms are
-// kept and EncodeHist/DecodeHist live here. A run's parameters are package spec's Params
+// kept and EncodeHist/DecodeHist live here, and Group, which groups runs into a study's
+// cells by their factor levels: the one grouping that reports and analyses share. A run's parameters are package spec's Params
 // (results.Params); otherwise it imports no other dblat package: execution, the CLI and
 // reports sit above it.
 //

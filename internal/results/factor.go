@@ -11,9 +11,12 @@ import (
 	"github.com/dblat/dblat/internal/spec"
 )
 
-// Factor keys name what a study varies. Server settings and workload options use a prefix:
-// "set.shared_buffers" is the requested value of a server setting (Params.Options["set.…"]),
-// "opt.mode" a workload or engine option (Params.Options["mode"]).
+// Factor keys name what a study varies: a run parameter by its key in spec.Fields (those
+// with Factor set: spec.FactorKeys), the engine, the target, the server's binaries, and
+// server settings and workload options by a prefix: "set.shared_buffers" is the requested
+// value of a server setting (Params.Options["set.…"]), "opt.mode" a workload or engine
+// option (Params.Options["mode"]). FactorRTT … FactorThink name the run parameters that
+// the readers of runs (reports, analysis, studies) treat apart; they are spec.Fields keys.
 const (
 	FactorRTT         = "rtt"
 	FactorTerminals   = "terminals"
@@ -31,13 +34,6 @@ const (
 	FactorInstall = ServerPrefix + "install"
 	// ServerPrefix marks what chooses a managed server's binaries.
 	ServerPrefix = "server."
-	// FactorRate is the open-loop arrival rate in transactions per second ("0": closed loop),
-	// FactorArrival its arrival process, FactorLatencyLimit the latency limit and
-	// FactorMaxTries the tries per transaction.
-	FactorRate         = "rate"
-	FactorArrival      = "arrival"
-	FactorLatencyLimit = "latency_limit"
-	FactorMaxTries     = "max_tries"
 	// SettingPrefix marks a server setting factor; its requested value is kept in
 	// Params.Options under the same key ("set.shared_buffers").
 	SettingPrefix = "set."

@@ -47,3 +47,21 @@ func TestSortFactorValues(t *testing.T) {
 		t.Errorf("got %v", v)
 	}
 }
+
+// TestFactorKeysAreFields: the factor keys that name run parameters are the keys spec.Fields
+// declares them under, factors a study may vary, and FactorValue reads them through it.
+func TestFactorKeysAreFields(t *testing.T) {
+	r := &Run{Params: Params{Drive: spec.Drive{Terminals: 20, Connections: 10, Duration: time.Minute, Warmup: 10 * time.Second},
+		RTT: 2 * time.Millisecond, Scale: 4, Think: true}}
+	for key, want := range map[string]string{FactorRTT: "2ms", FactorTerminals: "20", FactorConnections: "10",
+		FactorWarehouses: "4", FactorDuration: "1m0s", FactorWarmup: "10s", FactorThink: "true"} {
+		f, ok := spec.Lookup(key)
+		if !ok || !f.Factor {
+			t.Errorf("%q is not a factor of spec.Fields", key)
+			continue
+		}
+		if got := FactorValue(r, key); got != want {
+			t.Errorf("FactorValue(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

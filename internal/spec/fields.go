@@ -33,51 +33,72 @@ type Field struct {
 	// out ("" never does): parameters added after the first studies, so that their keys
 	// stayed as they were.
 	KeyDefault string
+	// Mismatch says what differs between two runs whose values of the parameter differ,
+	// and so why their figures do not compare unless a study varies it on purpose ("a
+	// different load"). Checks of stored runs quote it when compared runs disagree. Every
+	// field has one.
+	Mismatch string
+	// MinorMismatch says that such a difference makes a comparison doubtful rather than
+	// wrong (a window of another length averages other noise): a warning, not an error.
+	MinorMismatch bool
 
 	set func(p *Params, text string) error
 	get func(p *Params) string
 }
 
 // Fields are the run's parameters, in the order help texts list them. Each is declared here
-// once; the front ends, the cell keys and the stored runs' factor values all read this table.
+// once; the front ends, the cell keys, the stored runs' factor values and the like-for-like
+// check of stored runs all read this table.
 var Fields = []Field{
 	{Key: "rtt", Kind: "duration", Usage: "round-trip time added between terminals and server", Factor: true,
-		set: func(p *Params, s string) (err error) { p.RTT, err = parseDuration(s); return },
-		get: func(p *Params) string { return FormatDuration(p.RTT) }},
+		Mismatch: "a different added latency",
+		set:      func(p *Params, s string) (err error) { p.RTT, err = parseDuration(s); return },
+		get:      func(p *Params) string { return FormatDuration(p.RTT) }},
 	{Key: "terminals", Flag: "terminals", Kind: "int", Usage: "concurrent terminals (emulated users)", Factor: true,
-		set: func(p *Params, s string) (err error) { p.Terminals, err = parseInt(s); return },
-		get: func(p *Params) string { return strconv.Itoa(p.Terminals) }},
+		Mismatch: "a different load",
+		set:      func(p *Params, s string) (err error) { p.Terminals, err = parseInt(s); return },
+		get:      func(p *Params) string { return strconv.Itoa(p.Terminals) }},
 	{Key: "connections", Flag: "connections", Kind: "int", Usage: "connection pool size (default: one per terminal); with fewer, terminals queue and the wait is reported apart", Factor: true,
-		set: func(p *Params, s string) (err error) { p.Connections, err = parseInt(s); return },
-		get: func(p *Params) string { return strconv.Itoa(p.Connections) }},
+		Mismatch: "a different pool size",
+		set:      func(p *Params, s string) (err error) { p.Connections, err = parseInt(s); return },
+		get:      func(p *Params) string { return strconv.Itoa(p.Connections) }},
 	{Key: "warehouses", Kind: "int", Usage: "the part of the loaded data the terminals use, in the workload's scale (default: all loaded)", Factor: true,
-		set: func(p *Params, s string) (err error) { p.Scale, err = parseInt(s); return },
-		get: func(p *Params) string { return strconv.Itoa(p.Scale) }},
+		Mismatch: "a different dataset size (seed 001: performance drops heavily as the database grows)",
+		set:      func(p *Params, s string) (err error) { p.Scale, err = parseInt(s); return },
+		get:      func(p *Params) string { return strconv.Itoa(p.Scale) }},
 	{Key: "duration", Flag: "duration", Kind: "duration", Usage: "measurement window", Factor: true,
+		Mismatch: "windows of different length average different amounts of noise and background work", MinorMismatch: true,
 		set: func(p *Params, s string) (err error) { p.Duration, err = parseDuration(s); return },
 		get: func(p *Params) string { return FormatDuration(p.Duration) }},
 	{Key: "warmup", Flag: "warmup", Kind: "duration", Usage: "warm-up before the window, excluded from all figures", Factor: true,
+		Mismatch: "warm-ups of different length leave caches in different states", MinorMismatch: true,
 		set: func(p *Params, s string) (err error) { p.Warmup, err = parseDuration(s); return },
 		get: func(p *Params) string { return FormatDuration(p.Warmup) }},
 	{Key: "think", Flag: "think", Kind: "bool", Usage: "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)", Factor: true,
-		set: func(p *Params, s string) (err error) { p.Think, err = parseBool(s); return },
-		get: func(p *Params) string { return strconv.FormatBool(p.Think) }},
+		Mismatch: "pacing on in some runs and off in others",
+		set:      func(p *Params, s string) (err error) { p.Think, err = parseBool(s); return },
+		get:      func(p *Params) string { return strconv.FormatBool(p.Think) }},
 	{Key: "seed", Flag: "seed", Kind: "int", Usage: "random seed of the terminals",
+		Mismatch: "the terminals draw different random sequences", MinorMismatch: true,
 		set: func(p *Params, s string) (err error) { p.Seed, err = parseSeed(s); return },
 		get: func(p *Params) string { return strconv.FormatInt(p.Seed, 10) }},
 	{Key: "rate", Flag: "rate", Kind: "float", Usage: "open loop: transactions arrive at this many per second in total, however fast the server answers; --terminals bounds how many run at once (default 0: closed loop)",
-		Factor: true, KeyDefault: "0",
+		Mismatch: "a different offered load (0: a closed loop, which slows down with the server)",
+		Factor:   true, KeyDefault: "0",
 		set: func(p *Params, s string) (err error) { p.Rate, err = parseRate(s); return },
 		get: func(p *Params) string { return FormatRate(p.Rate) }},
 	{Key: "arrival", Flag: "arrival", Kind: "string", Usage: "how --rate's arrivals are spaced: constant, or poisson (seeded by --seed)", Factor: true,
-		set: func(p *Params, s string) error { p.Arrival = strings.TrimSpace(s); return nil },
-		get: func(p *Params) string { return p.Arrival }},
+		Mismatch: "arrivals spaced differently (Poisson arrivals queue more than constant ones)",
+		set:      func(p *Params, s string) error { p.Arrival = strings.TrimSpace(s); return nil },
+		get:      func(p *Params) string { return p.Arrival }},
 	{Key: "latency_limit", Flag: "latency-limit", Kind: "duration", Usage: "skip and count arrivals picked up later than this, count slower transactions as late, retry none past it (pgbench's --latency-limit)",
-		Factor: true, KeyDefault: "0",
+		Mismatch: "a different bound on the backlog (skipped arrivals leave the figures)",
+		Factor:   true, KeyDefault: "0",
 		set: func(p *Params, s string) (err error) { p.LatencyLimit, err = parseDuration(s); return },
 		get: func(p *Params) string { return FormatDuration(p.LatencyLimit) }},
 	{Key: "max_tries", Flag: "max-tries", Kind: "int", Usage: "tries per transaction: one that fails with a serialization failure, deadlock or update conflict is run again with the same input (pgbench's --max-tries)",
-		Factor: true, KeyDefault: "1",
+		Mismatch: "retries on in some runs and off in others (a retried conflict adds response time, a failed one an error)",
+		Factor:   true, KeyDefault: "1",
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = parseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
 }

@@ -1,0 +1,68 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// RuleAgentPart: a run driven by several agents had a part whose own figures fail the
+// client-bound, link-late or rtt-off tests: the merged run hides which agent it was.
+const RuleAgentPart = "agent-part"
+
+var agentPartRule = rule{names: []string{RuleAgentPart}, check: (*checker).agentParts}
+
+// agentParts judges each agent's part of a run that several agents drove by the rules a run
+// of one process meets: its client CPU (client-bound), its link's in-run lateness
+// (link-late) and its calibration (rtt-off). A merged run's own figures are sums or upper
+// bounds over its parts, so they show that something was off, not on which agent.
+func (c *checker) agentParts() {
+	for _, sev := range []Severity{Error, Warning} {
+		var ids []int64
+		var lines []string
+		for _, r := range c.fin {
+			for _, p := range c.opt.Parts[r.ID] {
+				if p.Result == nil {
+					continue
+				}
+				for _, problem := range c.partProblems(p.Result, sev) {
+					lines = append(lines, fmt.Sprintf("run %d, agent %s: %s", r.ID, p.Agent, problem))
+					if len(ids) == 0 || ids[len(ids)-1] != r.ID {
+						ids = append(ids, r.ID)
+					}
+				}
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		c.add(Finding{Rule: RuleAgentPart, Severity: sev,
+			Message:  "an agent's part of a run failed a test the whole run is held to: the merged figures include what that agent's client or link added",
+			Evidence: listed(lines, 8), Runs: ids,
+			Fix: "give that agent's machine more CPU or fewer terminals (its link's precise waits also cost CPU), or leave it out with --agents, and rerun"})
+	}
+}
+
+// partProblems lists what is wrong with one part's figures at severity sev: client CPU at
+// or over the warning (Warning) or error (Error) share of its cores; link lateness or
+// calibration outside the RTT tolerance (Error).
+func (c *checker) partProblems(r *results.Run, sev Severity) []string {
+	var out []string
+	if u, ok := clientUse(r); ok {
+		if sev == Error && u >= c.opt.ClientCPUError || sev == Warning && u >= c.opt.ClientCPUWarning && u < c.opt.ClientCPUError {
+			out = append(out, fmt.Sprintf("client used %s of its %d cores", pct(u), r.Client.Cores))
+		}
+	}
+	l := r.Link
+	if sev != Error || l == nil {
+		return out
+	}
+	tol := c.rttTolerance(l.RTT)
+	if late := linkLateness(l); late > tol {
+		out = append(out, fmt.Sprintf("its link released %s late at p50 (tolerance %s)", fmtDur(late), fmtDur(tol)))
+	}
+	if d := l.AchievedP50 - l.RTT; l.Samples > 0 && (d > tol || d < -tol) {
+		out = append(out, fmt.Sprintf("its link calibrated at %s for %s requested (tolerance ±%s)", fmtDur(l.AchievedP50), fmtDur(l.RTT), fmtDur(tol)))
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/results"
+)
+
+// RuleDefaultCache: the server's own cache left at the engine's default while the
+// database is larger than it.
+const RuleDefaultCache = "default-cache"
+
+var defaultCacheRule = rule{names: []string{RuleDefaultCache}, check: (*checker).defaultCache}
+
+// RuleDataInRAM: the database fits in the memory of the machine the server shares with
+// dblat: the runs measure a cached database, not the disk (seed 002 §1).
+const RuleDataInRAM = "data-in-ram"
+
+var dataInRAMRule = rule{names: []string{RuleDataInRAM}, check: (*checker).dataInRAM}
+
+// defaultCache flags runs whose server cache is at the engine's default and smaller than
+// the database, unless the cache is requested explicitly or is a factor.
+func (c *checker) defaultCache() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		db := float64(r.Server.DatabaseBytes)
+		if db <= 0 {
+			continue
+		}
+		cacheOf := comparison(r.Server.Engine).Cache
+		if cacheOf == nil {
+			continue
+		}
+		name, size, isDefault, ok := cacheOf(r.Server.Settings)
+		var cache float64
+		if ok && isDefault {
+			cache = size
+		}
+		if cache == 0 || cache >= db {
+			continue
+		}
+		if _, asked := requested(r, name); asked || c.isFactor(results.SettingPrefix+name) {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d: %s %s (the default) for a %s database", r.ID, name, engine.FormatBytes(cache), engine.FormatBytes(db)))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleDefaultCache, Severity: Warning,
+		Message:  "the server's own cache was left at the engine's default and is smaller than the database: the figures depend on the OS page cache and describe an untuned server, not a cache-bound configuration (seed 002: misleading cache settings)",
+		Evidence: listed(lines, 6), Runs: ids,
+		Fix: "size the cache explicitly (shared_buffers, innodb_buffer_pool_size, DefaultDbCachePages) for the claim being made, or vary it as a factor"})
+}
+
+// dataInRAM notes runs on a managed (local) server whose database is smaller than the
+// client machine's memory.
+func (c *checker) dataInRAM() {
+	var ids []int64
+	var lines []string
+	for _, r := range c.fin {
+		db, mem := r.Server.DatabaseBytes, r.Client.MemoryBytes
+		if !r.Server.Managed || db <= 0 || mem <= 0 || db >= mem {
+			continue
+		}
+		ids = append(ids, r.ID)
+		lines = append(lines, fmt.Sprintf("run %d: %s database, %s of RAM", r.ID, engine.FormatBytes(float64(db)), engine.FormatBytes(float64(mem))))
+	}
+	if len(ids) == 0 {
+		return
+	}
+	c.add(Finding{Rule: RuleDataInRAM, Severity: Info,
+		Message:  "the database fits in the memory of the machine the server runs on: these runs measure a cached database, not the disk (seed 002: \"database size should be bigger than RAM\" for a disk test)",
+		Evidence: listed(lines, 4), Runs: ids,
+		Fix: "for a disk-bound claim use more warehouses than fit in RAM (seed 002: ~50 GB for 32 GB of RAM); for a latency study this is usually what is wanted"})
+}

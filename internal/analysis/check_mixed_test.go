@@ -1,0 +1,72 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
+)
+
+// TestEveryRunParameterCompared: every parameter the run description declares
+// (spec.Fields), a new one included, is compared like for like with no code here: a run
+// whose value differs from the others' is named with the field's Mismatch, at the severity
+// MinorMismatch gives; a factor that varies it on purpose silences it.
+func TestEveryRunParameterCompared(t *testing.T) {
+	for i := range spec.Fields {
+		f := &spec.Fields[i]
+		// Two values of the field that read and write back differently.
+		var vals []string
+		for _, text := range []string{"2", "3", "3ms", "4ms", "true", "false"} {
+			var p spec.Params
+			if f.Set(&p, text) != nil {
+				continue
+			}
+			if v := f.Value(&p); len(vals) == 0 || v != vals[0] {
+				vals = append(vals, text)
+			}
+			if len(vals) == 2 {
+				break
+			}
+		}
+		if len(vals) != 2 {
+			t.Fatalf("%s: no two values to plant", f.Key)
+		}
+		plant := func() []results.Run {
+			runs := cleanStudy()
+			for i := range runs {
+				text := vals[0]
+				if runs[i].ID == 5 {
+					text = vals[1]
+				}
+				if err := f.Set(&runs[i].Params, text); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runs
+		}
+		name := strings.ReplaceAll(f.Key, "_", " ")
+		var found []Finding
+		for _, x := range only(Check(plant(), CheckOptions{Factors: []string{results.FactorEngine}}), RuleMixedParams) {
+			if strings.HasPrefix(x.Message, name+" differs") {
+				found = append(found, x)
+			}
+		}
+		want := Error
+		if f.MinorMismatch {
+			want = Warning
+		}
+		if len(found) != 1 || found[0].Severity != want || !strings.Contains(found[0].Message, f.Mismatch) ||
+			len(found[0].Runs) != 1 || found[0].Runs[0] != 5 {
+			t.Errorf("%s planted in run 5: %+v, want one %s finding naming it with %q", f.Key, found, want, f.Mismatch)
+		}
+		if !f.Factor {
+			continue
+		}
+		for _, x := range only(Check(plant(), CheckOptions{Factors: []string{f.Key}}), RuleMixedParams) {
+			if strings.HasPrefix(x.Message, name+" ") {
+				t.Errorf("%s is a factor, yet: %s", f.Key, x.Message)
+			}
+		}
+	}
+}
