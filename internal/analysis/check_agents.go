@@ -7,14 +7,14 @@ import (
 )
 
 // RuleAgentPart: a run driven by several agents had a part whose own figures fail the
-// client-bound, link-late or rtt-off tests: the merged run hides which agent it was.
+// client-bound or rtt-uncertain tests: the merged run hides which agent it was.
 const RuleAgentPart = "agent-part"
 
 var agentPartRule = rule{names: []string{RuleAgentPart}, check: (*checker).agentParts}
 
 // agentParts judges each agent's part of a run that several agents drove by the rules a run
-// of one process meets: its client CPU (client-bound), its link's in-run lateness
-// (link-late) and its calibration (rtt-off). A merged run's own figures are sums or upper
+// of one process meets: its client CPU (client-bound) and how uncertain the RTT its link
+// achieved is (rtt-uncertain). A merged run's own figures are sums or upper
 // bounds over its parts, so they show that something was off, not on which agent.
 func (c *checker) agentParts() {
 	for _, sev := range []Severity{Error, Warning} {
@@ -44,8 +44,8 @@ func (c *checker) agentParts() {
 }
 
 // partProblems lists what is wrong with one part's figures at severity sev: client CPU at
-// or over the warning (Warning) or error (Error) share of its cores; link lateness or
-// calibration outside the RTT tolerance (Error).
+// or over the warning (Warning) or error (Error) share of its cores; an achieved RTT
+// uncertain beyond the RTT tolerance (Error).
 func (c *checker) partProblems(r *results.Run, sev Severity) []string {
 	var out []string
 	if u, ok := clientUse(r); ok {
@@ -57,12 +57,9 @@ func (c *checker) partProblems(r *results.Run, sev Severity) []string {
 	if sev != Error || l == nil {
 		return out
 	}
-	tol := c.rttTolerance(l.RTT)
-	if late := linkLateness(l); late > tol {
-		out = append(out, fmt.Sprintf("its link released %s late at p50 (tolerance %s)", fmtDur(late), fmtDur(tol)))
-	}
-	if d := l.AchievedP50 - l.RTT; l.Samples > 0 && (d > tol || d < -tol) {
-		out = append(out, fmt.Sprintf("its link calibrated at %s for %s requested (tolerance ±%s)", fmtDur(l.AchievedP50), fmtDur(l.RTT), fmtDur(tol)))
+	got := AchievedRTT(r)
+	if u, tol := RTTUncertainty(r), c.rttTolerance(got); u > tol {
+		out = append(out, fmt.Sprintf("its link achieved %s ± %s for %s requested (tolerance %s)", fmtDur(got), fmtDur(u), fmtDur(r.Params.RTT), fmtDur(tol)))
 	}
 	return out
 }

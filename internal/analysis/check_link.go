@@ -9,17 +9,19 @@ import (
 	"github.com/dblat/dblat/internal/results"
 )
 
-// RuleRTT: the achieved RTT differs from the requested one by more than the tolerance,
-// or was not measured.
+// RuleRTT: runs that asked for added RTT record no link (an error), record no measurement
+// of what it added (a warning), or achieved an RTT other than the one requested by more
+// than the tolerance (a note: figures are placed at the RTT achieved, AchievedRTT).
 const RuleRTT = "rtt-off"
 
 var rttRule = rule{names: []string{RuleRTT}, check: (*checker).rtt}
 
-// RuleLinkLate: during the run, the latency link released data later than the RTT
-// tolerance (its in-run lateness, up and down at p50, added up).
-const RuleLinkLate = "link-late"
+// RuleRTTUncertain: the RTT a run achieved is uncertain by more than the tolerance: the
+// link's release times during the window spread that far (RTTUncertainty), so the
+// transactions met RTTs that differ by more than a point on the RTT axis can say.
+const RuleRTTUncertain = "rtt-uncertain"
 
-var linkLateRule = rule{names: []string{RuleLinkLate}, check: (*checker).linkLate}
+var rttUncertainRule = rule{names: []string{RuleRTTUncertain}, check: (*checker).rttUncertain}
 
 // RuleLinkCPU: the latency link's own timing took a large share of a CPU during the
 // window: CPU the database server on the same machine could have used.
@@ -27,7 +29,9 @@ const RuleLinkCPU = "link-cpu"
 
 var linkCPURule = rule{names: []string{RuleLinkCPU}, check: (*checker).linkCPU}
 
-// rtt flags runs whose link did not add the RTT asked for, or was not measured.
+// rtt flags runs whose link was not recorded or not measured, and notes those whose achieved
+// RTT is off the request: they are placed at the RTT achieved, which their tables' level
+// names do not say.
 func (c *checker) rtt() {
 	type lvl struct {
 		ids      []int64
@@ -43,26 +47,21 @@ func (c *checker) rtt() {
 			}
 			continue
 		}
-		if l.Samples <= 0 {
+		if l.Samples <= 0 && lateN(l.LatenessUp)+lateN(l.LatenessDown) == 0 {
 			uncal = append(uncal, r.ID)
 			continue
 		}
-		want := l.RTT
-		if r.Params.RTT != want {
-			want = r.Params.RTT
-		}
-		tol := c.rttTolerance(want)
-		d := l.AchievedP50 - want
-		if d <= tol && d >= -tol {
+		want, got := r.Params.RTT, AchievedRTT(r)
+		if tol := c.rttTolerance(want); got-want <= tol && got-want >= -tol {
 			continue
 		}
 		v := off[want]
 		if v == nil {
-			v = &lvl{min: l.AchievedP50, max: l.AchievedP50}
+			v = &lvl{min: got, max: got}
 			off[want] = v
 		}
 		v.ids = append(v.ids, r.ID)
-		v.min, v.max = min(v.min, l.AchievedP50), max(v.max, l.AchievedP50)
+		v.min, v.max = min(v.min, got), max(v.max, got)
 	}
 	if len(off) > 0 {
 		levels := make([]time.Duration, 0, len(off))
@@ -75,18 +74,17 @@ func (c *checker) rtt() {
 		for _, want := range levels {
 			v := off[want]
 			ids = append(ids, v.ids...)
-			tol := c.rttTolerance(want)
 			got := fmtDur(v.min)
 			if v.max != v.min {
 				got += "–" + fmtDur(v.max)
 			}
 			lines = append(lines, fmt.Sprintf("requested %s, achieved %s (tolerance ±%s) in %s (%s)",
-				fmtDur(want), got, fmtDur(tol), plural(len(v.ids), "run"), idList(v.ids, 8)))
+				fmtDur(want), got, fmtDur(c.rttTolerance(want)), plural(len(v.ids), "run"), idList(v.ids, 8)))
 		}
-		c.add(Finding{Rule: RuleRTT, Severity: Error,
-			Message:  "the link did not add the RTT requested: the calibrated median differs from the request by more than the tolerance, so cells named by their requested RTT were measured at another",
+		c.add(Finding{Rule: RuleRTT, Severity: Info,
+			Message:  "the link added another RTT than requested (the request plus its release lateness during the window): charts, knees and the latency model place these runs at the RTT achieved; tables name them by the request",
 			Evidence: strings.Join(lines, "; "), Runs: ids,
-			Fix: "compare cells at their achieved RTT (the report's charts, knees and latency model place them there; its tables name them by the request), or find what delays the link (a CPU-starved client: see client-bound; timer precision) and rerun"})
+			Fix: "read the achieved RTT beside the requested one; to bring them together give the client CPU (see client-bound) and keep the CPUs out of deep idle states"})
 	}
 	if len(nolink) > 0 {
 		c.add(Finding{Rule: RuleRTT, Severity: Error,
@@ -96,46 +94,47 @@ func (c *checker) rtt() {
 	}
 	if len(uncal) > 0 {
 		c.add(Finding{Rule: RuleRTT, Severity: Warning,
-			Message:  "the link was not calibrated before these runs: the RTT actually added is unknown",
+			Message:  "nothing measured what the link added in these runs (no calibration, no lateness): the RTT actually added is unknown",
 			Evidence: fmt.Sprintf("%s (%s)", plural(len(uncal), "run"), idList(uncal, 8)), Runs: uncal,
-			Fix: "rerun with calibration (the default of `dblat run` and `dblat study run`)"})
+			Fix: "rerun with a dblat that calibrates the link and records its lateness (the default of `dblat run` and `dblat study run`)"})
 	}
 }
 
-// linkLate flags runs whose link released data late during the run itself: the up and
-// down lateness at p50 added up exceed the RTT tolerance. The calibration before a run
-// measures an idle machine; this is what the run's own traffic met.
-func (c *checker) linkLate() {
+// rttUncertain flags runs whose achieved RTT is uncertain by more than the tolerance: the
+// spread of the link's release lateness during the window (RTTUncertainty). How late the
+// link was is no error by itself (the run is placed at the RTT achieved); how much that
+// varied from one transaction to the next is.
+func (c *checker) rttUncertain() {
 	var ids []int64
 	var lines []string
 	for _, r := range c.fin {
 		l := r.Link
-		if l == nil || l.LatenessUp == nil && l.LatenessDown == nil {
+		if l == nil || lateN(l.LatenessUp)+lateN(l.LatenessDown) == 0 {
 			continue
 		}
-		late := linkLateness(l)
-		tol := c.rttTolerance(l.RTT)
-		if late <= tol {
+		got, u := AchievedRTT(r), RTTUncertainty(r)
+		tol := c.rttTolerance(got)
+		if u <= tol {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: rtt %s released %s late at p50 (up %s, down %s; tolerance %s)", r.ID,
-			fmtDur(l.RTT), fmtDur(late), latePart(l.LatenessUp), latePart(l.LatenessDown), fmtDur(tol)))
+		lines = append(lines, fmt.Sprintf("run %d: rtt %s achieved %s ± %s (release lateness p50/p90 up %s, down %s; tolerance %s)", r.ID,
+			fmtDur(r.Params.RTT), fmtDur(got), fmtDur(u), latePart(l.LatenessUp), latePart(l.LatenessDown), fmtDur(tol)))
 	}
 	if len(ids) == 0 {
 		return
 	}
-	c.add(Finding{Rule: RuleLinkLate, Severity: Error,
-		Message:  "during the run the latency link released data later than the RTT tolerance: the RTT the terminals met was larger than the one requested and calibrated",
+	c.add(Finding{Rule: RuleRTTUncertain, Severity: Error,
+		Message:  "the RTT these runs achieved is uncertain by more than the tolerance: the link's release times spread that far during the window, so their transactions met different RTTs and no point on the RTT axis stands for them",
 		Evidence: listed(lines, 8), Runs: ids,
 		Fix: "give the client CPU (fewer terminals, a separate client machine), hold the CPUs out of deep idle states (the default where permitted; see --no-cpu-latency-hold), and rerun"})
 }
 
 func latePart(l *results.Lateness) string {
-	if l == nil {
+	if lateN(l) == 0 {
 		return "–"
 	}
-	return fmtDur(l.P50)
+	return fmtDur(l.P50) + "/" + fmtDur(l.P90)
 }
 
 // linkCPU flags runs whose latency link used more than a quarter of a CPU for its timing

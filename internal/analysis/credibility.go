@@ -242,8 +242,8 @@ type rule struct {
 var rules = []rule{
 	mixedRule, versionSettingsRule, conflictsRule, settingNotAppliedRule, engineAdviceRule,
 	defaultCacheRule, dataInRAMRule, errorRateRule, retryRateRule, overloadRule,
-	fewRepeatsRule, variationRule, clientBoundRule, rttRule, linkLateRule, linkCPURule,
-	warmupRule, agentPartRule,
+	fewRepeatsRule, variationRule, clientBoundRule, rttRule, rttUncertainRule, linkCPURule,
+	warmupRule, agentPartRule, stalledRule,
 }
 
 // checker is the state of one Check that its rules share: the runs grouped into cells, the
@@ -309,18 +309,6 @@ func clientUse(r *results.Run) (float64, bool) {
 		return 0, false
 	}
 	return r.Client.CPUSeconds / (el * float64(r.Client.Cores)), true
-}
-
-// linkLateness is how late the link released data in the run, up and down at p50 added up:
-// the RTT the terminals met beyond the one calibrated.
-func linkLateness(l *results.Link) time.Duration {
-	var late time.Duration
-	for _, x := range []*results.Lateness{l.LatenessUp, l.LatenessDown} {
-		if x != nil {
-			late += x.P50
-		}
-	}
-	return late
 }
 
 // byCount orders the values of vals by their number of runs (most first), then by value.

@@ -187,7 +187,7 @@ func RTTUncertainty(r *results.Run) time.Duration {
 			if lateN(x) == 0 {
 				return 0
 			}
-			return x.P90 - x.P50
+			return max(x.P90-x.P50, 0)
 		}
 		return spread(l.LatenessUp) + spread(l.LatenessDown)
 	case l.Samples > 0:
