@@ -1,0 +1,147 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/runner"
+)
+
+// deliveryHeavyMix is 4,4,4,80,8: Deliveries of one warehouse fight for each district's
+// oldest NEW-ORDER row, and the few New-Orders and Payments meet them on the customer and
+// district rows. It is the mix under which the batched and procedure modes once deadlocked
+// or lost rows where the client mode did not.
+var deliveryHeavyMix = Mix{NewOrder: 4, Payment: 4, OrderStatus: 4, Delivery: 80, StockLevel: 8}
+
+// contentionWarmup and contentionWindow are each mode's warm-up and measurement window in
+// TestModesUnderContention. A lock cycle among Deliveries forms within the first few
+// Deliveries and, on Firebird, which looks for deadlocks after 10 s at best, then holds
+// every terminal: the warm-up lets it form, so that the window has no commits. The window
+// is long enough for some hundred Deliveries to queue for the same rows on each engine,
+// short enough that nine runs and three loads stay well within a minute and a half.
+const (
+	contentionWarmup = time.Second
+	contentionWindow = 3 * time.Second
+)
+
+// modeRun is what one mode's run under contention did: the runner's figures per
+// transaction type and the orders its Deliveries delivered (counted in the database, since
+// a Delivery of a district without undelivered orders commits too).
+type modeRun struct {
+	tx        map[string]results.TxSummary
+	examples  map[string][]string
+	delivered int64
+}
+
+// errorCount is the number of errors of class in type typ.
+func (r modeRun) errorCount(typ, class string) int64 { return r.tx[typ].Errors[class] }
+
+// TestModesUnderContention runs the Delivery-heavy mix with 16 terminals on one warehouse,
+// through the runner, in every mode on every engine, each mode on its own copy of one
+// load. Every mode must deliver orders, and no mode may fail with an error the client
+// mode does not have: an error class in a transaction type where the client mode showed
+// none (a deadlock, a row that vanished, a lost race for a row). The client mode itself
+// must not fail a Delivery, since its locking read makes Deliveries queue instead of
+// colliding, and no mode may fail with an error that is not a retryable conflict.
+func TestModesUnderContention(t *testing.T) {
+	for _, e := range modeEngines {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			src := e.empty(t)
+			tg := open(t, e.eng, src, engine.OpenOptions{})
+			if err := Load(ctx, tg, LoadConfig{Warehouses: 1, Seed: 7}); err != nil {
+				t.Fatal(err)
+			}
+			tg.DB.Close()
+			dsns := map[string]string{ModeClient: src}
+			for _, m := range Modes[1:] {
+				dsns[m] = e.clone(t, src)
+			}
+			runs := map[string]modeRun{}
+			for _, m := range Modes {
+				runs[m] = runUnderContention(t, e.eng, dsns[m], m)
+			}
+			for _, m := range Modes {
+				r := runs[m]
+				t.Logf("%s mode: %d orders delivered by %d Deliveries; errors %s", m, r.delivered, r.tx[txNames[txDelivery]].Committed, errorSummary(r))
+				if d := r.tx[txNames[txDelivery]]; d.Committed == 0 || r.delivered == 0 {
+					t.Errorf("%s mode: %d Deliveries committed, %d orders delivered in %v; want some (a stall?)", m, d.Committed, r.delivered, contentionWindow)
+				}
+				for _, typ := range txNames {
+					for class, n := range r.tx[typ].Errors {
+						switch {
+						case n == 0:
+						case class != engine.ClassRetryable.String():
+							t.Errorf("%s mode, %s: %d errors of class %s (e.g. %v)", m, typ, n, class, r.examples[class])
+						case m == ModeClient && typ == txNames[txDelivery]:
+							t.Errorf("client mode: %d Deliveries failed (e.g. %v); its locking read should make them queue", n, r.examples[class])
+						case m != ModeClient && runs[ModeClient].errorCount(typ, class) == 0:
+							t.Errorf("%s mode, %s: %d %s errors, the client mode none (e.g. %v)", m, typ, n, class, r.examples[class])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// runUnderContention runs the Delivery-heavy mix in mode on the loaded database dsn and
+// returns what it did: the runner's figures of the window, the orders delivered from the
+// start of the warm-up to the end of the run.
+func runUnderContention(t *testing.T, e engine.Engine, dsn, mode string) modeRun {
+	t.Helper()
+	ctx := context.Background()
+	tg := open(t, e, dsn, engine.OpenOptions{})
+	defer tg.DB.Close()
+	// In a transaction of its own: Firebird's driver runs a statement outside one in a
+	// long-lived transaction, whose snapshot may be older than the run.
+	delivered := func() int64 {
+		tx, err := tg.DB.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var n int64
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NOT NULL").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := delivered()
+	w, err := New(tg, Config{Seed: 8, Mix: deliveryHeavyMix, Mode: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 16, Warmup: contentionWarmup, Duration: contentionWindow})
+	if err != nil {
+		t.Fatalf("%s mode: %v", mode, err)
+	}
+	r := modeRun{tx: map[string]results.TxSummary{}, examples: res.Summary.ErrorExamples, delivered: delivered() - before}
+	for _, s := range res.Tx {
+		r.tx[s.Type] = s
+	}
+	return r
+}
+
+// errorSummary renders a run's errors as "delivery retryable 3, ..." or "none".
+func errorSummary(r modeRun) string {
+	var parts []string
+	for _, typ := range txNames {
+		for class, n := range r.tx[typ].Errors {
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s %d", typ, class, n))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
