@@ -74,8 +74,9 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 // TestRunEndsOnTime checks that a run on Firebird ends within a few seconds of its window
 // even when transactions are stuck in a deadlock the server is slow to find (the stalls of
 // issue 12: batched and procedure cells ran 10 to 40 s past their window). First two
-// terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes, whose
-// Deliveries can deadlock.
+// terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes (whose
+// Deliveries once deadlocked), and must commit Deliveries and fail no transaction except
+// by the update conflicts of Firebird 3.0 on hot rows (see lostRaces).
 func TestRunEndsOnTime(t *testing.T) {
 	e := firebird.Engine{}
 	t.Run("deadlock", func(t *testing.T) {
@@ -109,6 +110,31 @@ func TestRunEndsOnTime(t *testing.T) {
 			if over > overrunLimit {
 				t.Errorf("%s: the run ended %v after its window, want at most %v", mode, over, overrunLimit)
 			}
+			for _, tx := range res.Tx {
+				if tx.Type == "delivery" && tx.Committed == 0 {
+					t.Errorf("%s: no Delivery committed in the window", mode)
+				}
+				for class, n := range tx.Errors {
+					if n == 0 {
+						continue
+					}
+					if lostRaces[tx.Type] && class == engine.ClassRetryable.String() {
+						if all := tx.Committed + tx.Rollbacks + n; 4*n > all {
+							t.Errorf("%s: %d of %d %s transactions lost a race for a row; want at most a quarter", mode, n, all, tx.Type)
+						}
+						continue
+					}
+					t.Errorf("%s: %d %s transactions failed with %s errors (e.g. %v)", mode, n, tx.Type, class, res.Summary.ErrorExamples[class])
+				}
+			}
 		}
 	})
 }
+
+// lostRaces are the TPC-C transactions that may fail with an update conflict on Firebird
+// 3.0, in every mode: New-Order and Payment update the district and warehouse rows every
+// terminal of a warehouse updates, and a READ COMMITTED write that waited for a concurrent
+// writer of its row can fail once that one commits (no statement restart before 4.0;
+// NO_RECORD_VERSION makes it rarer, not impossible). With 10 terminals on one warehouse at
+// the default mix about 3 % of New-Orders and 6-10 % of Payments lose so.
+var lostRaces = map[string]bool{"new_order": true, "payment": true}

@@ -38,16 +38,14 @@ type modeRun struct {
 	delivered int64
 }
 
-// errorCount is the number of errors of class in type typ.
-func (r modeRun) errorCount(typ, class string) int64 { return r.tx[typ].Errors[class] }
-
 // TestModesUnderContention runs the Delivery-heavy mix with 16 terminals on one warehouse,
 // through the runner, in every mode on every engine, each mode on its own copy of one
-// load. Every mode must deliver orders, and no mode may fail with an error the client
-// mode does not have: an error class in a transaction type where the client mode showed
-// none (a deadlock, a row that vanished, a lost race for a row). The client mode itself
-// must not fail a Delivery, since its locking read makes Deliveries queue instead of
-// colliding, and no mode may fail with an error that is not a retryable conflict.
+// load. Every mode must commit Deliveries in the window and deliver orders, and no mode may
+// fail a transaction, with one exception: on an engine whose writes can lose races
+// (modeEngine.conflicts), New-Order and Payment may lose some for their hot rows, in every
+// mode alike. The client mode has no other error (its Deliveries queue on their locking
+// read); a deadlock, a vanished row or a lost race in another mode is an error it does
+// not have.
 func TestModesUnderContention(t *testing.T) {
 	for _, e := range modeEngines {
 		t.Run(e.name, func(t *testing.T) {
@@ -63,27 +61,26 @@ func TestModesUnderContention(t *testing.T) {
 			for _, m := range Modes[1:] {
 				dsns[m] = e.clone(t, src)
 			}
-			runs := map[string]modeRun{}
 			for _, m := range Modes {
-				runs[m] = runUnderContention(t, e.eng, dsns[m], m)
-			}
-			for _, m := range Modes {
-				r := runs[m]
+				r := runUnderContention(t, e.eng, dsns[m], m)
 				t.Logf("%s mode: %d orders delivered by %d Deliveries; errors %s", m, r.delivered, r.tx[txNames[txDelivery]].Committed, errorSummary(r))
 				if d := r.tx[txNames[txDelivery]]; d.Committed == 0 || r.delivered == 0 {
 					t.Errorf("%s mode: %d Deliveries committed, %d orders delivered in %v; want some (a stall?)", m, d.Committed, r.delivered, contentionWindow)
 				}
-				for _, typ := range txNames {
-					for class, n := range r.tx[typ].Errors {
-						switch {
-						case n == 0:
-						case class != engine.ClassRetryable.String():
-							t.Errorf("%s mode, %s: %d errors of class %s (e.g. %v)", m, typ, n, class, r.examples[class])
-						case m == ModeClient && typ == txNames[txDelivery]:
-							t.Errorf("client mode: %d Deliveries failed (e.g. %v); its locking read should make them queue", n, r.examples[class])
-						case m != ModeClient && runs[ModeClient].errorCount(typ, class) == 0:
-							t.Errorf("%s mode, %s: %d %s errors, the client mode none (e.g. %v)", m, typ, n, class, r.examples[class])
+				for typ, name := range txNames {
+					tx := r.tx[name]
+					for class, n := range tx.Errors {
+						if n == 0 {
+							continue
 						}
+						if e.conflicts && hotRow[typ] && class == engine.ClassRetryable.String() {
+							// Lost races for a hot row, in every mode on this engine.
+							if all := tx.Committed + tx.Rollbacks + n; 4*n > all {
+								t.Errorf("%s mode: %d of %d %s transactions lost a race for a row; want at most a quarter", m, n, all, name)
+							}
+							continue
+						}
+						t.Errorf("%s mode, %s: %d errors of class %s (e.g. %v)", m, name, n, class, r.examples[class])
 					}
 				}
 			}
