@@ -83,7 +83,7 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 		oldest := tx.StmtContext(ctx, st.dlOldest)
 		del := tx.StmtContext(ctx, st.dlDelete)
 		for d := 1; d <= districtsPerW; d++ {
-			oID, err := takeOldestNewOrder(ctx, oldest, del, in.wID, d)
+			oID, err := takeOldestNewOrder(ctx, oldest, del, canLockOldest(w.d), in.wID, d)
 			if err != nil {
 				return err
 			}
@@ -114,11 +114,12 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 }
 
 // takeOldestNewOrder deletes the NEW-ORDER row with the lowest NO_O_ID of district (w, d)
-// and returns its O_ID, or 0 if the district has none (§2.7.4.2). oldest locks the row it
-// reads where the dialect can, so the DELETE finds it; otherwise, if a concurrent Delivery
-// took it first, the DELETE finds nothing once that one commits, and the next oldest is
-// looked up with a fresh statement snapshot.
-func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, w, d int) (int, error) {
+// and returns its O_ID, or 0 if the district has none (§2.7.4.2). When locked, oldest
+// locks the row it reads (dlOldestLockedSQL), so the DELETE must find it, as in the other
+// modes, and an error says when it did not. Otherwise, if a concurrent Delivery took the
+// row first, the DELETE finds nothing once that one commits, and the next oldest is looked
+// up with a fresh statement snapshot, at most maxDeliveryRetries times.
+func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, locked bool, w, d int) (int, error) {
 	for range maxDeliveryRetries {
 		var oID sql.NullInt64
 		if err := oldest.QueryRowContext(ctx, w, d).Scan(&oID); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -137,6 +138,9 @@ func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, w, d int) (i
 		}
 		if n == 1 {
 			return int(oID.Int64), nil
+		}
+		if locked {
+			return 0, fmt.Errorf("tpcc: delivery: new order %d/%d/%d, read with a lock, not found", w, d, oID.Int64)
 		}
 	}
 	return 0, fmt.Errorf("tpcc: delivery %d/%d: the oldest new order vanished %d times", w, d, maxDeliveryRetries)
