@@ -114,6 +114,7 @@ func TestRunEndsOnTime(t *testing.T) {
 				t.Errorf("%s: the run ended %v after its window, want at most %v", mode, over, overrunLimit)
 			}
 			for _, tx := range res.Tx {
+				t.Logf("%s: %s committed %d, errors %v", mode, tx.Type, tx.Committed, tx.Errors)
 				if tx.Type == "delivery" && tx.Committed == 0 {
 					t.Errorf("%s: no Delivery committed in the window", mode)
 				}
