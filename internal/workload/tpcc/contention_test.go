@@ -23,7 +23,8 @@ var deliveryHeavyMix = Mix{NewOrder: 4, Payment: 4, OrderStatus: 4, Delivery: 80
 // Deliveries and, on Firebird, which looks for deadlocks after 10 s at best, then holds
 // every terminal: the warm-up lets it form, so that the window has no commits. The window
 // is long enough for some hundred Deliveries to queue for the same rows on each engine,
-// short enough that nine runs and three loads stay well within a minute and a half.
+// short enough that nine runs, three loads and six copies take under a minute on a quiet
+// machine (the engines in parallel; about two with others' tests running).
 const (
 	contentionWarmup = time.Second
 	contentionWindow = 3 * time.Second
