@@ -3,6 +3,9 @@ package firebird_test
 import (
 	"context"
 	"database/sql"
+	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,8 +82,9 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 // TestRunEndsOnTime checks that a run on Firebird ends within a few seconds of its window
 // even when transactions are stuck in a deadlock the server is slow to find (the stalls of
 // issue 12: batched and procedure cells ran 10 to 40 s past their window). First two
-// terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes, whose
-// Deliveries can deadlock.
+// terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes (whose
+// Deliveries once deadlocked), and must commit Deliveries and fail no transaction except
+// by the update conflicts of Firebird 3.0 on hot rows (see lostRaces).
 func TestRunEndsOnTime(t *testing.T) {
 	e := firebird.Engine{}
 	t.Run("deadlock", func(t *testing.T) {
@@ -114,6 +118,120 @@ func TestRunEndsOnTime(t *testing.T) {
 			if over > overrunLimit {
 				t.Errorf("%s: the run ended %v after its window, want at most %v", mode, over, overrunLimit)
 			}
+			for _, tx := range res.Tx {
+				t.Logf("%s: %s committed %d, errors %v", mode, tx.Type, tx.Committed, tx.Errors)
+				if tx.Type == "delivery" && tx.Committed == 0 {
+					t.Errorf("%s: no Delivery committed in the window", mode)
+				}
+				for class, n := range tx.Errors {
+					if n == 0 {
+						continue
+					}
+					if lostRaces[tx.Type] && class == engine.ClassRetryable.String() {
+						if all := tx.Committed + tx.Rollbacks + n; 4*n > all {
+							t.Errorf("%s: %d of %d %s transactions lost a race for a row; want at most a quarter", mode, n, all, tx.Type)
+						}
+						continue
+					}
+					t.Errorf("%s: %d %s transactions failed with %s errors (e.g. %v)", mode, n, tx.Type, class, res.Summary.ErrorExamples[class])
+				}
+			}
 		}
 	})
+}
+
+// lostRaces are the TPC-C transactions that may fail with an update conflict on Firebird
+// 3.0, in every mode: New-Order and Payment update the district and warehouse rows every
+// terminal of a warehouse updates, and a READ COMMITTED write that waited for a concurrent
+// writer of its row can fail once that one commits (no statement restart before 4.0;
+// NO_RECORD_VERSION makes it rarer, not impossible). With 10 terminals on one warehouse at
+// the default mix about 3 % of New-Orders and 6-10 % of Payments lose so.
+var lostRaces = map[string]bool{"new_order": true, "payment": true}
+
+// TestCanceledStatementEnds checks that a canceled statement whose answer never comes
+// returns soon after its context ends, as a run needs when its drain time is over: Open
+// drops the connection when the canceled statement has not answered within its grace.
+// The answer is swallowed on its way back (through OpenOptions.Dial); 2 of 15 TPC-C runs
+// on 3.0.11 waited so for good before.
+func TestCanceledStatementEnds(t *testing.T) {
+	ctx := context.Background()
+	dsn := fbtest.NewDatabase(t, "Super")
+	var swallow atomic.Bool
+	var mu sync.Mutex
+	var raw []net.Conn
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		raw = append(raw, c)
+		mu.Unlock()
+		return swallowingConn{c, &swallow}, nil
+	}
+	db := open(t, dsn, engine.OpenOptions{Dial: dial})
+	mustExec(t, db, "CREATE TABLE swallow_rows (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
+	mustExec(t, db, "INSERT INTO swallow_rows VALUES (1, 0)")
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Prepared first, as the workloads' statements are: the execution is then one
+	// request and one answer.
+	stmt, err := conn.PrepareContext(ctx, "UPDATE swallow_rows SET v = v + 1 WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	txStmt := tx.StmtContext(ctx, stmt)
+	// Once unhindered: the driver begins the transaction with its first statement.
+	if _, err := txStmt.ExecContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	swallow.Store(true)
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := txStmt.ExecContext(cctx, 1)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		elapsed := time.Since(start)
+		t.Logf("canceled after 300 ms, returned after %v: %v", elapsed.Round(time.Millisecond), err)
+		if err == nil {
+			t.Error("the statement whose answer was swallowed succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the canceled statement had not returned 5 s after it began")
+		mu.Lock()
+		for _, c := range raw {
+			c.Close() // ends the wait, so that the connection can be closed
+		}
+		mu.Unlock()
+		<-done
+	}
+}
+
+// swallowingConn discards what the server sends once *swallow is set.
+type swallowingConn struct {
+	net.Conn
+	swallow *atomic.Bool
+}
+
+func (c swallowingConn) Read(b []byte) (int, error) {
+	for {
+		n, err := c.Conn.Read(b)
+		if err != nil || !c.swallow.Load() {
+			return n, err
+		}
+	}
 }

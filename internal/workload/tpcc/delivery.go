@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dblat/dblat/internal/engine"
 )
 
 // deliveryInput is the terminal input of one Delivery (§2.7.1).
@@ -27,10 +29,11 @@ type deliveryOutput struct {
 
 // maxDeliveryRetries bounds how often one district's oldest NEW-ORDER row may vanish under
 // a Delivery (taken by a concurrent Delivery of the same warehouse) before it gives up. With
-// a locking read (see dlOldest) a row does not vanish once read; without one, Deliveries of
-// one warehouse queue for each district's oldest row, the last of k finds it gone at least
-// k−1 times, and later ones can overtake it. 100 is ten times TPC-C's 10 terminals per
-// warehouse.
+// the locking read of dlOldestLockedSQL, which every mode uses where the dialect has one
+// (canLockOldest), a row does not vanish once read; only ModeClient on a dialect without
+// one retries: Deliveries of one warehouse then queue for each district's oldest row, the
+// last of k finds it gone at least k−1 times, and later ones can overtake it. 100 is ten
+// times TPC-C's 10 terminals per warehouse.
 const maxDeliveryRetries = 100
 
 type deliveryStmts struct {
@@ -45,8 +48,8 @@ func (s *deliveryStmts) prepare(p *preparer) {
 	// again, and later Deliveries overtook it: 644 of 1,244 Deliveries failed with 16
 	// terminals on one warehouse and an 80 % Delivery mix. A dialect that cannot lock a
 	// read falls back to MIN, and the DELETE says whether the row was still there.
-	if p.d.LimitOne != nil && p.d.ForUpdate != "" {
-		s.dlOldest = p.prep(p.d.LimitOne("SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id") + p.d.ForUpdate)
+	if canLockOldest(p.d) {
+		s.dlOldest = p.prep(dlOldestLockedSQL(p.d))
 	} else {
 		s.dlOldest = p.prep("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?")
 	}
@@ -80,7 +83,7 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 		oldest := tx.StmtContext(ctx, st.dlOldest)
 		del := tx.StmtContext(ctx, st.dlDelete)
 		for d := 1; d <= districtsPerW; d++ {
-			oID, err := takeOldestNewOrder(ctx, oldest, del, in.wID, d)
+			oID, err := takeOldestNewOrder(ctx, oldest, del, canLockOldest(w.d), in.wID, d)
 			if err != nil {
 				return err
 			}
@@ -111,11 +114,12 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 }
 
 // takeOldestNewOrder deletes the NEW-ORDER row with the lowest NO_O_ID of district (w, d)
-// and returns its O_ID, or 0 if the district has none (§2.7.4.2). oldest locks the row it
-// reads where the dialect can, so the DELETE finds it; otherwise, if a concurrent Delivery
-// took it first, the DELETE finds nothing once that one commits, and the next oldest is
-// looked up with a fresh statement snapshot.
-func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, w, d int) (int, error) {
+// and returns its O_ID, or 0 if the district has none (§2.7.4.2). When locked, oldest
+// locks the row it reads (dlOldestLockedSQL), so the DELETE must find it, as in the other
+// modes, and an error says when it did not. Otherwise, if a concurrent Delivery took the
+// row first, the DELETE finds nothing once that one commits, and the next oldest is looked
+// up with a fresh statement snapshot, at most maxDeliveryRetries times.
+func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, locked bool, w, d int) (int, error) {
 	for range maxDeliveryRetries {
 		var oID sql.NullInt64
 		if err := oldest.QueryRowContext(ctx, w, d).Scan(&oID); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -135,8 +139,27 @@ func takeOldestNewOrder(ctx context.Context, oldest, del *sql.Stmt, w, d int) (i
 		if n == 1 {
 			return int(oID.Int64), nil
 		}
+		if locked {
+			return 0, fmt.Errorf("tpcc: delivery: new order %d/%d/%d, read with a lock, not found", w, d, oID.Int64)
+		}
 	}
 	return 0, fmt.Errorf("tpcc: delivery %d/%d: the oldest new order vanished %d times", w, d, maxDeliveryRetries)
+}
+
+// canLockOldest reports whether dialect d can read a district's oldest NEW-ORDER row with
+// a lock (dlOldestLockedSQL): it needs a spelling of "first row only" and a locking read.
+// ModeBatched requires it (checkMode); ModeClient falls back to MIN and a retry without.
+func canLockOldest(d engine.Dialect) bool { return d.LimitOne != nil && d.ForUpdate != "" }
+
+// dlOldestLockedSQL reads the oldest NEW-ORDER row of district (no_w_id, no_d_id) = (?, ?)
+// and locks it until the transaction ends (§2.7.4.2): ... ORDER BY no_o_id LIMIT 1 FOR
+// UPDATE, or ROWS 1 WITH LOCK. Every mode reads it so, one district after another in
+// district order, the procedures in their own language (procedures_*.go); a transaction
+// that waited for the row reads the next oldest once the holder commits (PostgreSQL's
+// LockRows, InnoDB's locking read and Firebird's NO_RECORD_VERSION read all skip a row
+// deleted meanwhile). It returns no row when the district has no undelivered order.
+func dlOldestLockedSQL(d engine.Dialect) string {
+	return d.LimitOne("SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id") + d.ForUpdate
 }
 
 // deliverLines sets OL_DELIVERY_D of order (w, d, o)'s lines and returns Σ OL_AMOUNT,

@@ -37,7 +37,7 @@
 //     keys become one statement with an IN list, and values only the server combines stay
 //     there. New-Order is two batches (the client must see which items exist before it
 //     may commit), Payment and Order-Status one or two (two when the customer is chosen
-//     by name), Delivery three, Stock-Level one. Files: *_batched.go, batch.go.
+//     by name), Delivery two, Stock-Level one. Files: *_batched.go, batch.go.
 //   - ModeProcedure: one call of a stored procedure per transaction, as in HammerDB,
 //     installed by Load (and by Prepare on databases loaded before). The sources are
 //     TPC-C's, so they live here, one file per Dialect.ProcedureLanguage
@@ -70,12 +70,20 @@
 // proceed with the committed value: no lost updates and no serialization failures, so
 // contention shows up as response time, as on a locking engine. Nothing is read before
 // it is locked except data no transaction changes (W_TAX, D_TAX, C_DISCOUNT, ITEM,
-// S_DIST_xx and S_DATA, the customers of a last name), which is why SELECT ... FOR UPDATE
-// is not needed. Delivery finds the oldest NEW-ORDER row with MIN and deletes it; if a
-// concurrent Delivery took it first, the DELETE changes nothing and the next oldest is
-// looked up again. How long a transaction holds its locks is what the modes change: a
-// New-Order holds its district row for its remaining round trips, so under latency the
-// modes differ in contention as much as in waiting.
+// S_DIST_xx and S_DATA, the customers of a last name). The one row that must be found
+// before it can be written is each district's oldest NEW-ORDER row: Delivery reads it
+// with a lock (SELECT ... ORDER BY no_o_id LIMIT 1 FOR UPDATE, or ROWS 1 WITH LOCK on
+// Firebird), so concurrent Deliveries of a warehouse queue for it and a waiter gets the
+// next oldest. Every mode locks in the same order: New-Order the district, then stock rows
+// in item order; Payment the warehouse, the district, the customer; Delivery the
+// districts' NEW-ORDER rows in district order, then orders, order lines and customers
+// (the batched mode all ten NEW-ORDER rows first, which keeps that order among
+// Deliveries), so a mode cannot deadlock where another does not. How long a transaction
+// holds its locks is what the modes change: a New-Order holds its district row for its
+// remaining round trips, so under latency the modes differ in contention as much as in
+// waiting. TestModesUnderContention runs 16 terminals on one warehouse at 80 % Delivery
+// in every mode and engine and allows no error but the update conflicts Firebird 3.0 has
+// on hot rows in every mode.
 //
 // Order-Status and Stock-Level are read-only transactions at Dialect.SnapshotIsolation
 // (REPEATABLE READ on PostgreSQL): each sees one committed state, and read-only snapshot

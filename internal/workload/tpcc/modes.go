@@ -45,8 +45,8 @@ func (m mode) String() string { return Modes[m] }
 
 // checkMode resolves name ("" is ModeClient) for engine e and says, when e cannot run it,
 // which capability it lacks. Capabilities, not engine names, decide: batched needs an
-// engine.Batcher and Dialect.Concat, procedure a Dialect.ProcedureLanguage this package
-// has procedures in.
+// engine.Batcher, Dialect.Concat and a locking read of one row (canLockOldest), procedure
+// a Dialect.ProcedureLanguage this package has procedures in.
 func checkMode(name string, e engine.Engine) (mode, error) {
 	switch name {
 	case "", ModeClient:
@@ -57,6 +57,9 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 		}
 		if e.Dialect().Concat == nil {
 			return 0, option.Errorf(OptionMode, "%s cannot run on %s: its dialect cannot concatenate strings in SQL (no Dialect.Concat)", name, e.Name())
+		}
+		if !canLockOldest(e.Dialect()) {
+			return 0, fmt.Errorf("tpcc: engine %s cannot run mode %s: its dialect cannot read one row with a lock (Delivery needs Dialect.LimitOne and Dialect.ForUpdate)", e.Name(), name)
 		}
 		return modeBatched, nil
 	case ModeProcedure:

@@ -34,20 +34,27 @@ import (
 )
 
 // modeEngine is an engine under test: how to get an empty database on its shared test
-// server and how to copy a database no connection is using.
+// server and how to copy a database no connection is using, and whether its writes can
+// lose races.
 type modeEngine struct {
 	name  string
 	eng   engine.Engine
 	empty func(t testing.TB) string
 	clone func(t testing.TB, dsn string) string
+	// conflicts is set when a READ COMMITTED write that waited for a concurrent writer of
+	// its row can fail with an update conflict once that one commits, in every mode:
+	// Firebird 3.0 has no statement restart (see package firebird), so of several
+	// transactions queued on a hot row one may lose. PostgreSQL and InnoDB apply the
+	// write to the committed row instead.
+	conflicts bool
 }
 
 var cloneSeq atomic.Int64
 
 var modeEngines = []modeEngine{
-	{"postgres", postgres.Engine{}, pgtest.NewDatabase, clonePostgres},
-	{"mariadb", mariadb.Engine{}, mariadbtest.NewDatabase, cloneMariaDB},
-	{"firebird", firebird.Engine{}, func(t testing.TB) string { return fbtest.NewDatabase(t, "Super") }, cloneFirebird},
+	{"postgres", postgres.Engine{}, pgtest.NewDatabase, clonePostgres, false},
+	{"mariadb", mariadb.Engine{}, mariadbtest.NewDatabase, cloneMariaDB, false},
+	{"firebird", firebird.Engine{}, func(t testing.TB) string { return fbtest.NewDatabase(t, "Super") }, cloneFirebird, true},
 }
 
 // open opens dsn with e; the pool is closed when t ends.
@@ -444,7 +451,7 @@ func TestModesAgree(t *testing.T) {
 					}
 				}
 				// Concurrent terminals, every type frequent: the conditions hold.
-				counts := runTerminals(t, w, tg.DB, 4, 25)
+				counts := runTerminals(t, w, tg.DB, 4, 25, e.conflicts)
 				t.Logf("%s mode, concurrent: %v", m, counts)
 				allChecksHold(t, tg)
 				// Closed now: on Firebird, DROP TABLE below waits for every attachment

@@ -54,7 +54,7 @@ import (
 
 // procMarker is in the source of every procedure of this version; Prepare reinstalls the
 // procedures when the database holds another version (or none).
-const procMarker = "dblat tpcc procedures v1"
+const procMarker = "dblat tpcc procedures v2"
 
 // procNames are the procedures, in the order of the transaction types.
 var procNames = [numTxTypes]string{"tpcc_new_order", "tpcc_payment", "tpcc_order_status", "tpcc_delivery", "tpcc_stock_level"}

@@ -195,29 +195,27 @@ END $$`,
 LANGUAGE plpgsql AS $$
 -- ` + procMarker + `: Delivery (§2.7.4.2), all ten districts in one transaction.
 DECLARE
-	v_d integer; v_try integer; v_o integer; v_c integer; v_n integer; v_sum numeric;
+	v_d integer; v_o integer; v_c integer; v_n integer; v_sum numeric;
 BEGIN
 	COMMIT;
 	SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 	out_skipped := 0;
 	out_delivered := '';
 	FOR v_d IN 1 .. 10 LOOP
-		-- The oldest NEW-ORDER row; the DELETE locks it and says whether a concurrent
-		-- Delivery took it first, then the next oldest is looked up (maxDeliveryRetries).
-		FOR v_try IN 1 .. 10 LOOP
-			SELECT min(no_o_id) INTO v_o FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d;
-			EXIT WHEN v_o IS NULL;
-			DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d AND no_o_id = v_o;
-			GET DIAGNOSTICS v_n = ROW_COUNT;
-			EXIT WHEN v_n = 1;
-			IF v_try = 10 THEN
-				RAISE EXCEPTION 'tpcc: delivery %/%: the oldest new order vanished 10 times', p_w_id, v_d;
-			END IF;
-		END LOOP;
-		IF v_o IS NULL THEN
+		-- The oldest NEW-ORDER row, locked as it is read, district after district as in
+		-- the other modes (dlOldestLockedSQL): a Delivery that waited for it gets the next
+		-- oldest, and the DELETE finds it.
+		SELECT no_o_id INTO v_o FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d
+			ORDER BY no_o_id LIMIT 1 FOR UPDATE;
+		IF NOT FOUND THEN
 			out_skipped := out_skipped + 1;
 			out_delivered := out_delivered || ' 0';
 			CONTINUE;
+		END IF;
+		DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d AND no_o_id = v_o;
+		GET DIAGNOSTICS v_n = ROW_COUNT;
+		IF v_n <> 1 THEN
+			RAISE EXCEPTION 'tpcc: delivery: new order %/%/% not found', p_w_id, v_d, v_o;
 		END IF;
 		UPDATE orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = v_d AND o_id = v_o
 			RETURNING o_c_id INTO STRICT v_c;

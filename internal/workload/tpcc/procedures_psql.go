@@ -213,8 +213,7 @@ END`,
 	`CREATE OR ALTER PROCEDURE tpcc_delivery (p_w_id INTEGER, p_carrier_id INTEGER, p_delivery_d TIMESTAMP)
 RETURNS (out_skipped INTEGER, out_delivered VARCHAR(200))
 AS
-DECLARE v_d INTEGER; DECLARE v_try INTEGER; DECLARE v_o INTEGER; DECLARE v_c INTEGER; DECLARE v_n INTEGER;
-DECLARE v_sum NUMERIC(18,2);
+DECLARE v_d INTEGER; DECLARE v_o INTEGER; DECLARE v_c INTEGER; DECLARE v_sum NUMERIC(18,2);
 BEGIN
 	/* ` + procMarker + `: Delivery (§2.7.4.2), all ten districts in one transaction. */
 	out_skipped = 0;
@@ -222,19 +221,12 @@ BEGIN
 	v_d = 1;
 	WHILE (v_d <= 10) DO
 	BEGIN
-		/* The oldest NEW-ORDER row; the DELETE locks it and says whether a concurrent
-		   Delivery took it first, then the next oldest is looked up (maxDeliveryRetries). */
-		v_try = 1;
-		WHILE (1 = 1) DO
-		BEGIN
-			v_o = NULL;
-			SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = :p_w_id AND no_d_id = :v_d INTO :v_o;
-			IF (v_o IS NULL) THEN LEAVE;
-			DELETE FROM new_order WHERE no_w_id = :p_w_id AND no_d_id = :v_d AND no_o_id = :v_o;
-			IF (ROW_COUNT = 1) THEN LEAVE;
-			IF (v_try = 10) THEN EXCEPTION tpcc_error 'tpcc: the oldest new order vanished 10 times';
-			v_try = v_try + 1;
-		END
+		/* The oldest NEW-ORDER row, locked as it is read, district after district as in
+		   the other modes (dlOldestLockedSQL): a Delivery that waited for it gets the next
+		   oldest, and the DELETE finds it. */
+		v_o = NULL;
+		SELECT no_o_id FROM new_order WHERE no_w_id = :p_w_id AND no_d_id = :v_d
+			ORDER BY no_o_id ROWS 1 WITH LOCK INTO :v_o;
 		IF (v_o IS NULL) THEN
 		BEGIN
 			out_skipped = out_skipped + 1;
@@ -242,6 +234,8 @@ BEGIN
 		END
 		ELSE
 		BEGIN
+			DELETE FROM new_order WHERE no_w_id = :p_w_id AND no_d_id = :v_d AND no_o_id = :v_o;
+			IF (ROW_COUNT <> 1) THEN EXCEPTION tpcc_error 'tpcc: delivery: new order not found';
 			v_c = NULL;
 			UPDATE orders SET o_carrier_id = :p_carrier_id WHERE o_w_id = :p_w_id AND o_d_id = :v_d AND o_id = :v_o
 				RETURNING o_c_id INTO :v_c;

@@ -241,37 +241,36 @@ END proc`,
 	`CREATE PROCEDURE tpcc_delivery(IN p_w_id INT, IN p_carrier_id INT, IN p_delivery_d DATETIME(6))
 proc: BEGIN
 	-- ` + procMarker + `: Delivery (§2.7.4.2), all ten districts in one transaction.
-	DECLARE v_d, v_try, v_o, v_c, v_n INT;
+	DECLARE v_d, v_o, v_c INT;
 	DECLARE v_skipped INT DEFAULT 0;
 	DECLARE v_sum DECIMAL(12,2);
 	DECLARE v_delivered VARCHAR(200) DEFAULT '';
+	DECLARE v_nf INT DEFAULT 0;
+	DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_nf = 1;
 	DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 	SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 	START TRANSACTION;
 	SET v_d = 1;
 	WHILE v_d <= 10 DO
-		-- The oldest NEW-ORDER row; the DELETE locks it and says whether a concurrent
-		-- Delivery took it first, then the next oldest is looked up (maxDeliveryRetries).
-		SET v_try = 1;
-		tries: LOOP
-			SELECT MIN(no_o_id) INTO v_o FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d;
-			IF v_o IS NULL THEN
-				LEAVE tries;
-			END IF;
-			DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d AND no_o_id = v_o;
-			IF ROW_COUNT() = 1 THEN
-				LEAVE tries;
-			END IF;
-			IF v_try = 10 THEN
-				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'tpcc: the oldest new order vanished 10 times';
-			END IF;
-			SET v_try = v_try + 1;
-		END LOOP tries;
-		IF v_o IS NULL THEN
+		-- The oldest NEW-ORDER row, locked as it is read, district after district as in
+		-- the other modes (dlOldestLockedSQL): a Delivery that waited for it gets the next
+		-- oldest, and the DELETE finds it. A SELECT ... INTO that finds no row leaves v_o
+		-- alone and raises NOT FOUND, which sets v_nf.
+		SET v_nf = 0;
+		SELECT no_o_id INTO v_o FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d
+			ORDER BY no_o_id LIMIT 1 FOR UPDATE;
+		IF v_nf THEN
 			SET v_skipped = v_skipped + 1;
 			SET v_delivered = CONCAT(v_delivered, ' 0');
 		ELSE
+			DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d AND no_o_id = v_o;
+			IF ROW_COUNT() <> 1 THEN
+				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'tpcc: delivery: new order not found';
+			END IF;
 			UPDATE orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = v_d AND o_id = v_o;
+			IF ROW_COUNT() <> 1 THEN
+				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'tpcc: order not found';
+			END IF;
 			SELECT o_c_id INTO v_c FROM orders WHERE o_w_id = p_w_id AND o_d_id = v_d AND o_id = v_o;
 			UPDATE order_line SET ol_delivery_d = p_delivery_d WHERE ol_w_id = p_w_id AND ol_d_id = v_d AND ol_o_id = v_o;
 			IF ROW_COUNT() = 0 THEN
