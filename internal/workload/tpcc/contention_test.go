@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // deliveryHeavyMix is 4,4,4,80,8: Deliveries of one warehouse fight for each district's
@@ -117,7 +118,7 @@ func runUnderContention(t *testing.T, e engine.Engine, dsn, mode string) modeRun
 		t.Fatal(err)
 	}
 	defer w.Close()
-	res, err := runner.Run(ctx, tg, w, runner.Config{Terminals: 16, Warmup: contentionWarmup, Duration: contentionWindow})
+	res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 16, Warmup: contentionWarmup, Duration: contentionWindow}})
 	if err != nil {
 		t.Fatalf("%s mode: %v", mode, err)
 	}

@@ -59,7 +59,7 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 			return 0, option.Errorf(OptionMode, "%s cannot run on %s: its dialect cannot concatenate strings in SQL (no Dialect.Concat)", name, e.Name())
 		}
 		if !canLockOldest(e.Dialect()) {
-			return 0, fmt.Errorf("tpcc: engine %s cannot run mode %s: its dialect cannot read one row with a lock (Delivery needs Dialect.LimitOne and Dialect.ForUpdate)", e.Name(), name)
+			return 0, option.Errorf(OptionMode, "%s cannot run on %s: its dialect cannot read one row with a lock (Delivery needs Dialect.LimitOne and Dialect.ForUpdate)", name, e.Name())
 		}
 		return modeBatched, nil
 	case ModeProcedure:
