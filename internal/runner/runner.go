@@ -105,6 +105,9 @@ type Session struct {
 	w    workload.Workload
 	cfg  Config
 	pool chan pooled
+	// stuck is set when a terminal was abandoned (abandonAfter): Close does not wait for
+	// its connection.
+	stuck bool
 }
 
 // Open checks cfg, opens the connection pool on t and prepares w on one of its connections.
@@ -143,17 +146,48 @@ func Open(ctx context.Context, t workload.Target, w workload.Workload, cfg Confi
 	return s, nil
 }
 
-// Close closes the session's connections.
+// Close closes the session's connections. A connection that a stuck terminal still holds
+// (see abandonAfter) is left to it.
 func (s *Session) Close() {
 	if s.pool == nil {
 		return
 	}
 	for range s.cfg.Connections {
-		if p := <-s.pool; p.conn != nil {
+		var p pooled
+		if s.stuck {
+			select {
+			case p = <-s.pool:
+			default:
+				continue
+			}
+		} else {
+			p = <-s.pool
+		}
+		if p.conn != nil {
 			p.conn.Close()
 		}
 	}
 	s.pool = nil
+}
+
+// abandonAfter is how long a run waits, after canceling its terminals, for a terminal whose
+// driver call ignores the cancellation (a statement the server never answers): the run
+// then ends without it, and its goroutine and connection are left to the driver. Firebird's
+// canceled statements once hung that way for good (the engine now drops their connection).
+const abandonAfter = 10 * time.Second
+
+// waitAtMost waits for wg for at most d; false when it gave up.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Run runs the warm-up and the measurement window, telling h, and returns the window's
@@ -231,7 +265,7 @@ loop:
 			break loop
 		case <-ctx.Done():
 			closeStop()
-			wg.Wait()
+			s.stuck = !waitAtMost(&wg, abandonAfter)
 			return nil, ctx.Err()
 		}
 	}
@@ -247,7 +281,7 @@ loop:
 		cfg.WindowEnd()
 	}
 	drained := time.AfterFunc(cfg.DrainTimeout, cancelTerms)
-	wg.Wait()
+	s.stuck = !waitAtMost(&wg, cfg.DrainTimeout+abandonAfter)
 	drained.Stop()
 	emit(time.Now())
 
