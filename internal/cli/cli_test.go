@@ -221,6 +221,18 @@ func TestBadInputGetsOneLineErrors(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"not found"}, "results", "show", "999")
 	e.fails(cli.ExitUsage, []string{"--format", "json or csv"}, "results", "export", "--format", "xml")
 
+	// Input judged against the data is judged before the run is stored: exit 2, nothing kept.
+	e.fails(cli.ExitUsage, []string{"--home-warehouses goes up to warehouse 3, but only 1 warehouse is active"}, "run", "tpcc", "--target", dsn,
+		"--home-warehouses", "2-3", "--duration", "1s")
+	e.must("load", "simple", "blob", "--target", dsn, "--blob-rows", "200", "--blob-size", "100")
+	e.fails(cli.ExitUsage, []string{"--blobs-per-tx 500 is more than the 200 rows of blobs loaded"}, "run", "simple", "blob", "--target", dsn,
+		"--blobs-per-tx", "500", "--duration", "1s")
+	e.fails(cli.ExitUsage, []string{"--blobs-per-tx must be a whole number"}, "run", "simple", "blob", "--target", dsn, "--blobs-per-tx", "abc")
+	var stored []results.Run
+	if err := json.Unmarshal([]byte(e.must("results", "export")), &stored); err != nil || len(stored) != 1 {
+		t.Errorf("bad input stored runs: %d runs, %v", len(stored), err)
+	}
+
 	// An unwritable results file fails before anything runs, and the existing store is intact.
 	blocker := filepath.Join(e.dir, "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {

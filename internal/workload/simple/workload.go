@@ -194,7 +194,7 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 		w.accounts, w.tellers, w.branches = scale*accountsPerScale, scale*tellersPerScale, scale*branchesPerScale
 	case "blob":
 		if w.cfg.BlobsPerTx > info.BlobRows {
-			return fmt.Errorf("simple blob: %d blobs per transaction, only %d rows loaded", w.cfg.BlobsPerTx, info.BlobRows)
+			return option.Errorf(OptionBlobsPerTx, "%d is more than the %d rows of blobs loaded (load more with --blob-rows)", w.cfg.BlobsPerTx, info.BlobRows)
 		}
 		w.blobSize, w.blobRows = info.BlobSize, info.BlobRows
 	case "ping":

@@ -271,7 +271,11 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 		w.w = m.warehouses
 	}
 	if hi := w.cfg.HomeWarehouses[1]; hi > w.w {
-		return option.Errorf(OptionHomeWarehouses, "goes up to warehouse %d, but %d are active", hi, w.w)
+		active := fmt.Sprintf("%d warehouses are active", w.w)
+		if w.w == 1 {
+			active = "only 1 warehouse is active"
+		}
+		return option.Errorf(OptionHomeWarehouses, "goes up to warehouse %d, but %s", hi, active)
 	}
 	w.c = newRunConstants(w.cfg.Seed, m.cLoad)
 	if w.st != nil {
