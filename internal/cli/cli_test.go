@@ -510,3 +510,28 @@ func TestProgressJSON(t *testing.T) {
 	}
 	e.fails(cli.ExitUsage, []string{"--progress"}, "run", "simple", "select-only", "--target", dsn, "--progress", "yaml")
 }
+
+// TestRunsCanBeToldApart: runs that differ in their mode, their path to the server (direct
+// against the link at RTT 0) or their pacing show it in results list, show and the CSV.
+func TestRunsCanBeToldApart(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
+	short := []string{"--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s"}
+	e.must(append([]string{"run", "tpcc"}, short...)...)
+	e.must(append([]string{"run", "tpcc", "--mode", "procedure", "--rtt", "0"}, short...)...)
+	e.must(append([]string{"run", "tpcc", "--rate", "40"}, short...)...)
+	list := e.must("results", "list")
+	for _, want := range []string{"PATH", "MODE", "RATE", "direct", "link 0", "procedure", "client", "at 40/s offered"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("results list lacks %q:\n%s", want, list)
+		}
+	}
+	if show := e.must("results", "show", "2"); !strings.Contains(show, "path rtt 0") || !strings.Contains(show, "mode=procedure") {
+		t.Errorf("results show of the procedure run through the link:\n%s", show)
+	}
+	csv := e.must("results", "export", "--format", "csv")
+	if !strings.Contains(csv, ",path,mode,max_tries,options") || !strings.Contains(csv, ",link,procedure,1,") || !strings.Contains(csv, ",direct,client,1,") {
+		t.Errorf("CSV lacks the path, mode and options columns:\n%s", csv)
+	}
+}

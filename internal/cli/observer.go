@@ -34,7 +34,7 @@ func (o *observer) RunStarted(r *results.Run) {
 		pace = fmt.Sprintf(", open loop at %s/s (%s)", spec.FormatRate(r.Params.Rate), r.Params.Arrival)
 	}
 	o.a.info("run %d: %s on %s, %s%s, %s, warm-up %v, window %v",
-		r.ID, r.Params.Workload, r.Server.Target, sizeText(r), pace, describeLink(r.Link), r.Params.Warmup, r.Params.Duration)
+		r.ID, r.Params.Workload, r.Server.Target, sizeText(r), pace, describePath(r), r.Params.Warmup, r.Params.Duration)
 	o.prog = newRunProgress(o.a, o.printEvery, r)
 }
 
@@ -93,10 +93,25 @@ func headlineType(r *results.Run) string {
 	return ""
 }
 
-func describeLink(l *results.Link) string {
-	if l == nil {
+// runPath names how a stored run reached the server: "direct", "unix" (a managed server's
+// socket) or "link 5ms" (dblat's latency link, at RTT 0 too).
+func runPath(r *results.Run) string {
+	if p := spec.PathOf(&r.Params, r.Link != nil); p != spec.PathLink {
+		return p
+	}
+	return "link " + spec.FormatDuration(r.Params.RTT)
+}
+
+// describePath says how a run reached the server, with what its link's calibration measured:
+// "direct", "unix socket", "rtt 5ms (measured +5.02ms)".
+func describePath(r *results.Run) string {
+	switch spec.PathOf(&r.Params, r.Link != nil) {
+	case spec.PathUnix:
+		return "unix socket"
+	case spec.PathDirect:
 		return "direct"
 	}
+	l := r.Link
 	s := fmt.Sprintf("rtt %s", spec.FormatDuration(l.RTT))
 	if l.Samples > 0 {
 		// The added RTT is the achieved one less the direct baseline: below zero at rtt 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,12 +50,33 @@ func (a *app) resultsListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Every other parameter in which the listed runs differ gets a column of its own.
+			fixed := []string{results.FactorRTT, results.FactorTerminals, results.FactorConnections, results.FactorWarehouses,
+				results.FactorEngine, results.FactorTarget}
+			var more []string
+			for _, k := range results.InferFactors(runs) {
+				if !slices.Contains(fixed, k) {
+					more = append(more, k)
+				}
+			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tENGINE\tTARGET\tWORKLOAD\tSCALE\tTERM\tCONN\tRTT\tWINDOW\tTHROUGHPUT")
+			fmt.Fprint(tw, "ID\tSTARTED\tSTATUS\tENGINE\tTARGET\tWORKLOAD\tSCALE\tTERM\tCONN\tPATH\tWINDOW\tTHROUGHPUT")
+			for _, k := range more {
+				fmt.Fprint(tw, "\t"+strings.ToUpper(strings.TrimPrefix(k, results.OptionPrefix)))
+			}
+			fmt.Fprintln(tw)
 			for _, r := range runs {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s\n", r.ID, r.Started.Format("2006-01-02 15:04:05"),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s", r.ID, r.Started.Format("2006-01-02 15:04:05"),
 					r.Status, r.Server.Engine, r.Server.Target, r.Params.Workload, r.Params.Scale, r.Params.Terminals,
-					r.Params.Connections, spec.FormatDuration(r.Params.RTT), r.Summary.Elapsed.Seconds(), throughputText(&r))
+					r.Params.Connections, runPath(&r), r.Summary.Elapsed.Seconds(), throughputText(&r))
+				for _, k := range more {
+					v := results.FactorValue(&r, k)
+					if v == "" {
+						v = "–"
+					}
+					fmt.Fprint(tw, "\t"+v)
+				}
+				fmt.Fprintln(tw)
 			}
 			return tw.Flush()
 		},
@@ -217,10 +239,17 @@ func throughputText(r *results.Run) string {
 		return "–"
 	}
 	metric := results.MetricOf([]results.Run{*r})
+	s := fmt.Sprintf("TPS %.1f", r.Summary.TPS)
 	if metric == results.MetricNOPM {
-		return fmt.Sprintf("NOPM %.0f", r.Summary.NOPM)
+		s = fmt.Sprintf("NOPM %.0f", r.Summary.NOPM)
 	}
-	return fmt.Sprintf("TPS %.1f", r.Summary.TPS)
+	if r.Params.OpenLoop() {
+		s += " at " + spec.FormatRate(r.Params.Rate) + "/s offered"
+		if r.Summary.Overload {
+			s += " (overload point)"
+		}
+	}
+	return s
 }
 
 func (a *app) resultsDiffCommand() *cobra.Command {

@@ -94,6 +94,7 @@ func printSummary(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
 	}
 	fmt.Fprintf(w, "  %s, window %.1f s after %v warm-up\n", sizeText(r), s.Elapsed.Seconds(), r.Params.Warmup)
+	fmt.Fprintf(w, "  path %s; %s\n", describePath(r), optionsText(r))
 	open := r.Params.OpenLoop()
 	if open {
 		fmt.Fprintf(w, "  open loop: offered %s/s (%s), achieved %.1f/s; %s in the window, %d skipped, %d not started by its end\n",
@@ -258,4 +259,17 @@ func thinkNote(r *results.Run) string {
 	return fmt.Sprintf("with think times one terminal completes a %s about every %.0f s (keying and mean think times at this mix); "+
 		"this %.0f s window is shorter than that, so %d terminals were expected to complete about %.1f: the throughput is no figure of the server. "+
 		"Use a window of several of those cycles.", what, cycle, window, r.Params.Terminals, float64(r.Params.Terminals)*window/cycle)
+}
+
+// optionsText lists a run's options as stored (workload and engine options at their values
+// or defaults, the mode, the transport): "mode=client protocol=prepared transport=tcp".
+func optionsText(r *results.Run) string {
+	if len(r.Params.Options) == 0 {
+		return "no options"
+	}
+	parts := make([]string, 0, len(r.Params.Options))
+	for _, k := range sortedKeys(r.Params.Options) {
+		parts = append(parts, k+"="+r.Params.Options[k])
+	}
+	return strings.Join(parts, " ")
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // ExportFormats are the formats Export accepts.
@@ -22,6 +25,7 @@ var csvHeader = []string{
 	"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
 	"rate", "achieved_rate", "skipped", "overload", "retries",
 	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "lag_p99_ms",
+	"path", "mode", "max_tries", "options",
 }
 
 // CSVAllTypes is the tx_type of the run-wide row of the CSV export.
@@ -37,8 +41,9 @@ const CSVAllTypes = "all"
 //     time as the runner counts them, nopm empty, and its latencies in ms: service time
 //     p50_ms … max_ms, response time resp_…, schedule lag lag_p99_ms). rate (0 for a
 //     closed-loop run) is on every row, retries on every row, the open-loop figures
-//     (achieved_rate, skipped, overload) on the run-wide row. Times are RFC 3339 UTC,
-//     durations in the unit the column names.
+//     (achieved_rate, skipped, overload) on the run-wide row; path (direct, link or
+//     unix), mode, max_tries and every option ("k=v;k=v") on every row. Times are RFC 3339
+//     UTC, durations in the unit the column names.
 //
 // Any other format is an error naming the valid ones. Export only formats; it does not
 // touch a Store.
@@ -75,6 +80,11 @@ func exportCSV(w io.Writer, runs []Run) error {
 			num(r.Params.Duration.Seconds()), num(r.Params.Warmup.Seconds()),
 			num(float64(r.Params.RTT) / float64(time.Millisecond)),
 		}
+		// What tells runs with the same sizes apart: the path to the server (a direct
+		// run and one through the link at RTT 0 both have rtt_ms 0), the mode, retries and
+		// every option as stored.
+		tail := []string{spec.PathOf(&r.Params, r.Link != nil), r.Params.Options[spec.OptionMode],
+			strconv.Itoa(r.Params.Tries()), optionsText(r.Params.Options)}
 		row := append(run[:len(run):len(run)],
 			CSVAllTypes, int64s(r.Summary.Committed), int64s(r.Summary.Rollbacks),
 			int64s(sum(r.Summary.Errors)),
@@ -83,6 +93,7 @@ func exportCSV(w io.Writer, runs []Run) error {
 			num(r.Params.Rate), num(r.Summary.AchievedRate), int64s(r.Summary.Skipped),
 			strconv.FormatBool(r.Summary.Overload), int64s(r.Summary.Retries),
 			"", "", "", "")
+		row = append(row, tail...)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("results: export csv: %w", err)
 		}
@@ -99,6 +110,7 @@ func exportCSV(w io.Writer, runs []Run) error {
 				ms(t.P50Us), ms(t.P90Us), ms(t.P95Us), ms(t.P99Us), ms(t.P999Us), ms(t.MaxUs),
 				num(r.Params.Rate), "", "", "", int64s(t.Retries),
 				ms(t.RespP50Us), ms(t.RespP90Us), ms(t.RespP99Us), ms(t.LagP99Us))
+			row = append(row, tail...)
 			if err := cw.Write(row); err != nil {
 				return fmt.Errorf("results: export csv: %w", err)
 			}
@@ -109,6 +121,20 @@ func exportCSV(w io.Writer, runs []Run) error {
 		return fmt.Errorf("results: export csv: %w", err)
 	}
 	return nil
+}
+
+// optionsText writes options as "k=v;k=v", sorted by name.
+func optionsText(opts map[string]string) string {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + opts[k]
+	}
+	return strings.Join(parts, ";")
 }
 
 func num(f float64) string  { return strconv.FormatFloat(f, 'f', -1, 64) }
