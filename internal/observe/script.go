@@ -259,7 +259,9 @@ func escapeSQL(b []byte) string {
 	return out.String()
 }
 
-func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
+func isNameStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
 
 // branch writes the script text of one shape.
 func (r *Recorder) branch(s *recShape, label string) (string, string) {
