@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/wire"
 )
@@ -120,7 +122,7 @@ func (a *app) storeObservation(ctx context.Context, o *observe.Observation, po p
 		a.info("no transaction was observed: nothing stored")
 		return nil
 	}
-	r, err := o.Run(po.engine)
+	r, err := o.Run(engineOfProtocol(po.engine, o.Protocol))
 	if err != nil {
 		return err
 	}
@@ -142,4 +144,57 @@ func (a *app) storeObservation(ctx context.Context, o *observe.Observation, po p
 	}
 	a.info("stored as run %d in %s: dblat predict --observed %d --rtt 20ms; dblat report %d", r.ID, store.Location(), r.ID, r.ID)
 	return nil
+}
+
+// printObservation prints what `results show` adds for an observed application: its
+// shapes' statements, and its predicted throughput and response time at a few RTTs.
+func printObservation(w io.Writer, r *results.Run) error {
+	o, err := observe.FromRun(r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "observed through dblat proxy (%s, %.1f clients on average, at %s added RTT); shapes:\n", o.Protocol, o.Clients, fmtRTT(time.Duration(o.RTTNs)))
+	for i, s := range o.Shapes {
+		if i == 20 {
+			fmt.Fprintf(w, "  … and %d more\n", len(o.Shapes)-i)
+			break
+		}
+		fmt.Fprintf(w, "  #%d  %s\n", i+1, s.Shape)
+		if s.Serial != nil {
+			fmt.Fprintf(w, "       one at a time from round trip %d to the end (%d round trips held): a lock all of them take\n",
+				s.Serial.FromRoundTrip, s.Serial.RoundTripsHeld)
+		}
+	}
+	if o.Transactions == 0 {
+		return nil
+	}
+	rtts := []time.Duration{time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond}
+	curve, err := observe.Curve(o, rtts, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "predicted with %s (dblat predict --observed %d --rtt D for more):", plural(o.ClientsDefault(), "client"), r.ID)
+	for _, p := range curve {
+		fmt.Fprintf(w, "  %s: %.1f TPS, %.2f ms;", fmtRTT(time.Duration(p.RTTNs)), p.TPS, p.LatencyMs)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// engineOfProtocol names the engine whose wire protocol is called proto ("PostgreSQL" is
+// postgres's), or given when the proxy was told the engine.
+func engineOfProtocol(given, proto string) string {
+	if given != "" || proto == "" {
+		return given
+	}
+	for _, n := range engine.Names() {
+		e, err := engine.Lookup(n)
+		if err != nil {
+			continue
+		}
+		if w, ok := e.(engine.WireProtocol); ok && w.WireProtocol().Name() == proto {
+			return n
+		}
+	}
+	return ""
 }

@@ -43,7 +43,7 @@ func (o *Observation) Run(engine string) (*results.Run, error) {
 		Params:  results.Params{Workload: results.WorkloadObserved, RTT: time.Duration(o.RTTNs)},
 		Link: &results.Link{Kind: "proxy", RTT: time.Duration(o.RTTNs), Up: time.Duration(o.UpNs), Down: time.Duration(o.DownNs),
 			RoundTrips: o.Totals.RoundTrips, BytesUp: o.Totals.BytesUp, BytesDown: o.Totals.BytesDown},
-		Server:      results.Server{Engine: engine, Target: o.Upstream},
+		Server:      results.Server{Engine: engine, Target: o.Upstream, Version: o.Protocol + " (as dblat proxy saw it)"},
 		Observation: doc,
 	}
 	r.Params.Terminals = o.ClientsDefault()
