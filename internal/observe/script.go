@@ -244,17 +244,21 @@ func cut(s tapStmt, lx wire.Lexicon, spans []wire.Span) (tmpl, []wire.Span, stri
 }
 
 // escapeSQL makes recorded SQL text (outside literals) safe in a script: a colon before a
-// name would be read as a variable (\: is a colon), and the statement ends with the
-// script's own semicolon.
+// name would be read as a variable (\: is a colon), and a semicolon inside one statement
+// (a compound statement's body: BEGIN NOT ATOMIC, EXECUTE BLOCK) would end it (\; keeps it
+// in). The statement ends with the script's own semicolon.
 func escapeSQL(b []byte) string {
 	var out strings.Builder
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if c == ':' && i+1 < len(b) && isNameStart(b[i+1]) && (i == 0 || b[i-1] != ':') {
+		switch {
+		case c == ':' && i+1 < len(b) && isNameStart(b[i+1]) && (i == 0 || b[i-1] != ':'):
 			out.WriteString(`\:`)
-			continue
+		case c == ';':
+			out.WriteString(`\;`)
+		default:
+			out.WriteByte(c)
 		}
-		out.WriteByte(c)
 	}
 	return out.String()
 }
@@ -322,6 +326,11 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 		}
 	}
 	first := kept[0].stmts
+	// A COMMIT or ROLLBACK right after another has nothing left to end when replayed (the
+	// Tracker joins a driver's second commit to the transaction): replay one.
+	for len(first) > 1 && isControl(first[len(first)-1], r.lex) && isControl(first[len(first)-2], r.lex) {
+		first = first[:len(first)-1]
+	}
 	var b strings.Builder
 	rtPart := ""
 	if len(first) > 0 {
@@ -531,4 +540,9 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// isControl reports whether a cut statement only ends a transaction (COMMIT, ROLLBACK).
+func isControl(t tmpl, lx wire.Lexicon) bool {
+	return len(t.vals) == 0 && wire.TxControl([]byte(strings.Join(t.parts, "")), lx) != wire.EndNone
 }
