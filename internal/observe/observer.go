@@ -70,14 +70,22 @@ type Observer struct {
 	firstAt   int64 // earliest transaction start; valid when any
 	lastAt    int64 // latest transaction end
 	anyTx     bool
-	busyNs    int64 // sum over transactions of their time and the gap before them
-	gapNs     int64 // sum of the gaps before transactions, over the gaps ones that had one
+	spans     []span // the connections that ran transactions, for Clients
+	gapNs     int64  // sum of the gaps before transactions, over the gaps ones that had one
 	gaps      int64
 	nextID    uint64
 	noted     map[string]bool
 	unfollow  Unfollowed
 	closedAgg bool
 }
+
+// span is a connection's life in transactions: from its first transaction's start to its
+// last one's end, and how much of that it spent in transactions or between them.
+type span struct{ first, last, busy int64 }
+
+// maxSpans bounds the connections whose spans an Observer keeps (24 bytes each); later ones
+// count by their busy time alone.
+const maxSpans = 1 << 17
 
 // shapeObs is what the Observer adds to wire.Aggregate's figures for one shape.
 type shapeObs struct {
@@ -114,6 +122,7 @@ type conn struct {
 	notes        int  // decoder notes reported so far
 	tap          *tap // nil unless recording
 	closed       bool
+	span         int // 1 + its index in Observer.spans once it ran a transaction; 0 before
 }
 
 type rtTimes struct{ sent, first, last int64 }
@@ -286,9 +295,19 @@ func (o *Observer) addTx(tx *wire.Tx, rts []rtTimes, sample *txSample, c *conn) 
 		o.lastAt = tx.End
 	}
 	o.anyTx = true
-	o.busyNs += dur
+	if c.span == 0 && len(o.spans) < maxSpans {
+		o.spans = append(o.spans, span{first: tx.Start})
+		c.span = len(o.spans)
+	}
+	if c.span > 0 {
+		sp := &o.spans[c.span-1]
+		sp.last = tx.End
+		sp.busy += dur
+		if tx.HasGap {
+			sp.busy += tx.GapNs
+		}
+	}
 	if tx.HasGap {
-		o.busyNs += tx.GapNs
 		o.gapNs += tx.GapNs
 		o.gaps++
 	}
@@ -350,7 +369,22 @@ func (o *Observer) Snapshot() *Observation {
 	if ob.WindowNs > 0 {
 		w := float64(ob.WindowNs)
 		ob.TPS = float64(ob.Transactions) / (w / 1e9)
-		ob.Clients = float64(o.busyNs) / w
+		// A connection that lived at least half as long as the longest-lived one is a
+		// client of the loop for the share of its life it spent in or between transactions
+		// (pgbench's clients: 1 each, however late they started, its set-up connection
+		// aside); a shorter-lived one counts by its busy time over the whole window.
+		longest := 0.0
+		for _, sp := range o.spans {
+			longest = max(longest, float64(sp.last-sp.first))
+		}
+		for _, sp := range o.spans {
+			life := float64(sp.last - sp.first)
+			if life >= longest/2 && life > 0 {
+				ob.Clients += min(1, float64(sp.busy)/life)
+			} else {
+				ob.Clients += float64(sp.busy) / w
+			}
+		}
 	}
 	var durSum, rtSum float64
 	for _, s := range sums {
