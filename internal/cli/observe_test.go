@@ -346,8 +346,11 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 	const terminals = 2
 	e.must("run", "tpcc", "--target", pu.String(), "--terminals", strconv.Itoa(terminals), "--duration", "8s", "--warmup", "0s")
 	// An encrypting client: its traffic passes, and the proxy says why it is not followed.
-	pu.RawQuery = ""
-	e.run("check", "tpcc", "--target", pu.String())
+	q.Del("wire_crypt")
+	pu.RawQuery = q.Encode()
+	if code, out, errs := e.run("check", "tpcc", "--target", pu.String()); code != 0 {
+		t.Logf("check through an encrypting connection: exit %d\n%s\n%s", code, out, errs)
+	}
 	p.stop(t)
 	if !strings.Contains(p.stderr.String(), "wire_crypt=false") {
 		t.Errorf("no line about wire encryption:\n%s", p.stderr.String())
@@ -369,10 +372,11 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpcc := regexp.MustCompile(`(?i)\b(new_order|order_line|district|stock|warehouse|customer|orders|history)\b`)
+	// TPC-C's transactions, not the runner's queries about the server before and after.
+	tpcc := regexp.MustCompile(`(?i)^START TRANSACTION; .*\b(new_order|order_line|district|stock|warehouse|customer|orders|history)\b`)
 	var seen int64
 	for _, s := range o.Shapes {
-		if tpcc.MatchString(s.Shape) && !strings.Contains(strings.ToLower(s.Shape), "count(") {
+		if tpcc.MatchString(s.Shape) {
 			seen += s.Count
 		}
 	}
