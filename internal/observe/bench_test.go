@@ -77,7 +77,9 @@ func observeRun(b *testing.B, bin string, u *url.URL, args ...string) *observe.O
 	return obs.Snapshot()
 }
 
-// measureRun runs pgbench through a link adding rtt and returns its TPS and latency.
+// measureRun runs pgbench through a link adding rtt and returns its TPS and latency. It
+// logs how late the link released data: on a busy machine its tail adds to every round
+// trip, which no prediction of the network's cost includes.
 func measureRun(b *testing.B, bin string, u *url.URL, rtt time.Duration, args ...string) (float64, float64) {
 	b.Helper()
 	l, err := latency.Listen(context.Background(), "", u.Host, latency.Config{RTT: rtt, DelayConnect: true})
@@ -85,7 +87,10 @@ func measureRun(b *testing.B, bin string, u *url.URL, rtt time.Duration, args ..
 		b.Fatal(err)
 	}
 	defer l.Close()
-	return runPgbench(b, bin, u, l.Addr(), args...)
+	tps, lat := runPgbench(b, bin, u, l.Addr(), args...)
+	st := l.Stats()
+	b.Logf("link at %v: lateness up %v, down %v", rtt, st.LatenessUp, st.LatenessDown)
+	return tps, lat
 }
 
 func median(x []float64) float64 {
