@@ -116,6 +116,9 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 					st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
 				a.info("%slateness (how late the link released data): up %s; down %s", prefix,
 					latenessText(st.LatenessUp), latenessText(st.LatenessDown))
+				if obs != nil {
+					a.info("%s%s observed", prefix, plural(int(obs.Transactions()), "transaction"))
+				}
 			}
 			for {
 				select {

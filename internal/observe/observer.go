@@ -41,12 +41,15 @@ const (
 	maxPendingRTs = 4096
 	// ringTxs is how many recent transactions per shape the serial analysis keeps, and
 	// ringShapes for how many shapes (the first that reach ringMinCount transactions);
-	// ringPositions bounds the round trips of a transaction it looks at. 2048 transactions
-	// are 2 s at 1,000 a second, enough to see whether sections overlap.
+	// ringPositions bounds the round trips of a transaction it looks at, and ringBudget the
+	// bytes of all rings (a ring of 7-round-trip transactions takes 376 KiB, one of 64
+	// round trips 3.1 MiB). 2048 transactions are 2 s at 1,000 a second, enough to see
+	// whether sections overlap.
 	ringTxs       = 2048
 	ringShapes    = 32
 	ringMinCount  = 20
 	ringPositions = 64
+	ringBudget    = 32 << 20
 	// Histogram bounds, as the runner's: 1 µs to 10 minutes, 3 significant digits.
 	histMinUs   = 1
 	histMaxUs   = 10 * 60 * 1_000_000
@@ -67,6 +70,8 @@ type Observer struct {
 	maxOpen   int64
 	shapes    map[uint64]*shapeObs
 	rings     int
+	ringBytes int
+	txs       int64
 	firstAt   int64 // earliest transaction start; valid when any
 	lastAt    int64 // latest transaction end
 	anyTx     bool
@@ -311,10 +316,13 @@ func (o *Observer) addTx(tx *wire.Tx, rts []rtTimes, sample *txSample, c *conn) 
 		o.gapNs += tx.GapNs
 		o.gaps++
 	}
+	o.txs++
 	if s.ring == nil && s.hist.TotalCount() >= ringMinCount && o.rings < ringShapes &&
-		int64(len(rts)) == tx.RoundTrips && len(rts) > 0 && len(rts) <= ringPositions {
+		int64(len(rts)) == tx.RoundTrips && len(rts) > 0 && len(rts) <= ringPositions &&
+		o.ringBytes+ringSize(len(rts)) <= ringBudget {
 		s.ring = newRing(len(rts))
 		o.rings++
+		o.ringBytes += ringSize(len(rts))
 	}
 	if s.ring != nil && len(rts) == s.ring.rts && int64(len(rts)) == tx.RoundTrips {
 		s.ring.add(c.id, tx.Start, tx.End, rts)
@@ -322,6 +330,14 @@ func (o *Observer) addTx(tx *wire.Tx, rts []rtTimes, sample *txSample, c *conn) 
 	if o.rec != nil && c.tap != nil {
 		o.rec.add(tx.Shape, sample, c.tr.Protocol(), c.tap.lex)
 	}
+}
+
+// Transactions returns how many transactions the Observer has seen end so far: cheap, for
+// progress lines (Snapshot gives everything).
+func (o *Observer) Transactions() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.txs
 }
 
 // Snapshot returns what the Observer saw so far: it moves the figures of the open

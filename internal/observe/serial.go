@@ -22,6 +22,9 @@ func newRing(rts int) *ring {
 
 func (r *ring) stride() int { return 2 + 3*r.rts }
 
+// ringSize is the memory of a ring of transactions of rts round trips, in bytes.
+func ringSize(rts int) int { return ringTxs * (8 + 8*(2+3*rts)) }
+
 func (r *ring) add(conn uint64, start, end int64, rts []rtTimes) {
 	i := r.next
 	r.next = (r.next + 1) % ringTxs
