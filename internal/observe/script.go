@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/wire"
+	"github.com/dblat/dblat/internal/workload/script"
 )
 
 // Bounds of the values a script draws from.
@@ -86,6 +87,13 @@ func (r *Recorder) Script(w io.Writer, info ScriptInfo) (int, error) {
 	for i, s := range shapes {
 		label := fmt.Sprintf("s%d", i+1)
 		text, why := r.branch(s, label)
+		if why == "" {
+			// What the script language cannot read is left out rather than written: SQL
+			// the recording could not carry over (a lexer that reads quotes otherwise).
+			if _, err := script.Parse(label, []byte(text)); err != nil {
+				why = fmt.Sprintf("its SQL does not read as a script (%v)", err)
+			}
+		}
 		if why != "" {
 			skipped = append(skipped, fmt.Sprintf("-- shape %d (%s, %s) is not replayed: %s\n", i+1, plural(s.count, "transaction"), clip(s.text, 120), why))
 			continue
@@ -232,7 +240,7 @@ func cut(s tapStmt, lx wire.Lexicon, spans []wire.Span) (tmpl, []wire.Span, stri
 		case wire.SpanNumber:
 			t.vals = append(t.vals, parseValue(tok, false, true))
 		default:
-			t.vals = append(t.vals, value{text: tok, lit: true})
+			t.vals = append(t.vals, value{text: standardString(tok, lx), lit: true})
 		}
 	}
 	// The script ends each statement itself: drop the client's own semicolon.
@@ -545,4 +553,49 @@ func plural(n int64, noun string) string {
 // isControl reports whether a cut statement only ends a transaction (COMMIT, ROLLBACK).
 func isControl(t tmpl, lx wire.Lexicon) bool {
 	return len(t.vals) == 0 && wire.TxControl([]byte(strings.Join(t.parts, "")), lx) != wire.EndNone
+}
+
+// standardString rewrites a string literal whose quotes are escaped with a backslash
+// (MySQL's 'it\'s', "it\"s") as the same string in single quotes with quotes doubled
+// ('it''s'), which MySQL reads the same and the script language can delimit; its other
+// escapes stay as they are. Other literals are returned unchanged.
+func standardString(tok string, lx wire.Lexicon) string {
+	q := strings.IndexAny(tok, `'"`)
+	if !lx.BackslashEscapes || q < 0 || len(tok)-q < 2 || tok[len(tok)-1] != tok[q] {
+		return tok
+	}
+	quote, body := tok[q], tok[q+1:len(tok)-1]
+	var b strings.Builder
+	b.WriteString(tok[:q])
+	b.WriteByte('\'')
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '\\' && i+1 < len(body):
+			if n := body[i+1]; n == '\'' || n == '"' {
+				if n == '\'' {
+					b.WriteString("''")
+				} else {
+					b.WriteByte('"')
+				}
+			} else {
+				b.WriteByte(c)
+				b.WriteByte(n)
+			}
+			i++
+		case c == quote && i+1 < len(body) && body[i+1] == quote: // a doubled quote
+			if c == '\'' {
+				b.WriteString("''")
+			} else {
+				b.WriteByte('"')
+			}
+			i++
+		case c == '\'':
+			b.WriteString("''")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }

@@ -142,3 +142,35 @@ func TestTapTake(t *testing.T) {
 		t.Errorf("a statement of another shape was taken: %+v", s)
 	}
 }
+
+// FuzzScriptParses: whatever SQL text and values a client sent, the recording's script
+// parses (or the shape is left out with a reason).
+//
+//	go test ./internal/observe -run '^$' -fuzz FuzzScriptParses -fuzztime 30s
+func FuzzScriptParses(f *testing.F) {
+	for _, s := range []string{
+		"UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;",
+		"SELECT 'a:b', x::int, :y, $$q;$$ FROM t WHERE a = -5 AND b IN (1, 2) -- c\n",
+		"BEGIN NOT ATOMIC UPDATE t SET a = 1; SELECT 2; END",
+		"INSERT INTO t VALUES (?, 'x\\'y', \"z\")", "SELECT E'\\\\', /* ; */ 1.5e3",
+	} {
+		f.Add(s, "42", "x'y")
+	}
+	f.Fuzz(func(t *testing.T, sql, v1, v2 string) {
+		for _, lx := range []wire.Lexicon{pgLex, {DoubleQuotedStrings: true, BackslashEscapes: true, HashComments: true, Backticks: true}} {
+			r := newRecorder()
+			for i := range 3 {
+				vals := []string{v1, v2, fmt.Sprint(i)}
+				st := tapStmt{text: []byte(sql), params: []wire.Param{p(vals[i%3]), p(vals[(i+1)%3]), {Null: i == 2}}}
+				r.add(&wire.Shape{Hash: 1, Text: "s"}, &txSample{stmts: []tapStmt{st}}, "X", lx)
+			}
+			var b strings.Builder
+			if _, err := r.Script(&b, ScriptInfo{}); err != nil {
+				continue
+			}
+			if _, err := script.Parse("fuzz.sql", []byte(b.String())); err != nil {
+				t.Fatalf("the recording of %q does not parse: %v\n%s", sql, err, b.String())
+			}
+		}
+	})
+}
