@@ -557,7 +557,7 @@ func isControl(t tmpl, lx wire.Lexicon) bool {
 
 // standardString rewrites a string literal whose quotes are escaped with a backslash
 // (MySQL's 'it\'s', "it\"s") as the same string in single quotes with quotes doubled
-// ('it''s'), which MySQL reads the same and the script language can delimit; its other
+// ('it”s'), which MySQL reads the same and the script language can delimit; its other
 // escapes stay as they are. Other literals are returned unchanged.
 func standardString(tok string, lx wire.Lexicon) string {
 	q := strings.IndexAny(tok, `'"`)
