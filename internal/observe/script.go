@@ -556,9 +556,9 @@ func isControl(t tmpl, lx wire.Lexicon) bool {
 }
 
 // standardString rewrites a string literal whose quotes are escaped with a backslash
-// (MySQL's 'it\'s', "it\"s") as the same string in single quotes with quotes doubled
-// ('it”s'), which MySQL reads the same and the script language can delimit; its other
-// escapes stay as they are. Other literals are returned unchanged.
+// (MySQL's 'it\'s', "it\"s") as the same string in single quotes, a quote inside written
+// twice, which MySQL reads the same and the script language can delimit; its other escapes
+// stay as they are. Other literals are returned unchanged.
 func standardString(tok string, lx wire.Lexicon) string {
 	q := strings.IndexAny(tok, `'"`)
 	if !lx.BackslashEscapes || q < 0 || len(tok)-q < 2 || tok[len(tok)-1] != tok[q] {
