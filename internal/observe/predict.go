@@ -86,6 +86,10 @@ type Loser struct {
 	Advice string `json:"advice"`
 }
 
+// minLoserShare: a shape that takes less of the added time than this is not worth advice
+// (beside the one that loses most, which is always named).
+const minLoserShare = 0.02
+
 // maxClients bounds the population Predict models (mean-value analysis costs one step per
 // client).
 const maxClients = 1_000_000
@@ -283,9 +287,9 @@ func losers(o *Observation, p Prediction, rtt time.Duration) []Loser {
 		return cmp.Compare(p.Shapes[b].Share*p.Shapes[b].AddedMs, p.Shapes[a].Share*p.Shapes[a].AddedMs)
 	})
 	var out []Loser
-	for _, i := range idx[:min(3, len(idx))] {
+	for k, i := range idx[:min(3, len(idx))] {
 		s, os := p.Shapes[i], o.Shapes[i]
-		if s.AddedMs <= 0 {
+		if s.AddedMs <= 0 || k > 0 && s.Share*s.AddedMs < minLoserShare*total {
 			break
 		}
 		l := Loser{Shape: s.Shape, AddedMs: s.AddedMs, ShareOfAdded: s.Share * s.AddedMs / total,
