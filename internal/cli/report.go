@@ -2,16 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/report"
+	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 )
 
@@ -19,12 +23,15 @@ func (a *app) reportCommand() *cobra.Command {
 	var out, format, scale, latency string
 	var full bool
 	cmd := &cobra.Command{
-		Use:   "report STUDY [-o FILE] [--format html|text|csv|json] [--full]",
-		Short: "Render a study's report from the results database",
+		Use:   "report STUDY|RUN[,RUN...] [-o FILE] [--format html|text|csv|json] [--full]",
+		Short: "Render a study's report (or one of stored runs) from the results database",
 		Long: `Builds a study's report from the stored runs alone, so it can be rebuilt at any time:
 throughput against RTT and against terminals (mean and 95 % confidence interval over the
 repeats), response-time percentiles per transaction type, round trips and bytes per
-transaction, the configuration of each series, and a table of every run.
+transaction, the configuration of each series, and a table of every run. Given run ids
+instead of a study name, it reports those runs; for an application observed through dblat
+proxy --observe, that includes its predicted response time against added RTT per
+transaction shape.
 
 The format follows the -o file's suffix (.html or .htm, .txt, .csv, .json; any other is
 refused) unless --format is given; without -o the report goes to stdout as text: a summary that fits one screen (the
@@ -32,7 +39,7 @@ headline table, the knees, the findings); --full prints every table. HTML is
 self-contained (inline SVG charts, no network needed).`,
 		Example: `  dblat report quickstart-latency -o latency.html
   dblat report quickstart-latency --format csv > latency.csv`,
-		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
+		Args:              exactArgs(1, "a STUDY name (see `dblat study list`) or run ids (see `dblat results list`)"),
 		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
@@ -129,6 +136,9 @@ func chartOptions(scale string) (report.Options, error) {
 // buildReport builds a stored study's report with its analysis and credibility findings.
 func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (*report.Report, error) {
 	rec, runs, opt, err := a.studyRuns(ctx, name)
+	if ids, ok := runIDs(name); ok && errors.Is(err, results.ErrNotFound) {
+		return a.runsReport(ctx, ids, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -137,5 +147,50 @@ func (a *app) buildReport(ctx context.Context, name string, opts report.Options)
 		in.Description = st.Description
 	}
 	rep, _, err := report.BuildWithAnalysis(in, opt)
+	return rep, err
+}
+
+// runIDs reads "12" or "12,13,14" as run ids.
+func runIDs(s string) ([]int64, bool) {
+	var ids []int64
+	for _, p := range strings.Split(s, ",") {
+		id, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, len(ids) > 0
+}
+
+// runsReport builds the report of stored runs that need not belong to a study.
+func (a *app) runsReport(ctx context.Context, ids []int64, opts report.Options) (*report.Report, error) {
+	store, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var runs []results.Run
+	var names []string
+	for _, id := range ids {
+		r, err := store.Get(ctx, id, true)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, *r)
+		names = append(names, strconv.FormatInt(id, 10))
+	}
+	in := report.Input{Study: strings.Join(names, ","), Description: "Stored runs " + strings.Join(names, ", "), Runs: runs, Options: opts}
+	observed := true
+	for i := range runs {
+		observed = observed && runs[i].Params.Workload == results.WorkloadObserved
+	}
+	if observed {
+		// The credibility checks judge runs dblat drove (warm-up, calibration, repeats),
+		// not an application it only watched.
+		in.Description = "An application observed through dblat proxy --observe (runs " + strings.Join(names, ", ") + ")"
+		return report.Build(in)
+	}
+	rep, _, err := report.BuildWithAnalysis(in, analysis.CheckOptions{})
 	return rep, err
 }

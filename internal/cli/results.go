@@ -114,6 +114,11 @@ func (a *app) resultsShowCommand() *cobra.Command {
 				r.Client.CPUModel, plural(r.Client.Cores, "core"), float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
 			fmt.Fprintf(w, "started %s, ended %s, database %.1f MB\n", r.Started.Format("2006-01-02 15:04:05"),
 				r.Ended.Format("15:04:05"), float64(r.Server.DatabaseBytes)/1e6)
+			if len(r.Observation) > 0 {
+				if err := printObservation(w, r); err != nil {
+					return err
+				}
+			}
 			if r.Agents > 0 {
 				parts, err := store.Parts(cmd.Context(), r.ID)
 				if err != nil {

@@ -75,6 +75,10 @@ func (c Config) oneWay() (up, down time.Duration) {
 	return c.RTT / 2, c.RTT - c.RTT/2
 }
 
+// OneWay returns the delay the configuration adds in each direction (Up and Down, or
+// RTT split in halves).
+func (c Config) OneWay() (up, down time.Duration) { return c.oneWay() }
+
 // AddedRTT is the round-trip time the configuration asks the link to add: Up+Down, or RTT.
 func (c Config) AddedRTT() time.Duration {
 	up, down := c.oneWay()

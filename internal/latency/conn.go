@@ -97,6 +97,8 @@ type conn struct {
 	// running counts the connection's goroutines; the last one out calls onExit.
 	running atomic.Int32
 	onExit  func(member)
+	// ob watches the connection's chunks (WithObserver); nil when nothing does.
+	ob ConnObserver
 }
 
 // chunk kinds
@@ -141,9 +143,9 @@ type direction struct {
 }
 
 // newConn prepares a connection accepted at accepted (clock time) whose upstream is
-// already dialled.
-func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit func(member)) *conn {
-	c := &conn{e: e, id: id, client: client, server: server, done: make(chan struct{}), onExit: onExit}
+// already dialled; ob, when not nil, watches its chunks.
+func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit func(member), ob ConnObserver) *conn {
+	c := &conn{e: e, id: id, client: client, server: server, done: make(chan struct{}), onExit: onExit, ob: ob}
 	for d := range 2 {
 		x := &direction{c: c, d: d, cfg: &e.dirs[d], limit: maxChunk}
 		x.sched.cfg = x.cfg
@@ -152,7 +154,9 @@ func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit
 		} else {
 			x.src, x.dst = server, client
 		}
-		x.rd = newReader(x.src, e.clk, x.cfg.line())
+		// An observer gets kernel receive timestamps too: its server and client times
+		// should not include this process's wake-up latency.
+		x.rd = newReader(x.src, e.clk, x.cfg.line() || ob != nil)
 		if e.delayConnect && e.rtt > 0 {
 			// See Config.DelayConnect: the client's connect() would return one RTT after its
 			// SYN; the server's accept() when the final ACK arrives, Up later.
@@ -220,6 +224,9 @@ func (c *conn) run(f func()) func() {
 			for _, x := range c.dirs {
 				x.closeTimers()
 				x.drain()
+			}
+			if c.ob != nil {
+				c.ob.Close(c.e.clk.now())
 			}
 			if c.onExit != nil {
 				c.onExit(c)
@@ -298,7 +305,14 @@ func (x *direction) endKind(err error) (uint8, bool) {
 func (x *direction) passLoop() {
 	clk := x.c.e.clk
 	for {
-		b, n, _, err := x.rd.read(x.limit)
+		b, n, at, err := x.rd.read(x.limit)
+		if n > 0 && x.c.ob != nil {
+			var ok bool
+			if b, n, ok = x.observed(x.c.ob, b, n, at); !ok {
+				putBuf(b)
+				n = 0
+			}
+		}
 		if n > 0 {
 			if x.d == down {
 				x.count(n)
@@ -348,6 +362,13 @@ func (x *direction) readLoop() {
 			return
 		}
 		b, n, at, err := x.rd.read(x.limit)
+		if n > 0 && x.c.ob != nil {
+			var ok bool
+			if b, n, ok = x.observed(x.c.ob, b, n, at); !ok {
+				putBuf(b)
+				n = 0
+			}
+		}
 		if n > 0 {
 			if x.d == down {
 				x.count(n)

@@ -10,7 +10,11 @@
 // measures what a link really adds (CalibrateOptions.Inline for Link.Dial); Meter and
 // MeterConn count round trips, bytes and chunks, on the link (Link.Totals) and on the
 // client side (the runner wraps every database connection and attributes counts to
-// transactions by snapshotting around them). NetemAvailable says whether the kernel path
+// transactions by snapshotting around them). A proxy started WithObserver shows an Observer
+// every chunk it reads, before the chunk can reach the other side, and forwards it
+// unchanged unless the Observer asks otherwise (package observe follows database protocols
+// with it, for dblat proxy --observe); without one, the data path pays a nil check per
+// chunk. NetemAvailable says whether the kernel path
 // (tc-netem) exists on this machine. Its neighbours: package runner uses Link, MeterConn
 // and Calibrate; package cli turns flags into a Config (ParseBandwidth,
 // ParseDistribution); nothing here knows about databases.

@@ -20,7 +20,7 @@ func pipeConn(t *testing.T, cfg Config) (client, server net.Conn, c *conn) {
 	e := newEnv(cfg, newGoClock())
 	appClient, linkClient := net.Pipe()
 	linkServer, appServer := net.Pipe()
-	c = e.newConn(0, linkClient, linkServer, e.clk.now(), nil)
+	c = e.newConn(0, linkClient, linkServer, e.clk.now(), nil, nil)
 	var wg sync.WaitGroup
 	if err := c.start(func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ type Link struct {
 	ln       net.Listener
 	upstream string
 	cfg      Config
+	obs      Observer // nil: connections are not observed
 	env      *env
 	ctx      context.Context // cancelled by Close; aborts pending upstream dials
 	cancel   context.CancelFunc
@@ -50,8 +51,9 @@ type Link struct {
 // dial fails the client's connection is reset and the failure is counted in Stats.
 //
 // ctx bounds the start-up probe only, like net.ListenConfig.Listen: cancelling it later does
-// not affect the link. Call Close to stop it.
-func Listen(ctx context.Context, addr, upstream string, cfg Config) (*Link, error) {
+// not affect the link. Call Close to stop it. WithObserver has an Observer watch the
+// connections' traffic.
+func Listen(ctx context.Context, addr, upstream string, cfg Config, opts ...ListenOption) (*Link, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -59,10 +61,14 @@ func Listen(ctx context.Context, addr, upstream string, cfg Config) (*Link, erro
 	if err != nil {
 		return nil, fmt.Errorf("latency: clock: %w", err)
 	}
-	return listenWith(ctx, addr, upstream, cfg, clk)
+	return listenWith(ctx, addr, upstream, cfg, clk, opts...)
 }
 
-func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk clock) (*Link, error) {
+func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk clock, opts ...ListenOption) (*Link, error) {
+	var o listenOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	d := net.Dialer{Timeout: dialTimeout}
 	c, err := d.DialContext(ctx, "tcp", upstream)
 	if err != nil {
@@ -84,7 +90,7 @@ func listenWith(ctx context.Context, addr, upstream string, cfg Config, clk cloc
 			return nil, fmt.Errorf("latency: releaser: %w", err)
 		}
 	}
-	l := &Link{ln: ln, upstream: upstream, cfg: cfg, env: e, conns: make(map[member]struct{})}
+	l := &Link{ln: ln, upstream: upstream, cfg: cfg, obs: o.obs, env: e, conns: make(map[member]struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -166,16 +172,26 @@ func (l *Link) handle(client net.Conn, id uint64, at int64) {
 		client.Close()
 		return
 	}
-	c := l.env.newConn(id, client, server, at, l.retire)
+	var ob ConnObserver
+	if l.obs != nil {
+		ob = l.obs.Open()
+	}
+	c := l.env.newConn(id, client, server, at, l.retire, ob)
 	if !l.register(c) {
 		client.Close()
 		server.Close()
+		if ob != nil {
+			ob.Close(l.env.clk.now())
+		}
 		return
 	}
 	if err := c.start(l.spawn); err != nil {
 		l.failed.Add(1)
 		l.noteErr(err)
 		l.retire(c)
+		if ob != nil {
+			ob.Close(l.env.clk.now()) // no goroutine of the connection ran to close it
+		}
 	}
 }
 

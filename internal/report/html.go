@@ -48,6 +48,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 			v.Throughput = append(v.Throughput, hc)
 		case ChartRate:
 			v.RateCharts = append(v.RateCharts, hc)
+		case ChartPredicted:
+			v.PredictedCharts = append(v.PredictedCharts, hc)
 		default:
 			v.Percentiles = append(v.Percentiles, hc)
 		}
@@ -68,6 +70,15 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		v.Rates = append(v.Rates, sec)
 	}
+	for i := range r.Observed {
+		sec := observedSection{Observed: &r.Observed[i]}
+		for j := range v.PredictedCharts {
+			if v.PredictedCharts[j].ID == r.Observed[i].Chart {
+				sec.Chart = &v.PredictedCharts[j]
+			}
+		}
+		v.ObservedSecs = append(v.ObservedSecs, sec)
+	}
 	for _, typ := range r.TxTypes {
 		t := txTable{Type: typ}
 		for i := range r.Cells {
@@ -86,11 +97,21 @@ func WriteHTML(w io.Writer, r *Report) error {
 type htmlView struct {
 	*Report
 	Throughput, Percentiles, RateCharts []htmlChart
+	PredictedCharts                     []htmlChart
 	Tx                                  []txTable
+	// ObservedSecs are the observed applications' sections, one per Report.Observed.
+	ObservedSecs []observedSection
 	// Rates are the response-time-at-a-fixed-rate sections, one per Report.AtRate series.
 	Rates []rateSection
 	// AnalysisHTML holds the latency-model, pool-sizing and response-limit sections.
 	AnalysisHTML template.HTML
+}
+
+// observedSection is one observed application: its predicted response-time chart, its
+// predictions and shapes.
+type observedSection struct {
+	*Observed
+	Chart *htmlChart
 }
 
 type htmlChart struct {
@@ -156,6 +177,9 @@ func page() *template.Template {
 			"knee":     kneeCell,
 			"series":   func(c Config) string { return seriesHeading(c) },
 			"dms":      func(d time.Duration) string { return msText(d.Microseconds()) },
+			"rttns":    func(ns int64) string { return msText2(time.Duration(ns)) },
+			"msText2":  msText2,
+			"share":    func(f float64) string { return fmt.Sprintf("%.0f %%", 100*f) },
 			"us":       func(d time.Duration) int64 { return d.Microseconds() },
 			"rate":     func(f float64) string { return fmtNum(f) },
 			"pct":      pctText,
@@ -281,6 +305,7 @@ const pageHTML = `<!DOCTYPE html>
 <li><a href="#findings">Findings</a></li>
 {{if .Percentiles}}<li><a href="#response">{{if eq .Latency "response"}}Response time{{else}}Service time{{end}}</a></li>{{end}}
 {{if .Rates}}<li><a href="#at-rate">At a fixed rate</a></li>{{end}}
+{{if .ObservedSecs}}<li><a href="#observed">Farther database</a></li>{{end}}
 {{if .Analysis}}{{if .Analysis.Fits}}<li><a href="#latency-model">Latency model</a></li>{{end}}{{end}}
 <li><a href="#cells">Cells</a></li>
 {{if .Tx}}<li><a href="#transactions">Transactions</a></li>{{end}}
@@ -360,6 +385,38 @@ const pageHTML = `<!DOCTYPE html>
 </table></div>
 {{with .Series.Departures}}<p>Where the measurement departs from the model:</p>
 <ul class="notes">{{range .}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
+{{end}}
+</section>
+{{end}}
+
+{{if .ObservedSecs}}
+<section id="observed">
+<h2>What a farther database would cost</h2>
+<p>Applications observed through dblat proxy --observe: what their transactions cost on the wire, and what dblat predict expects of them as round-trip time is added between them and their database.</p>
+{{range .ObservedSecs}}
+<h3>Run {{.Run}}: {{.Transactions}} {{.Protocol}} transactions, {{printf "%.1f" .TPS}} TPS with {{.Clients}} clients</h3>
+{{with .Chart}}<figure class="chart" id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Note}}</figcaption>
+</figure>{{end}}
+<div class="scroll"><table>
+<thead><tr><th>added RTT</th><th class="num">TPS</th><th class="num">mean response (ms)</th>{{range .Shapes}}<th class="num">{{.Label}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Predictions}}<tr><td>{{rttns .RTTNs}}</td><td class="num">{{if .UpperBound}}≤ {{end}}{{printf "%.1f" .TPS}}</td><td class="num">{{printf "%.3f" .LatencyMs}}</td>{{range .Shapes}}<td class="num">{{printf "%.3f" .LatencyMs}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+{{if .Fall10}}<p class="desc">Throughput falls by 10 % at {{msText2 .Fall10}} and by half at {{msText2 .Fall50}} of added RTT.</p>{{end}}
+<div class="scroll"><table>
+<thead><tr><th>shape</th><th class="num">transactions</th><th class="num">round trips</th><th class="num">statements</th><th class="num">observed (ms)</th><th>statements (normalised)</th></tr></thead>
+<tbody>
+{{range .Shapes}}<tr><td>{{.Label}}</td><td class="num">{{.Count}}</td><td class="num">{{printf "%.1f" .RoundTrips}}</td><td class="num">{{printf "%.1f" .Statements}}</td><td class="num">{{printf "%.3f" .LatencyMs}}</td><td><small>{{.Text}}</small>{{with .Serial}}<br><em>{{.}}</em>{{end}}</td></tr>
+{{end}}</tbody>
+</table></div>
+{{with .Losers}}<p>What loses most at 20 ms, and what would help:</p>
+<ul class="notes">{{range .}}<li>{{.Shape}}: +{{printf "%.1f" .AddedMs}} ms a transaction ({{share .ShareOfAdded}} of the added time): {{.Advice}}</li>
+{{end}}</ul>{{end}}
+{{with .Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>
 {{end}}</ul>{{end}}
 {{end}}
 </section>

@@ -93,6 +93,10 @@ type Report struct {
 	// offered rate, with its saturation RTT and the model's departures
 	// (analysis.ResponseAtRate); empty without such runs or without RTT as a factor.
 	AtRate []analysis.RateSeries `json:"response_at_rate,omitempty"`
+	// Observed holds, for each finished run that stores an observation of an application
+	// (dblat proxy --observe), what was seen and the predictions of what a farther
+	// database would cost it; its charts are in Charts (ChartPredicted).
+	Observed []Observed `json:"observed,omitempty"`
 	// Analysis is the latency model, pool sizing and response-time limits of the same runs
 	// (set by BuildWithAnalysis; nil from Build).
 	Analysis *analysis.Analysis `json:"analysis,omitempty"`
@@ -311,6 +315,12 @@ func Build(in Input) (*Report, error) {
 	fits := analysis.FitLatency(in.Runs, factors)
 	r.AtRate = analysis.ResponseAtRate(in.Runs, factors)
 	r.Charts = r.charts(fits, in.Runs)
+	obs, obsCharts, err := r.observed(in.Runs)
+	if err != nil {
+		return nil, err
+	}
+	r.Observed = obs
+	r.Charts = append(r.Charts, obsCharts...)
 	r.Config = r.config(in.Runs)
 	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
 	r.Headline = r.headline(fits)

@@ -62,6 +62,16 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		writeRateSummary(ew, &r.AtRate[i], len(r.AtRate) > 1)
 	}
 
+	for _, o := range r.Observed {
+		ew.Printf("\nObserved application, run %d (%s, %s): predicted at added RTT\n", o.Run, o.Protocol, count(o.Clients, "client"))
+		tw := ew.Table("  ")
+		tw.Row("RTT", "TPS", "mean ms")
+		for _, p := range o.Predictions {
+			tw.Row(fmtDuration(time.Duration(p.RTTNs)), fmt.Sprintf("%.1f", p.TPS), fmt.Sprintf("%.3f", p.LatencyMs))
+		}
+		tw.Flush()
+	}
+
 	ew.Printf("\nVerdict\n")
 	for _, l := range wrap(r.Headline.Verdict, summaryWidth-2) {
 		ew.Printf("  %s\n", l)

@@ -271,6 +271,12 @@ func WriteText(w io.Writer, r *Report) error {
 		tw.Flush()
 	}
 
+	if len(r.Observed) > 0 {
+		var b strings.Builder
+		writeObservedText(&b, r.Observed)
+		ew.Printf("\nWhat a farther database would cost (predicted from the observation)\n%s", b.String())
+	}
+
 	ew.Printf("\nRuns\n")
 	tw = ew.Table("  ")
 	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)

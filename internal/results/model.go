@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/dblat/dblat/internal/spec"
@@ -56,7 +57,15 @@ type Run struct {
 	// StartSkew is the spread of the parts' actual starts on the store's clock (latest
 	// minus earliest); 0 for a run of one process.
 	StartSkew time.Duration `json:"start_skew_ns,omitempty"`
+	// Observation is, for a run of workload WorkloadObserved, what dblat proxy --observe
+	// saw of an application's transactions (package observe's Observation, as JSON); nil
+	// for other runs.
+	Observation json.RawMessage `json:"observation,omitempty"`
 }
+
+// WorkloadObserved is the workload name of a run that stores an observation of an
+// application through dblat proxy rather than a workload dblat ran.
+const WorkloadObserved = "observed"
 
 // Params are the workload and run parameters a run was stored with (package spec declares
 // them with the run's description).

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -28,7 +29,7 @@ func runSelect(d *dialect) string {
 	client, stats_before, stats_after,
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric,
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
-	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns
+	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation
 FROM runs`
 }
 
@@ -52,7 +53,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		status, client                        string
 		started, ended                        = s.d.runTimeDest(), s.d.runTimeDest()
 		mix, options, settings, before, after sql.NullString
-		link, examples                        sql.NullString
+		link, examples, observation           sql.NullString
 		errs                                  sql.NullString
 		duration, warmup, rtt, elapsed        int64
 		think, managed                        bool
@@ -73,7 +74,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric,
 		&rate, &r.Params.Arrival, &latencyLimit, &r.Params.MaxTries, &r.Summary.Retries, &r.Summary.Retried, &r.Summary.Late,
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
-		&r.Agents, &skew)
+		&r.Agents, &skew, &observation)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -89,6 +90,14 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	}
 	if r.Ended, err = ended.value(); err != nil {
 		return Run{}, fmt.Errorf("run %d: column ended: %w", r.ID, err)
+	}
+	if observation.Valid {
+		// Compact: PostgreSQL's jsonb writes spaces of its own.
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(observation.String)); err != nil {
+			return Run{}, fmt.Errorf("run %d: column observation: %w", r.ID, err)
+		}
+		r.Observation = b.Bytes()
 	}
 	if link.Valid {
 		r.Link = &Link{}

@@ -289,6 +289,12 @@ CREATE TABLE run_parts (
 	UNIQUE (run_id, ord)
 );
 `},
+	// 8: an application's traffic observed through dblat proxy --observe, stored as a run
+	// of workload "observed" (issue 24): the observation itself (per-shape figures, serial
+	// sections), from which reports predict what a farther database would cost.
+	{version: 8, sql: `
+ALTER TABLE runs ADD COLUMN observation TEXT; -- JSON or NULL
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -596,6 +602,10 @@ CREATE TABLE run_parts (
 	PRIMARY KEY (run_id, agent),
 	UNIQUE (run_id, ord)
 );
+`},
+	// 8: as SQLite's step 8.
+	{version: 8, sql: `
+ALTER TABLE runs ADD COLUMN observation jsonb;
 `},
 }
 

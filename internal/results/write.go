@@ -141,11 +141,20 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "overload", val: r.Summary.Overload},
 		column{name: "agents", val: r.Agents},
 		column{name: "start_skew_ns", val: int64(r.StartSkew)},
+		column{name: "observation", val: rawJSON(r.Observation), json: true},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
 	}
 	return cols, nil
+}
+
+// rawJSON stores nil or empty JSON as NULL, anything else as its text.
+func rawJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
 }
 
 // jsonAny and jsonPtr adapt jsonMap and jsonValue to runColumns' js.

@@ -366,6 +366,65 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 	return collapseLists(out, base), literals
 }
 
+// SpanKind says what a Span of a statement's text is.
+type SpanKind uint8
+
+const (
+	// SpanString is a string literal, with its prefix and quotes ('x', E'x', $$x$$).
+	SpanString SpanKind = iota + 1
+	// SpanNumber is a numeric literal, with the minus sign that belongs to it.
+	SpanNumber
+	// SpanParam is a parameter marker: ? or $n.
+	SpanParam
+)
+
+// Span is one literal or parameter marker of a statement: its text is stmt[Start:End].
+type Span struct {
+	Start, End int
+	Kind       SpanKind
+}
+
+// Spans appends to dst the literals and parameter markers of stmt, in order: exactly the
+// tokens Normalize replaces by ?, a minus sign included where Normalize takes it as the
+// number's (a recording turns them into variables; see package observe).
+func Spans(dst []Span, stmt []byte, lx Lexicon) []Span {
+	l := lexer{s: stmt, lx: lx}
+	space := false
+	signAt := -1    // start of a '-' that would be the sign of a number right after it
+	prev := tkSpace // previous non-space token
+	for {
+		k, a, b := l.next()
+		if k == tkEOF {
+			return dst
+		}
+		if k == tkSpace {
+			space = true
+			continue
+		}
+		start := a
+		if k == tkNumber && signAt >= 0 && !space {
+			start = signAt
+		}
+		space = false
+		sign := -1
+		switch k {
+		case tkString:
+			dst = append(dst, Span{start, b, SpanString})
+		case tkNumber:
+			dst = append(dst, Span{start, b, SpanNumber})
+		case tkParam:
+			dst = append(dst, Span{start, b, SpanParam})
+		case tkOther:
+			if b-a == 1 && stmt[a] == '-' &&
+				prev != tkWord && prev != tkString && prev != tkNumber && prev != tkParam && prev != tkClose {
+				sign = a
+			}
+		}
+		signAt = sign
+		prev = k
+	}
+}
+
 // collapseLists rewrites, in out[base:], IN (?, ?) into IN (...) and VALUES (?, ?), (?, ?)
 // into VALUES (?, ?), ... (lists of markers only; see Normalize). The rewritten text is
 // built after the original, which may be shorter than it (IN(?)), then moved down.

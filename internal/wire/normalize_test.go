@@ -152,3 +152,43 @@ func BenchmarkNormalize(b *testing.B) {
 		out, _ = Normalize(out[:0], stmt, pgLex)
 	}
 }
+
+// TestSpans: the spans are the tokens Normalize replaces, so replacing each by ? and
+// normalising gives Normalize's text.
+func TestSpans(t *testing.T) {
+	for _, c := range []struct {
+		lx   Lexicon
+		in   string
+		want []string
+	}{
+		{pgLex, "UPDATE a SET b = b + -4066 WHERE aid = 7 AND c = 'x''y' AND d - 5 > $1", []string{"-4066", "7", "'x''y'", "5", "$1"}},
+		{pgLex, "SELECT 1, -5, (-1), x--1\n, E'a\\'b', $$q$$", []string{"1", "-5", "-1", "E'a\\'b'", "$$q$$"}},
+		{mysqlLex, `SELECT "s", ? FROM t WHERE a IN (1, 2)`, []string{`"s"`, "?", "1", "2"}},
+	} {
+		var got []string
+		for _, sp := range Spans(nil, []byte(c.in), c.lx) {
+			got = append(got, c.in[sp.Start:sp.End])
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Spans(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, in := range []string{
+		"UPDATE a SET b = b + -4066 WHERE aid = 7 AND c = 'x' AND d - 5 > $1",
+		"INSERT INTO t VALUES (1, 'a'), (2, 'b')", "SELECT a-1, -1, 1.5e-3 FROM t WHERE x = ?",
+	} {
+		var b strings.Builder
+		last := 0
+		for _, sp := range Spans(nil, []byte(in), pgLex) {
+			b.WriteString(in[last:sp.Start])
+			b.WriteString("?")
+			last = sp.End
+		}
+		b.WriteString(in[last:])
+		n1, _ := Normalize(nil, []byte(in), pgLex)
+		n2, _ := Normalize(nil, []byte(b.String()), pgLex)
+		if string(n1) != string(n2) {
+			t.Errorf("%q: spans replaced normalise to %q, Normalize gives %q", in, n2, n1)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
@@ -21,9 +23,16 @@ func NormTime(t time.Time) time.Time {
 	return time.Unix(0, t.UnixNano()).UTC()
 }
 
-// Norm returns r with its times normalised (NormTime).
+// Norm returns r with its times normalised (NormTime) and its observation's JSON compact
+// (an indented export re-indents it).
 func Norm(r results.Run) results.Run {
 	r.Started, r.Ended = NormTime(r.Started), NormTime(r.Ended)
+	if len(r.Observation) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, r.Observation) == nil {
+			r.Observation = b.Bytes()
+		}
+	}
 	return r
 }
 
@@ -70,6 +79,8 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal,
 		},
 		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
+		// Compact, its keys in the order PostgreSQL's jsonb keeps them (shorter first).
+		Observation: json.RawMessage(`{"version":1,"protocol":"PostgreSQL"}`),
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
 		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9, "huge": 1e300},
 		Summary: results.Summary{Metric: results.MetricNOPM,

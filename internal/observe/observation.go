@@ -1,0 +1,206 @@
+package observe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dblat/dblat/internal/wire"
+)
+
+// FormatVersion is the version of the Observation JSON format this build writes and reads.
+const FormatVersion = 1
+
+// Observation is what an Observer saw: its JSON form is the file `dblat proxy --observe`
+// writes and what is stored with an observed run. It holds no literal or parameter value.
+type Observation struct {
+	// Version is FormatVersion.
+	Version int `json:"version"`
+	// Protocol is the protocol most followed connections spoke ("PostgreSQL"), "" when no
+	// connection was recognised; Protocols counts ended connections by protocol ("" for
+	// none known).
+	Protocol  string           `json:"protocol"`
+	Protocols map[string]int64 `json:"protocols,omitempty"`
+	// Engine is the engine named on the proxy's command line, "" when the protocol was told
+	// from the first bytes.
+	Engine string `json:"engine,omitempty"`
+	// Upstream is the server's address.
+	Upstream string `json:"upstream,omitempty"`
+	// Started and Ended are when the observer started and when this snapshot was taken.
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// WindowNs runs from the first transaction's start to the last one's end: the time TPS
+	// is measured over.
+	WindowNs int64 `json:"window_ns"`
+	// RTTNs is the round-trip time the proxy added while observing (UpNs + DownNs): the
+	// observed times contain it once per round trip, and Predict adds only the difference.
+	RTTNs  int64 `json:"rtt_ns"`
+	UpNs   int64 `json:"up_ns"`
+	DownNs int64 `json:"down_ns"`
+	// Connections counts the connections that ended or were open at the snapshot;
+	// MaxOpen is the most open at once.
+	Connections int64 `json:"connections"`
+	MaxOpen     int64 `json:"max_open"`
+	// Clients is the mean number of connections that were in a transaction or between two
+	// of them (sum over transactions of their time and the time before them, over the
+	// window): the population of the closed loop Predict assumes by default.
+	Clients float64 `json:"clients"`
+	// Transactions counts the transactions that ended, Statements their statements;
+	// Abandoned counts those open when their connection ended or stopped being followed,
+	// and transactions open at the snapshot are in neither.
+	Transactions int64 `json:"transactions"`
+	Statements   int64 `json:"statements"`
+	Abandoned    int64 `json:"abandoned"`
+	// TPS is Transactions over the window.
+	TPS float64 `json:"tps"`
+	// LatencyMsMean is the mean time in a transaction at the proxy (first request to last
+	// answer), over all shapes; RoundTripsMean and BetweenMsMean likewise.
+	LatencyMsMean  float64 `json:"latency_ms_mean"`
+	RoundTripsMean float64 `json:"round_trips_mean"`
+	BetweenMsMean  float64 `json:"between_ms_mean"`
+	// Totals is all the traffic; InTransactions the part inside transactions.
+	Totals         wire.Counts `json:"totals"`
+	InTransactions wire.Counts `json:"in_transactions"`
+	// Unfollowed counts the connections that were forwarded but not followed (no known
+	// protocol, TLS, a parse failure) and their traffic.
+	Unfollowed Unfollowed `json:"unfollowed"`
+	// CannotFollow and Notes count connections by why they could not be followed and by
+	// what the decoders noted (a TLS decline), one line each.
+	CannotFollow map[string]int64 `json:"cannot_follow,omitempty"`
+	Notes        map[string]int64 `json:"notes,omitempty"`
+	// Shapes are the transaction shapes, the most frequent first.
+	Shapes []Shape `json:"shapes"`
+}
+
+// Unfollowed is the traffic of connections an Observer forwarded without following them.
+type Unfollowed struct {
+	Connections int64 `json:"connections"`
+	BytesUp     int64 `json:"bytes_up"`
+	BytesDown   int64 `json:"bytes_down"`
+	RoundTrips  int64 `json:"round_trips"`
+}
+
+// Shape is what an Observation knows about the transactions of one shape. Times are means
+// over its transactions, in milliseconds, as the proxy saw them.
+type Shape struct {
+	// Shape is the normalised statements joined by "; " (wire.Shape.Text); Hash identifies
+	// it (wire.Shape.Hash in hexadecimal, the same on every run).
+	Shape string `json:"shape"`
+	Hash  string `json:"hash"`
+	Count int64  `json:"count"`
+	// RoundTrips per transaction: mean, lower median and maximum.
+	RoundTripsMean float64 `json:"round_trips_mean"`
+	RoundTripsP50  int64   `json:"round_trips_p50"`
+	RoundTripsMax  int64   `json:"round_trips_max"`
+	StatementsMean float64 `json:"statements_mean"`
+	BytesUpMean    float64 `json:"bytes_up_mean"`
+	BytesDownMean  float64 `json:"bytes_down_mean"`
+	// ServerMsMean sums the waits for the server's answers; ClientMsMean the time the
+	// application spent between its own round trips inside the transaction.
+	ServerMsMean float64 `json:"server_ms_mean"`
+	ClientMsMean float64 `json:"client_ms_mean"`
+	// BetweenMsMean is the mean time since the previous transaction on the same connection
+	// (over the transactions that had one).
+	BetweenMsMean float64 `json:"between_ms_mean"`
+	// LatencyMs is the time in the transaction, from its first request to its last
+	// answer: mean, percentiles and maximum. Hist is its HDR histogram in microseconds
+	// (results.EncodeHist's encoding).
+	LatencyMsMean float64 `json:"latency_ms_mean"`
+	LatencyMsP50  float64 `json:"latency_ms_p50"`
+	LatencyMsP99  float64 `json:"latency_ms_p99"`
+	LatencyMsMax  float64 `json:"latency_ms_max"`
+	Hist          string  `json:"hist,omitempty"`
+	// How the transactions ended.
+	Autocommits int64 `json:"autocommits"`
+	Commits     int64 `json:"commits"`
+	Rollbacks   int64 `json:"rollbacks"`
+	Failed      int64 `json:"failed"`
+	Errors      int64 `json:"errors"`
+	// RoundTripServerMs is the mean server time of each round trip, in order, over the
+	// transactions that took the usual number (RoundTripsP50) among the recent ones the
+	// serial analysis looked at; empty when there were too few.
+	RoundTripServerMs []float64 `json:"round_trip_server_ms,omitempty"`
+	// Serial is set when the shape's transactions ran one at a time from one of their round
+	// trips to their end (see Serial).
+	Serial *Serial `json:"serial,omitempty"`
+}
+
+// Serial is a section of a shape's transactions that never ran concurrently in the
+// observation while the rest of them did: from the answer to one round trip to the end of
+// the transaction. A lock every such transaction takes (a hot row all of them update) does
+// that: the next transaction waits in that round trip until the holder commits. The section
+// is held for the round trips after it, so it lengthens by RoundTripsHeld RTTs when the
+// database moves away, and the throughput of the shape cannot exceed one transaction per
+// section.
+type Serial struct {
+	// FromRoundTrip numbers the round trip (from 1) whose answer starts the section.
+	FromRoundTrip int `json:"from_round_trip"`
+	// RoundTripsHeld is how many round trips follow within the section.
+	RoundTripsHeld int `json:"round_trips_held"`
+	// HeldMsMean is the section's mean length; WaitMsMean the mean wait in round trip
+	// FromRoundTrip beyond what it took when no other transaction held the section.
+	HeldMsMean float64 `json:"held_ms_mean"`
+	WaitMsMean float64 `json:"wait_ms_mean"`
+	// Overlap is the mean number of other transactions in the section while one was in it
+	// (0 for a section strictly one at a time); TxOverlap the same for whole transactions,
+	// which shows that they did run concurrently.
+	Overlap   float64 `json:"overlap"`
+	TxOverlap float64 `json:"tx_overlap"`
+	// Utilisation is the share of the analysed time some transaction was in the section.
+	Utilisation float64 `json:"utilisation"`
+}
+
+// ReadFile reads an observation written by WriteFile (dblat proxy --observe).
+func ReadFile(path string) (*Observation, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	o, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return o, nil
+}
+
+// Decode reads an observation's JSON form.
+func Decode(b []byte) (*Observation, error) {
+	var o Observation
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, fmt.Errorf("not an observation (written by dblat proxy --observe): %w", err)
+	}
+	switch {
+	case o.Version == 0:
+		return nil, errors.New("not an observation: no version field (write one with dblat proxy --observe FILE)")
+	case o.Version > FormatVersion:
+		return nil, fmt.Errorf("observation format %d is newer than this dblat's (%d): upgrade dblat", o.Version, FormatVersion)
+	}
+	return &o, nil
+}
+
+// WriteFile writes o as indented JSON to path, replacing it whole: it writes a temporary
+// file beside it and renames it, so that a reader never sees half of one.
+func (o *Observation) WriteFile(path string) error {
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteWhole(path, append(b, '\n'), 0o644)
+}
+
+// WriteWhole replaces path by data through a temporary file in the same directory, created
+// with permissions perm, so that a reader never sees half of it.
+func WriteWhole(path string, data []byte, perm os.FileMode) error {
+	tmp := path + ".tmp"
+	os.Remove(tmp) // a leftover of a crash keeps its permissions otherwise
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,405 @@
+package observe
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Prediction is what Predict expects of the observed application at one added RTT.
+type Prediction struct {
+	// RTTNs is the round-trip time added between the application and the server (what
+	// `dblat proxy --rtt` adds); Clients the closed loop's population.
+	RTTNs   int64 `json:"rtt_ns"`
+	Clients int   `json:"clients"`
+	// TPS is the predicted throughput, LatencyMs the mean response time of a transaction
+	// as the application sees it.
+	TPS       float64 `json:"tps"`
+	LatencyMs float64 `json:"latency_ms"`
+	// BlindTPS is the throughput the same model gives without the serial sections (a
+	// model blind to contention), when there are any; 0 otherwise.
+	BlindTPS float64 `json:"blind_tps,omitempty"`
+	// UpperBound says the predicted throughput is an upper bound: waits that grow with the
+	// RTT were seen but not modelled (see Notes).
+	UpperBound bool `json:"upper_bound"`
+	// Shapes are the per-shape predictions, the most frequent first.
+	Shapes []ShapePrediction `json:"shapes"`
+}
+
+// ShapePrediction is what Predict expects of one shape.
+type ShapePrediction struct {
+	Shape string `json:"shape"`
+	Hash  string `json:"hash"`
+	Count int64  `json:"count"`
+	// Share is the shape's share of the transactions.
+	Share      float64 `json:"share"`
+	RoundTrips float64 `json:"round_trips"`
+	// LatencyMs is the predicted mean response time, ObservedMs the one observed (at the
+	// observation's RTT), AddedMs their difference.
+	LatencyMs  float64 `json:"latency_ms"`
+	ObservedMs float64 `json:"observed_ms"`
+	AddedMs    float64 `json:"added_ms"`
+	// Serial is set when the shape's serial section was modelled as a queue.
+	Serial bool `json:"serial,omitempty"`
+}
+
+// Forecast is Predict's whole answer: the prediction at the RTT asked for, what the model
+// gives at the observation's own RTT (to compare with what was observed), the RTTs at which
+// throughput falls, the shapes that lose most and what would help.
+type Forecast struct {
+	Prediction
+	// ObservedRTTNs, ObservedTPS and ObservedLatencyMs are the observation's; ModelTPS
+	// and ModelLatencyMs what the model gives at the observation's RTT and client count
+	// (the closer to the observed, the better the model describes the application).
+	ObservedRTTNs     int64   `json:"observed_rtt_ns"`
+	ObservedClients   float64 `json:"observed_clients"`
+	ObservedTPS       float64 `json:"observed_tps"`
+	ObservedLatencyMs float64 `json:"observed_latency_ms"`
+	ModelTPS          float64 `json:"model_tps"`
+	ModelLatencyMs    float64 `json:"model_latency_ms"`
+	// Fall10RTTNs and Fall50RTTNs are the added RTTs at which throughput has fallen by
+	// 10 % and 50 % from its value with no added RTT (for Clients clients).
+	Fall10RTTNs int64 `json:"fall_10pct_rtt_ns"`
+	Fall50RTTNs int64 `json:"fall_50pct_rtt_ns"`
+	// Losers are the shapes that lose most at the RTT asked for, with advice.
+	Losers []Loser `json:"losers,omitempty"`
+	// Notes say what the prediction assumes and where it is a bound.
+	Notes []string `json:"notes,omitempty"`
+	// Evidence quotes measured runs that show what fewer round trips buy (set by the
+	// caller, which has the results store: TPC-C's modes).
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Loser is a shape whose transactions lose much at the RTT asked for.
+type Loser struct {
+	Shape string `json:"shape"`
+	// AddedMs is the added response time per transaction; ShareOfAdded the shape's share
+	// of the added time over all transactions.
+	AddedMs      float64 `json:"added_ms"`
+	ShareOfAdded float64 `json:"share_of_added"`
+	RoundTrips   float64 `json:"round_trips"`
+	Statements   float64 `json:"statements"`
+	// Advice says what would help.
+	Advice string `json:"advice"`
+}
+
+// minLoserShare: a shape that takes less of the added time than this is not worth advice
+// (beside the one that loses most, which is always named).
+const minLoserShare = 0.02
+
+// maxClients bounds the population Predict models (mean-value analysis costs one step per
+// client).
+const maxClients = 1_000_000
+
+// model is an observation prepared for prediction.
+type model struct {
+	o      *Observation
+	shares []float64
+	total  float64
+	gap    float64 // mean time between transactions, ns
+	down0  float64 // the observation's down delay, ns: the last answer's way to the client
+	rtt0   float64
+}
+
+func newModel(o *Observation) (*model, error) {
+	if o.Transactions == 0 || len(o.Shapes) == 0 {
+		return nil, errors.New("the observation holds no transaction: nothing to predict (observe the application while it runs transactions)")
+	}
+	m := &model{o: o, gap: o.BetweenMsMean * 1e6, down0: float64(o.DownNs), rtt0: float64(o.RTTNs)}
+	for _, s := range o.Shapes {
+		m.total += float64(s.Count)
+	}
+	for _, s := range o.Shapes {
+		m.shares = append(m.shares, float64(s.Count)/m.total)
+	}
+	return m, nil
+}
+
+// at evaluates the model at added RTT rtt (ns) with n clients; serial false ignores serial
+// sections.
+func (m *model) at(rtt float64, n int, serial bool) Prediction {
+	d := rtt - m.rtt0
+	p := Prediction{RTTNs: int64(rtt), Clients: n}
+	z := 0.0
+	var demands []float64 // per serial station: its demand per cycle, ns
+	var station []int     // per shape: its station, or -1
+	for i, s := range m.o.Shapes {
+		q := m.shares[i]
+		dur := s.LatencyMsMean*1e6 + s.RoundTripsMean*d
+		station = append(station, -1)
+		if serial && s.Serial != nil {
+			h := s.Serial.HeldMsMean*1e6 + float64(s.Serial.RoundTripsHeld)*d
+			rest := dur - h - s.Serial.WaitMsMean*1e6
+			z += q * (m.gap + max(0, rest))
+			station[i] = len(demands)
+			demands = append(demands, q*max(0, h))
+			continue
+		}
+		z += q * (m.gap + max(0, dur))
+	}
+	// Exact mean-value analysis of a closed network: a delay station (the clients' time
+	// outside the serial sections) and one FCFS queue per serial section.
+	resp := make([]float64, len(demands))
+	queue := make([]float64, len(demands))
+	x := 0.0
+	for k := 1; k <= n; k++ {
+		sum := 0.0
+		for j, dj := range demands {
+			resp[j] = dj * (1 + queue[j])
+			sum += resp[j]
+		}
+		if z+sum <= 0 {
+			x = math.Inf(1)
+			break
+		}
+		x = float64(k) / (z + sum)
+		for j := range demands {
+			queue[j] = x * resp[j]
+		}
+	}
+	p.TPS = x * 1e9
+	lat := 0.0
+	for i, s := range m.o.Shapes {
+		q := m.shares[i]
+		dur := s.LatencyMsMean*1e6 + s.RoundTripsMean*d
+		t := dur
+		if j := station[i]; j >= 0 {
+			h := s.Serial.HeldMsMean*1e6 + float64(s.Serial.RoundTripsHeld)*d
+			t = max(0, dur-h-s.Serial.WaitMsMean*1e6) + resp[j]/q
+		}
+		t = max(0, t+m.down0)
+		lat += q * t
+		p.Shapes = append(p.Shapes, ShapePrediction{Shape: s.Shape, Hash: s.Hash, Count: s.Count, Share: q,
+			RoundTrips: s.RoundTripsMean, LatencyMs: t / 1e6, ObservedMs: (s.LatencyMsMean*1e6 + m.down0) / 1e6,
+			Serial: station[i] >= 0})
+		p.Shapes[i].AddedMs = p.Shapes[i].LatencyMs - p.Shapes[i].ObservedMs
+	}
+	p.LatencyMs = lat / 1e6
+	return p
+}
+
+func (m *model) hasSerial() bool {
+	for _, s := range m.o.Shapes {
+		if s.Serial != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Clients returns the closed loop's population Predict assumes by default: the observed
+// mean number of clients, rounded, at least 1.
+func (o *Observation) ClientsDefault() int {
+	return max(1, int(math.Round(o.Clients)))
+}
+
+// Predict predicts the observed application at added RTT rtt with clients clients (0: as
+// many as observed). The model: every transaction takes the time it took in the
+// observation plus its round trips times the RTT added beyond the observation's; each
+// client waits the observed mean time between its transactions; the serial sections the
+// observation found are queues whose holding time grows by one RTT per round trip they
+// span; throughput and queueing follow from exact mean-value analysis of that closed loop.
+// It assumes the server answers each request as fast as it did in the observation, which
+// is what the notes say where that is doubtful.
+func Predict(o *Observation, rtt time.Duration, clients int) (*Forecast, error) {
+	if rtt < 0 {
+		return nil, fmt.Errorf("RTT %s: an added round-trip time cannot be negative", rtt)
+	}
+	m, err := newModel(o)
+	if err != nil {
+		return nil, err
+	}
+	if clients == 0 {
+		clients = o.ClientsDefault()
+	}
+	if clients < 1 || clients > maxClients {
+		return nil, fmt.Errorf("%d clients: give 1 to %d", clients, maxClients)
+	}
+	f := &Forecast{ObservedRTTNs: o.RTTNs, ObservedClients: o.Clients, ObservedTPS: o.TPS,
+		ObservedLatencyMs: o.LatencyMsMean + float64(o.DownNs)/1e6}
+	serial := m.hasSerial()
+	f.Prediction = m.at(float64(rtt), clients, true)
+	if serial {
+		f.BlindTPS = m.at(float64(rtt), clients, false).TPS
+	}
+	check := m.at(m.rtt0, o.ClientsDefault(), true)
+	f.ModelTPS, f.ModelLatencyMs = check.TPS, check.LatencyMs
+	base := m.at(0, clients, true).TPS
+	f.Fall10RTTNs = m.fall(base*0.9, clients)
+	f.Fall50RTTNs = m.fall(base*0.5, clients)
+	f.Losers = losers(o, f.Prediction, rtt)
+	f.Notes, f.UpperBound = m.notes(f, clients, rtt)
+	return f, nil
+}
+
+// Curve predicts the mean response time and throughput at each RTT, for the report's chart.
+func Curve(o *Observation, rtts []time.Duration, clients int) ([]Prediction, error) {
+	m, err := newModel(o)
+	if err != nil {
+		return nil, err
+	}
+	if clients == 0 {
+		clients = o.ClientsDefault()
+	}
+	out := make([]Prediction, 0, len(rtts))
+	for _, r := range rtts {
+		out = append(out, m.at(float64(r), clients, true))
+	}
+	return out, nil
+}
+
+// fall returns the added RTT at which throughput falls to target (bisection: throughput
+// only falls as the RTT grows), 0 when it never does within an hour.
+func (m *model) fall(target float64, n int) int64 {
+	lo, hi := 0.0, float64(time.Hour)
+	if m.at(hi, n, true).TPS > target {
+		return 0
+	}
+	for hi-lo > 1000 { // to the microsecond
+		mid := (lo + hi) / 2
+		if m.at(mid, n, true).TPS > target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return int64(hi)
+}
+
+// losers ranks the shapes by their share of the added response time and says what would
+// help the first three.
+func losers(o *Observation, p Prediction, rtt time.Duration) []Loser {
+	total := 0.0
+	for _, s := range p.Shapes {
+		total += s.Share * max(0, s.AddedMs)
+	}
+	if total <= 0 {
+		return nil
+	}
+	idx := make([]int, len(p.Shapes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(p.Shapes[b].Share*p.Shapes[b].AddedMs, p.Shapes[a].Share*p.Shapes[a].AddedMs)
+	})
+	var out []Loser
+	for k, i := range idx[:min(3, len(idx))] {
+		s, os := p.Shapes[i], o.Shapes[i]
+		if s.AddedMs <= 0 || k > 0 && s.Share*s.AddedMs < minLoserShare*total {
+			break
+		}
+		l := Loser{Shape: s.Shape, AddedMs: s.AddedMs, ShareOfAdded: s.Share * s.AddedMs / total,
+			RoundTrips: s.RoundTrips, Statements: os.StatementsMean}
+		l.Advice = advice(os, rtt)
+		out = append(out, l)
+	}
+	return out
+}
+
+// advice says what would make a shape cost fewer round trips.
+func advice(s Shape, rtt time.Duration) string {
+	r := s.RoundTripsMean
+	var a string
+	switch {
+	case r >= 3:
+		a = fmt.Sprintf("its %.0f statements take %.1f round trips: sent as one batch (a pipeline, or several statements in one request) or run as one stored procedure they would take 1 or 2, saving about %s a transaction at %s",
+			s.StatementsMean, r, fmtMs((r-2)*float64(rtt)/1e6), fmtRTT(rtt))
+	case r >= 2:
+		a = fmt.Sprintf("%.1f round trips: one statement or procedure call would save %s a transaction at %s", r, fmtMs((r-1)*float64(rtt)/1e6), fmtRTT(rtt))
+	default:
+		a = "one round trip already: only a nearer server, or fewer transactions (caching, batching several into one), helps"
+	}
+	if s.Serial != nil {
+		a += fmt.Sprintf("; its transactions hold a lock from round trip %d across %d more round trips, and wait for each other there: take that lock last (move the statement of round trip %d to just before COMMIT) or run the transaction as one procedure, and it is held for no round trip",
+			s.Serial.FromRoundTrip, s.Serial.RoundTripsHeld, s.Serial.FromRoundTrip)
+	}
+	return a
+}
+
+// Thresholds of the notes.
+const (
+	// slowRoundTrip: a round trip whose mean server time exceeds this many times the
+	// median of its shape's round trips, and slowRoundTripMs, looks like a wait.
+	slowRoundTrip   = 5.0
+	slowRoundTripMs = 1.0
+	// modelMiss: when the model at the observation's own RTT misses the observed
+	// throughput by more than this share, it says so.
+	modelMiss = 0.05
+)
+
+// notes says what the prediction assumes and where it is only a bound.
+func (m *model) notes(f *Forecast, clients int, rtt time.Duration) ([]string, bool) {
+	var notes []string
+	upper := false
+	o := m.o
+	if f.ObservedTPS > 0 && math.Abs(f.ModelTPS-f.ObservedTPS) > modelMiss*f.ObservedTPS {
+		notes = append(notes, fmt.Sprintf("at the observation's own RTT and %d clients the model gives %.1f TPS where %.1f were observed: the application did not run as a steady closed loop of that many clients (think times, a ramp-up, idle connections), and the figures are only as good as that",
+			o.ClientsDefault(), f.ModelTPS, f.ObservedTPS))
+	}
+	for _, s := range o.Shapes {
+		if s.Serial != nil {
+			notes = append(notes, fmt.Sprintf("%s: its transactions ran one at a time from round trip %d to their end (%.2f others on average inside, against %.2f in the whole transaction): a lock they all take, held across %d more round trips; modelled as a queue whose holding time grows by %d RTTs",
+				clip(s.Shape, 80), s.Serial.FromRoundTrip, s.Serial.Overlap, s.Serial.TxOverlap, s.Serial.RoundTripsHeld, s.Serial.RoundTripsHeld))
+			continue
+		}
+		if len(s.RoundTripServerMs) < 2 {
+			continue
+		}
+		med := median(s.RoundTripServerMs)
+		for k, v := range s.RoundTripServerMs {
+			if v > slowRoundTripMs && v > slowRoundTrip*med {
+				upper = true
+				notes = append(notes, fmt.Sprintf("%s: round trip %d waits %.2f ms at the server, its other round trips %.2f ms at the median: if that is a lock wait (a row other transactions hold across their round trips) it grows with the RTT, and the predicted throughput is an upper bound",
+					clip(s.Shape, 80), k+1, v, med))
+				break
+			}
+		}
+	}
+	if f.BlindTPS > 0 && f.TPS > 0 {
+		notes = append(notes, fmt.Sprintf("without the serial sections the same model would predict %.1f TPS at %s: %.0f %% more than with them",
+			f.BlindTPS, fmtRTT(rtt), 100*(f.BlindTPS/f.TPS-1)))
+	}
+	if float64(clients) > o.Clients*1.5 {
+		upper = true
+		notes = append(notes, fmt.Sprintf("%d clients is more than the %.1f observed: the prediction assumes the server answers as fast with more of them, an upper bound of throughput where it is busy", clients, o.Clients))
+	}
+	if o.RTTNs > 0 {
+		notes = append(notes, fmt.Sprintf("observed through an added RTT of %s: predictions add or remove the difference", fmtRTT(time.Duration(o.RTTNs))))
+	}
+	if len(o.CannotFollow) > 0 || o.Unfollowed.Connections > 0 {
+		notes = append(notes, fmt.Sprintf("%s could not be followed: their transactions are not in the prediction", plural(o.Unfollowed.Connections, "connection")))
+	}
+	return notes, upper
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// fmtRTT writes an RTT as dblat's flags take it.
+func fmtRTT(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
+
+// fmtMs writes milliseconds with sensible precision.
+func fmtMs(ms float64) string {
+	switch {
+	case ms >= 100:
+		return fmt.Sprintf("%.0f ms", ms)
+	case ms >= 10:
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.2f ms", ms)
+}

@@ -1,0 +1,186 @@
+package observe
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// oneShape is an observation of 4 clients running one shape of 5 round trips that took
+// 2 ms at the proxy, 0.5 ms apart, with no RTT added.
+func oneShape() *Observation {
+	return &Observation{Version: FormatVersion, Protocol: "PostgreSQL", Transactions: 1000, Clients: 4, TPS: 1600,
+		BetweenMsMean: 0.5, LatencyMsMean: 2,
+		Shapes: []Shape{{Shape: "BEGIN; UPDATE t SET a = a + ? WHERE id = ?; SELECT ?; COMMIT", Hash: "00000000000000aa", Count: 1000,
+			RoundTripsMean: 5, RoundTripsP50: 5, RoundTripsMax: 5, StatementsMean: 5, LatencyMsMean: 2}}}
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.6g, want %.6g (±%g)", what, got, want, tol)
+	}
+}
+
+// TestPredictClosedLoop: without serial sections a transaction takes its observed time
+// plus R·r, and N clients cycle through it and the gap: X = N / (D + R·r + G).
+func TestPredictClosedLoop(t *testing.T) {
+	o := oneShape()
+	f, err := Predict(o, 20*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "latency ms", f.LatencyMs, 2+5*20, 1e-9)
+	near(t, "TPS", f.TPS, 4/(102.5e-3), 1e-6)
+	near(t, "shape latency ms", f.Shapes[0].LatencyMs, 102, 1e-9)
+	near(t, "added ms", f.Shapes[0].AddedMs, 100, 1e-9)
+	if f.Clients != 4 || f.RTTNs != int64(20*time.Millisecond) {
+		t.Errorf("clients %d, rtt %d", f.Clients, f.RTTNs)
+	}
+	// X(r) = 4/(2.5 ms + 5r) falls 10 % at 5r = 2.5/0.9 − 2.5 ms, and by half at 5r = 2.5 ms.
+	near(t, "10 % RTT µs", float64(f.Fall10RTTNs)/1e3, (2.5/0.9-2.5)/5*1e3, 1.01)
+	near(t, "50 % RTT µs", float64(f.Fall50RTTNs)/1e3, 2.5/5*1e3, 1.01)
+	near(t, "model TPS at the observation", f.ModelTPS, 1600, 1e-6)
+	if f.UpperBound || f.BlindTPS != 0 {
+		t.Errorf("upper bound %v, blind %v: nothing to bound", f.UpperBound, f.BlindTPS)
+	}
+	if len(f.Losers) != 1 || !strings.Contains(f.Losers[0].Advice, "round trips") {
+		t.Errorf("losers %+v", f.Losers)
+	}
+	// More clients scale throughput in this model; the prediction says it is a bound then.
+	f16, err := Predict(o, 20*time.Millisecond, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "TPS at 16", f16.TPS, 16/(102.5e-3), 1e-6)
+	if !f16.UpperBound || !strings.Contains(strings.Join(f16.Notes, "\n"), "16 clients is more than") {
+		t.Errorf("16 clients: upper bound %v, notes %q", f16.UpperBound, f16.Notes)
+	}
+}
+
+// TestPredictObservedRTT: an observation made through an added RTT predicts only the
+// difference, and reproduces itself at its own RTT.
+func TestPredictObservedRTT(t *testing.T) {
+	o := oneShape()
+	o.RTTNs, o.UpNs, o.DownNs = int64(10*time.Millisecond), int64(5*time.Millisecond), int64(5*time.Millisecond)
+	// At the proxy (raw receive times) a transaction of 5 round trips shows 5 up delays and
+	// 4 down delays: 2 ms of its own plus 45 ms.
+	o.Shapes[0].LatencyMsMean, o.LatencyMsMean = 47, 47
+	f, err := Predict(o, 10*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "latency at the observed RTT", f.LatencyMs, 52, 1e-9) // 2 + 5 × 10
+	f, err = Predict(o, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "latency at 0", f.LatencyMs, 2, 1e-9)
+	if !strings.Contains(strings.Join(f.Notes, "\n"), "observed through an added RTT of 10ms") {
+		t.Errorf("notes %q", f.Notes)
+	}
+}
+
+// TestPredictSerial: a serial section is a queue. One client never waits; many are bounded
+// by one transaction per section; the contention-blind figure is reported beside.
+func TestPredictSerial(t *testing.T) {
+	o := oneShape()
+	// Held for the last 2 ms... of a 4 ms transaction of which 1 ms was waiting: 1 ms
+	// outside it.
+	o.Shapes[0].LatencyMsMean, o.LatencyMsMean, o.BetweenMsMean = 4, 4, 0
+	o.Shapes[0].Serial = &Serial{FromRoundTrip: 3, RoundTripsHeld: 2, HeldMsMean: 2, WaitMsMean: 1}
+	one, err := Predict(o, 10*time.Millisecond, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alone: 1 ms + 3 RTT outside, 2 ms + 2 RTT inside, no wait.
+	near(t, "latency alone", one.LatencyMs, 1+30+2+20, 1e-9)
+	near(t, "TPS alone", one.TPS, 1/(53e-3), 1e-6)
+	many, err := Predict(o, 10*time.Millisecond, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "TPS bound", many.TPS, 1/(22e-3), 0.01)
+	if many.BlindTPS <= many.TPS*10 {
+		t.Errorf("blind %.1f should far exceed the bounded %.1f", many.BlindTPS, many.TPS)
+	}
+	if !many.Shapes[0].Serial || !strings.Contains(strings.Join(many.Notes, "\n"), "one at a time from round trip 3") {
+		t.Errorf("shape %+v, notes %q", many.Shapes[0], many.Notes)
+	}
+}
+
+// TestPredictWaitNote: a round trip that waits far longer than the others makes the
+// prediction an upper bound.
+func TestPredictWaitNote(t *testing.T) {
+	o := oneShape()
+	o.Shapes[0].RoundTripServerMs = []float64{0.2, 0.3, 4, 0.2, 0.5}
+	f, err := Predict(o, 5*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.UpperBound || !strings.Contains(strings.Join(f.Notes, "\n"), "round trip 3 waits 4.00 ms") {
+		t.Errorf("upper bound %v, notes %q", f.UpperBound, f.Notes)
+	}
+	var b strings.Builder
+	if err := f.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "at most") {
+		t.Errorf("text does not say the throughput is a bound:\n%s", b.String())
+	}
+}
+
+// TestForecastJSON: the fields the issue names.
+func TestForecastJSON(t *testing.T) {
+	f, err := Predict(oneShape(), 20*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"rtt_ns", "clients", "tps", "latency_ms", "shapes", "fall_10pct_rtt_ns", "fall_50pct_rtt_ns"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("no %s in %s", k, b)
+		}
+	}
+	sh := m["shapes"].([]any)[0].(map[string]any)
+	for _, k := range []string{"shape", "count", "round_trips", "latency_ms"} {
+		if _, ok := sh[k]; !ok {
+			t.Errorf("no shapes[].%s in %s", k, b)
+		}
+	}
+}
+
+func TestPredictRefuses(t *testing.T) {
+	if _, err := Predict(&Observation{Version: 1}, time.Millisecond, 0); err == nil || !strings.Contains(err.Error(), "no transaction") {
+		t.Errorf("empty observation: %v", err)
+	}
+	if _, err := Predict(oneShape(), -time.Millisecond, 0); err == nil {
+		t.Error("a negative RTT was accepted")
+	}
+}
+
+func TestDecode(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"protocol":"x"}`, "no version field"},
+		{`{"version":99}`, "newer than this dblat"},
+		{`[1]`, "not an observation"},
+	} {
+		if _, err := Decode([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Decode(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+	b, _ := json.Marshal(oneShape())
+	o, err := Decode(b)
+	if err != nil || o.Shapes[0].Count != 1000 {
+		t.Errorf("round trip: %+v, %v", o, err)
+	}
+}

@@ -1,0 +1,144 @@
+package observe
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// tableShapes is how many shapes the text tables list; the rest are summed in one line.
+const tableShapes = 20
+
+// WriteText writes a readable summary of o: one line of totals, a table of its shapes
+// (numbered as TypeLabel numbers them), and what could not be followed.
+func (o *Observation) WriteText(w io.Writer) error {
+	var b strings.Builder
+	proto := o.Protocol
+	if proto == "" {
+		proto = "no known protocol"
+	}
+	fmt.Fprintf(&b, "observed %s (%s) in %s over %s: %.1f TPS, %.1f clients on average, %s\n",
+		plural(o.Transactions, "transaction"), proto, plural(o.Connections, "connection"),
+		fmtDur(time.Duration(o.WindowNs)), o.TPS, o.Clients, plural(int64(len(o.Shapes)), "shape"))
+	if o.Abandoned > 0 {
+		fmt.Fprintf(&b, "%s open when its connection ended or stopped being followed (not counted)\n", plural(o.Abandoned, "transaction"))
+	}
+	if o.RTTNs > 0 {
+		fmt.Fprintf(&b, "observed through an added RTT of %s: its times include it\n", fmtRTT(time.Duration(o.RTTNs)))
+	}
+	if len(o.Shapes) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "#\tcount\tshare\trt/tx\tstmts\tB up\tB down\tserver ms\tclient ms\tin tx ms\tp99 ms\tbetween ms\t")
+		rest, restN := 0, int64(0)
+		for i, s := range o.Shapes {
+			if i >= tableShapes {
+				rest++
+				restN += s.Count
+				continue
+			}
+			rt := fmt.Sprintf("%.1f", s.RoundTripsMean)
+			if s.RoundTripsMax != s.RoundTripsP50 {
+				rt = fmt.Sprintf("%.1f (≤%d)", s.RoundTripsMean, s.RoundTripsMax)
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%.1f %%\t%s\t%.1f\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", i+1, s.Count,
+				100*float64(s.Count)/float64(max(1, o.Transactions)), rt, s.StatementsMean, s.BytesUpMean, s.BytesDownMean,
+				s.ServerMsMean, s.ClientMsMean, s.LatencyMsMean, s.LatencyMsP99, s.BetweenMsMean)
+		}
+		tw.Flush()
+		if rest > 0 {
+			fmt.Fprintf(&b, "… and %s of %s more\n", plural(restN, "transaction"), plural(int64(rest), "shape"))
+		}
+		for i, s := range o.Shapes[:min(tableShapes, len(o.Shapes))] {
+			fmt.Fprintf(&b, "%3d  %s\n", i+1, clip(s.Shape, 300))
+			if s.Serial != nil {
+				fmt.Fprintf(&b, "     one at a time from round trip %d to the end (%d round trips held, %.3f ms; %.3f ms waiting): a lock all of them take\n",
+					s.Serial.FromRoundTrip, s.Serial.RoundTripsHeld, s.Serial.HeldMsMean, s.Serial.WaitMsMean)
+			}
+		}
+	}
+	if o.Unfollowed.Connections > 0 {
+		fmt.Fprintf(&b, "%s forwarded without being followed: %s up, %s down, %s\n", plural(o.Unfollowed.Connections, "connection"),
+			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), plural(o.Unfollowed.RoundTrips, "round trip"))
+	}
+	for _, r := range sortedKeys(o.CannotFollow) {
+		fmt.Fprintf(&b, "not followed (%s): %s\n", plural(o.CannotFollow[r], "connection"), r)
+	}
+	for _, r := range sortedKeys(o.Notes) {
+		fmt.Fprintf(&b, "note (%s): %s\n", plural(o.Notes[r], "connection"), r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes a forecast for people: the headline, the per-shape table, the shapes
+// that lose most with advice, and the notes.
+func (f *Forecast) WriteText(w io.Writer) error {
+	var b strings.Builder
+	rtt := time.Duration(f.RTTNs)
+	bound := ""
+	if f.UpperBound {
+		bound = " at most"
+	}
+	fmt.Fprintf(&b, "at %s added RTT with %s: %s%.1f TPS, mean response time %s (observed at %s: %.1f TPS, %s)\n",
+		fmtRTT(rtt), plural(int64(f.Clients), "client"), bound, f.TPS, fmtMs(f.LatencyMs),
+		fmtRTT(time.Duration(f.ObservedRTTNs)), f.ObservedTPS, fmtMs(f.ObservedLatencyMs))
+	switch {
+	case f.Fall10RTTNs > 0 && f.Fall50RTTNs > 0:
+		fmt.Fprintf(&b, "throughput falls by 10 %% at %s added RTT and by half at %s\n",
+			fmtRTT(time.Duration(f.Fall10RTTNs).Round(time.Microsecond)), fmtRTT(time.Duration(f.Fall50RTTNs).Round(time.Microsecond)))
+	case f.Fall10RTTNs > 0:
+		fmt.Fprintf(&b, "throughput falls by 10 %% at %s added RTT\n", fmtRTT(time.Duration(f.Fall10RTTNs).Round(time.Microsecond)))
+	}
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tcount\trt/tx\tobserved ms\tpredicted ms\tadded ms\t")
+	for i, s := range f.Shapes {
+		if i >= tableShapes {
+			break
+		}
+		mark := ""
+		if s.Serial {
+			mark = " (queue)"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.3f\t%.3f%s\t%+.3f\t\n", i+1, s.Count, s.RoundTrips, s.ObservedMs, s.LatencyMs, mark, s.AddedMs)
+	}
+	tw.Flush()
+	if len(f.Losers) > 0 {
+		b.WriteString("what loses most:\n")
+		for _, l := range f.Losers {
+			fmt.Fprintf(&b, "  %s: %s a transaction (%.0f %% of the added time); %s\n", clip(l.Shape, 100), "+"+fmtMs(l.AddedMs),
+				100*l.ShareOfAdded, l.Advice)
+		}
+	}
+	for _, e := range f.Evidence {
+		fmt.Fprintf(&b, "evidence: %s\n", e)
+	}
+	for _, n := range f.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmtMs(float64(d) / 1e6)
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
