@@ -26,9 +26,9 @@ func TestNewValidates(t *testing.T) {
 		{workload.Target{Engine: pg}, simple.Config{Workload: "tpcc"}, `unknown simple workload "tpcc"`},
 		{workload.Target{Engine: pg}, simple.Config{Workload: "tpcb", Scale: -1}, "scale must not be negative"},
 		{workload.Target{Engine: pg}, simple.Config{Workload: "blob", BlobsPerTx: -2}, "must not be negative"},
-		{workload.Target{Engine: pg}, simple.Config{Workload: "ping", Protocol: "binary"}, `unknown protocol "binary"`},
+		{workload.Target{Engine: pg}, simple.Config{Workload: "ping", Protocol: "binary"}, `"binary" is not a protocol`},
 		{workload.Target{Engine: mariadb.Engine{}}, simple.Config{Workload: "ping", Protocol: "prepared"}, ""},
-		{workload.Target{Engine: mariadb.Engine{}}, simple.Config{Workload: "ping", Protocol: "simple"}, "engine mariadb has one query protocol"},
+		{workload.Target{Engine: mariadb.Engine{}}, simple.Config{Workload: "ping", Protocol: "simple"}, "mariadb has one (statements are prepared once per connection)"},
 	} {
 		w, err := simple.New(tc.e, tc.cfg)
 		switch {
