@@ -33,8 +33,19 @@ type Field struct {
 	// out ("" never does): parameters added after the first studies, so that their keys
 	// stayed as they were.
 	KeyDefault string
+	// Short is the flag's one-letter shorthand ("f" for pgbench's -f), "" for none.
+	Short string
+	// List is set for a parameter that holds several values (the scripts): a flag given
+	// again adds one (Add), a study file writes them as a list; Set replaces them all with
+	// those of a canonical text.
+	List bool
+	// Scoped is set for a parameter that only the workloads naming it take
+	// (workload.Definition.Fields, LoadFields: the script workload's scripts); a run of any
+	// other workload refuses it.
+	Scoped bool
 
 	set func(p *Params, text string) error
+	add func(p *Params, text string) error
 	get func(p *Params) string
 }
 
@@ -80,6 +91,25 @@ var Fields = []Field{
 		Factor: true, KeyDefault: "1",
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = parseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
+	{Key: "scripts", Flag: "file", Short: "f", Kind: "FILE[@WEIGHT]", List: true, Scoped: true, Factor: true,
+		Usage: "a pgbench script file, one transaction type named after the file, chosen in proportion to WEIGHT (default 1; 0 disables it); again for more. FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+		set: func(p *Params, s string) error { return setList(&p.Scripts, s, "scripts", canonicalScript) },
+		add: func(p *Params, s string) error { return addList(&p.Scripts, s, canonicalScript) },
+		get: func(p *Params) string { return strings.Join(p.Scripts, ",") }},
+	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "NAME[@WEIGHT]", List: true, Scoped: true, Factor: true,
+		Usage: "one of pgbench's built-in scripts, tpcb-like, simple-update or select-only, on the tables `dblat load simple tpcb` creates, chosen in proportion to WEIGHT (default 1); again for more",
+		set: func(p *Params, s string) error { return setList(&p.Builtins, s, "builtins", canonicalScript) },
+		add: func(p *Params, s string) error { return addList(&p.Builtins, s, canonicalScript) },
+		get: func(p *Params) string { return strings.Join(p.Builtins, ",") }},
+	{Key: "defines", Flag: "define", Short: "D", Kind: "NAME=VALUE", List: true, Scoped: true,
+		Usage: "set the scripts' variable NAME to VALUE (pgbench -D); again for more",
+		set: func(p *Params, s string) error { p.Defines = nil; return addDefine(p, s) },
+		add: addDefine,
+		get: formatDefines},
+	{Key: "init", Flag: "init", Kind: "FILE", Scoped: true,
+		Usage: "a script that creates and fills the tables the scripts run on (DDL and data, :scale set): `dblat load script` runs it once; FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+		set: func(p *Params, s string) error { p.Init = strings.TrimSpace(s); return nil },
+		get: func(p *Params) string { return p.Init }},
 }
 
 // Lookup returns the field called key.
@@ -93,8 +123,18 @@ func Lookup(key string) (*Field, bool) {
 }
 
 // Set reads text as the field's value into p. Its error reads after the field's name:
-// "is not a whole number: \"x\"".
+// "is not a whole number: \"x\"". A List field's values are all replaced by those text
+// writes in canonical form (Value's).
 func (f *Field) Set(p *Params, text string) error { return f.set(p, text) }
+
+// Add reads text as one more value of a List field (a flag given again, an item of a
+// study file's list); for any other field it is Set.
+func (f *Field) Add(p *Params, text string) error {
+	if f.add == nil {
+		return f.set(p, text)
+	}
+	return f.add(p, text)
+}
 
 // Value returns the field's value in p in canonical form: durations by FormatDuration,
 // rates by FormatRate, integers and booleans plainly.
@@ -134,8 +174,8 @@ func (v FlagValue) String() string {
 	return v.F.Value(v.P)
 }
 
-// Set reads a flag's argument.
-func (v FlagValue) Set(s string) error { return v.F.Set(v.P, s) }
+// Set reads a flag's argument; a List field's flag adds one value each time it is given.
+func (v FlagValue) Set(s string) error { return v.F.Add(v.P, s) }
 
 // Type is the word help texts show for the value.
 func (v FlagValue) Type() string { return v.F.Kind }
