@@ -493,7 +493,7 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 			return 0, err
 		}
 		defer closeDB(wt)
-		return pl.def.Loaded(ctx, wt)
+		return pl.def.Loaded(ctx, wt, pl.workloadConfig(rs))
 	}
 	if restore {
 		// A pristine copy of the right size is the fastest start: restore it.
@@ -510,7 +510,8 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		sr.loaded[key] = want
 		return nil
 	}
-	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1}, nil); err != nil {
+	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1,
+		Init: rs.Init, Defines: rs.Defines, Builtins: rs.Builtins, Dir: rs.Dir, Files: rs.Files}, nil); err != nil {
 		return err
 	}
 	if restore {
