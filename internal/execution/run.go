@@ -69,7 +69,7 @@ func loadCommand(def *workload.Definition, rs *spec.Run) string {
 			values = strings.Split(v, ",")
 		}
 		for _, x := range values {
-			if f.Kind == "FILE" {
+			if f.File {
 				x = filepath.Join(rs.Dir, x)
 			}
 			cmd += " --" + f.Flag + " " + x

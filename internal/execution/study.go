@@ -149,6 +149,12 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 		rs := RunOf(st, cell, p.Target)
 		pl, err := check(&rs, e, managed)
 		if err != nil {
+			var pe positioned
+			if errors.As(err, &pe) { // a script's own FILE:LINE:COL, as it is
+				file, line, col, msg := pe.Position()
+				add(&study.Error{File: file, Line: line, Col: col, Msg: msg}, &cell)
+				continue
+			}
 			list, ok := spec.AsList(err)
 			if !ok {
 				addErr(st.Errorf("base.workload", "%v", unwrapInput(err)))
@@ -258,6 +264,7 @@ func unwrapInput(err error) error {
 func RunOf(st *study.Study, cell study.Cell, target string) spec.Run {
 	rs := cell.Params.Run.Clone()
 	rs.Target, rs.Study, rs.Cell = target, st.Name, cell.Key
+	rs.Dir = filepath.Dir(st.File) // a study's files are named relative to it
 	rs.Record = map[string]string{}
 	for k, v := range cell.Params.Settings {
 		rs.Record[results.SettingPrefix+k] = v

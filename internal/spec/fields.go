@@ -39,6 +39,11 @@ type Field struct {
 	// again adds one (Add), a study file writes them as a list; Set replaces them all with
 	// those of a canonical text.
 	List bool
+	// Pairs is set for a List field whose values are NAME=VALUE pairs (defines), which a
+	// study file may write as a mapping of names to values.
+	Pairs bool
+	// File is set for a parameter that names files, relative to Run.Dir.
+	File bool
 	// Scoped is set for a parameter that only the workloads naming it take
 	// (workload.Definition.Fields, LoadFields: the script workload's scripts); a run of any
 	// other workload refuses it.
@@ -91,23 +96,23 @@ var Fields = []Field{
 		Factor: true, KeyDefault: "1",
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = parseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
-	{Key: "scripts", Flag: "file", Short: "f", Kind: "FILE[@WEIGHT]", List: true, Scoped: true, Factor: true,
-		Usage: "a pgbench script file, one transaction type named after the file, chosen in proportion to WEIGHT (default 1; 0 disables it); again for more. FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+	{Key: "scripts", Flag: "file", Short: "f", Kind: "stringArray", List: true, Scoped: true, Factor: true, File: true,
+		Usage: "FILE[@WEIGHT]: a pgbench script, one transaction type named after the file, chosen in proportion to WEIGHT (default 1; 0 disables it); again for more. FILE.ENGINE.sql beside it, if there, runs instead on that engine",
 		set: func(p *Params, s string) error { return setList(&p.Scripts, s, "scripts", canonicalScript) },
 		add: func(p *Params, s string) error { return addList(&p.Scripts, s, canonicalScript) },
 		get: func(p *Params) string { return strings.Join(p.Scripts, ",") }},
-	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "NAME[@WEIGHT]", List: true, Scoped: true, Factor: true,
-		Usage: "one of pgbench's built-in scripts, tpcb-like, simple-update or select-only, on the tables `dblat load simple tpcb` creates, chosen in proportion to WEIGHT (default 1); again for more",
+	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "stringArray", List: true, Scoped: true, Factor: true,
+		Usage: "NAME[@WEIGHT]: one of pgbench's built-in scripts, tpcb-like, simple-update or select-only, on the tables dblat load simple tpcb creates, chosen in proportion to WEIGHT (default 1); again for more",
 		set: func(p *Params, s string) error { return setList(&p.Builtins, s, "builtins", canonicalScript) },
 		add: func(p *Params, s string) error { return addList(&p.Builtins, s, canonicalScript) },
 		get: func(p *Params) string { return strings.Join(p.Builtins, ",") }},
-	{Key: "defines", Flag: "define", Short: "D", Kind: "NAME=VALUE", List: true, Scoped: true,
-		Usage: "set the scripts' variable NAME to VALUE (pgbench -D); again for more",
+	{Key: "defines", Flag: "define", Short: "D", Kind: "stringArray", List: true, Pairs: true, Scoped: true,
+		Usage: "NAME=VALUE: set the scripts' variable NAME to VALUE (pgbench -D); again for more",
 		set: func(p *Params, s string) error { p.Defines = nil; return addDefine(p, s) },
 		add: addDefine,
 		get: formatDefines},
-	{Key: "init", Flag: "init", Kind: "FILE", Scoped: true,
-		Usage: "a script that creates and fills the tables the scripts run on (DDL and data, :scale set): `dblat load script` runs it once; FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+	{Key: "init", Flag: "init", Kind: "string", Scoped: true, File: true,
+		Usage: "FILE: a script that creates and fills the tables the scripts run on (DDL and data, :scale set), which dblat load script runs once and a run finds loaded; FILE.ENGINE.sql beside it, if there, runs instead on that engine",
 		set: func(p *Params, s string) error { p.Init = strings.TrimSpace(s); return nil },
 		get: func(p *Params) string { return p.Init }},
 }

@@ -30,6 +30,10 @@ type Definition struct {
 	Group string
 	// Summary is a one-line description for help texts.
 	Summary string
+	// RunExample and LoadExample, when set, are the command line's examples of running and
+	// loading the workload, in place of the generic ones; Help, when set, is a paragraph
+	// the run command's help adds.
+	RunExample, LoadExample, Help string
 	// Scale says how the data size is counted.
 	Scale Scale
 	// TxTypes are the transaction types' names in a fixed order; nil for a workload whose

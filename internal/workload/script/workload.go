@@ -35,6 +35,17 @@ var protocolOption = option.Option{Name: OptionProtocol, Kind: option.String, De
 var Definition = &workload.Definition{
 	Name:    "script",
 	Summary: "your own transactions: pgbench scripts (-f FILE[@WEIGHT], -b tpcb-like|simple-update|select-only)",
+	RunExample: `  dblat run script -f orders.sql@10 -f status.sql@1 --target pg1 --terminals 8 --rtt 5ms
+  dblat run script -b tpcb-like --target fb1 --protocol prepared --max-tries 5
+  dblat run script -f new_order.sql -D items=1000 --target 'mysql://bench@db:3306/shop' --scale 10`,
+	Help: `Each script (-f FILE, -b NAME) is one transaction type, named after its file (orders.sql is
+"orders"), chosen at random in proportion to its weight (FILE@WEIGHT) as pgbench chooses.
+Where FILE.ENGINE.sql sits beside FILE.sql (orders.firebird.sql, orders.mariadb.sql), a run on
+that engine runs it instead, as the same transaction type. The texts that ran are stored
+with the run (hashed): dblat results show RUN --scripts prints them. \shell and \setshell
+are refused: a benchmark script runs no shell commands.`,
+	LoadExample: `  dblat load script --init schema.sql --target pg1 --scale 10
+  dblat load script -b tpcb-like --target m1 --scale 4          # pgbench's tables, for -b`,
 	Scale: workload.Scale{Name: "scale", Default: 1,
 		Usage: "the scripts' :scale (pgbench -s); with -b, the pgbench scale of the loaded tables, with --init the scale it loaded"},
 	Metric:     workload.Metric{Name: "TPS"},
