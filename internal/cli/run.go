@@ -180,7 +180,7 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 		Short:   def.Summary,
 		Long:    fmt.Sprintf(runLong, def.Name, metric) + fieldsLong(def),
 		Example: example,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runWorkload(cmd, def, &rf, &wf, nil)
 		},
