@@ -278,7 +278,7 @@ func (e *sqlExec) run(ctx context.Context, q querier, st *Stmt, info *stmtInfo) 
 		return err
 	}
 	if st.Capture != CaptureNone {
-		return CaptureRows(rows, st)
+		return captureRows(rows, st, e.w.lower)
 	}
 	return drain(rows)
 }

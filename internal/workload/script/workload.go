@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/option"
@@ -77,6 +78,8 @@ type Workload struct {
 	txs     engine.TxStatements
 	txOnly  bool
 	locking sql.IsolationLevel
+	// lower reports captured columns in lower case (engine.Dialect.FoldsUpper).
+	lower bool
 
 	// scripts are the transaction types (weight > 0), in the order given; total is the
 	// sum of their weights.
@@ -86,7 +89,13 @@ type Workload struct {
 
 	scale  int64 // :scale, set by Prepare
 	states sync.Map
+	// id numbers the workload in the process: its statements' names carry it, so that two
+	// workloads never prepare one name on a connection.
+	id int64
 }
+
+// workloads counts the workloads made (Workload.id).
+var workloads atomic.Int64
 
 // entry is one transaction type: a parsed script and what the workload knows of its
 // statements.
@@ -183,9 +192,9 @@ func New(t workload.Target, cfg workload.Config) (*Workload, error) {
 // newWorkload returns a workload without scripts that runs statements on eng with
 // protocol.
 func newWorkload(eng engine.Engine, protocol string) (*Workload, error) {
-	w := &Workload{eng: eng, protocol: protocol}
+	w := &Workload{eng: eng, protocol: protocol, id: workloads.Add(1)}
 	d := eng.Dialect()
-	w.locking = d.LockingIsolation
+	w.locking, w.lower = d.LockingIsolation, d.FoldsUpper
 	if to, ok := eng.(engine.TxOnly); ok {
 		w.txOnly = to.TxOnly()
 	}
@@ -232,7 +241,7 @@ func (w *Workload) parse(src source, kind string, weight int64, defined []string
 			continue
 		}
 		info := &e.stmts[c.Stmt]
-		info.name = "dblat_" + e.name + "_" + strconv.Itoa(c.Stmt)
+		info.name = "dblat" + strconv.FormatInt(w.id, 36) + "_" + e.name + "_" + strconv.Itoa(c.Stmt)
 		if w.txs != nil {
 			op, opts, err := w.txs.TxStatement(c.SQL)
 			if err != nil {
@@ -293,8 +302,11 @@ func (w *Workload) Prepare(ctx context.Context, db *sql.DB) error {
 		cmds := e.s.Commands()
 		for i := range cmds {
 			c := &cmds[i]
+			if c.Kind != CmdSQL {
+				continue
+			}
 			info := &e.stmts[c.Stmt]
-			if c.Kind != CmdSQL || info.op != engine.TxNone || info.pool != nil {
+			if info.op != engine.TxNone || info.pool != nil {
 				continue
 			}
 			st, err := db.PrepareContext(ctx, bindSQL(c, w.place))
