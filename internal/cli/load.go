@@ -63,8 +63,9 @@ func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) 
 		return err
 	}
 	c := a.servers()
-	return c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
+	err := c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
 		Workers: lf.workers, Options: given, Init: lf.params.Init, Defines: lf.params.Defines, Builtins: lf.params.Builtins})
+	return flagErrors(err, runFlagNames(def, cmd.Flags()))
 }
 
 // databaseOptions are the options of every registered engine that choose which database of

@@ -124,9 +124,12 @@ func (c *Core) load(ctx context.Context, t *Target, dsn string, def *workload.De
 	err = def.Load(ctx, wt, workload.LoadConfig{Scale: scale, Seed: ls.Seed, Workers: ls.Workers, Options: lv,
 		Progress: c.obs().LoadProgress(label), Init: ls.Init, Defines: ls.Defines, Builtins: ls.Builtins, Files: runFiles(&rs)})
 	if err != nil {
-		var pe positioned
 		var oe *option.Error
-		if errors.As(err, &pe) || errors.As(err, &oe) {
+		if errors.As(err, &oe) {
+			return workloadInput(err)
+		}
+		var pe positioned
+		if errors.As(err, &pe) {
 			return asInput(err)
 		}
 		return fmt.Errorf("load %s into %s: %w", def.Name, t.Label, err)

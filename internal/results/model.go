@@ -83,6 +83,13 @@ type Script struct {
 	Text   string `json:"text"`
 }
 
+// The kinds of Script.
+const (
+	ScriptFile    = "script"
+	ScriptBuiltin = "builtin"
+	ScriptInit    = "init"
+)
+
 // ScriptSum returns the hex SHA-256 of a script's text, as Script.SHA256 holds it.
 func ScriptSum(text string) string {
 	s := sha256.Sum256([]byte(text))
