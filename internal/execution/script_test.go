@@ -1,0 +1,78 @@
+package execution
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/report"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/study"
+)
+
+// TestSeed002RunsReduced runs examples/seed002-vendor-test.yaml as shipped but cut to test
+// size (one repeat, 2 s windows, 1 and 5 terminals, fewer products so that orders meet):
+// the study loads its init script (relative to the study file) once, restores it before
+// each run, runs both procedures with and without retries, stores the texts every run ran,
+// and its report gives update conflicts and retries per transaction for both variants.
+func TestSeed002RunsReduced(t *testing.T) {
+	fbtest.Require(t)
+	c, store := newCore(t)
+	file := filepath.Join("..", "..", "examples", "seed002-vendor-test.yaml")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer("repeat: 3", "repeat: 1", "duration: 30s", "duration: 2s", "warmup: 5s", "warmup: 500ms",
+		"terminals: [1, 5, 10]", "terminals: [1, 5]", "products: 4000", "products: 200").Replace(string(b))
+	st, err := study.Parse(file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: st.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 8 {
+		t.Fatalf("%d runs stored, want 8", len(runs))
+	}
+	for _, r := range runs {
+		if r.Status != results.StatusFinished || len(r.Scripts) != 2 || r.Scripts[1].Kind != results.ScriptInit ||
+			!strings.HasPrefix(r.Scripts[0].Path, "seed002/orders-") || r.Params.Defines["orders"] != "5" {
+			t.Errorf("run %d: %s %q, scripts %+v, params %+v", r.ID, r.Status, r.Reason, r.Scripts, r.Params)
+		}
+	}
+	rep, err := report.Build(report.Input{Study: st.Name, Factors: []string{"scripts", "terminals", "max_tries"}, Runs: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cell := range rep.Cells {
+		variant, terms, tries := cell.Levels[0], cell.Levels[1], cell.Levels[2]
+		for _, tx := range cell.Tx {
+			switch {
+			case terms == "5" && tx.ConflictsPerTx() == 0:
+				t.Errorf("%s at 5 terminals, max_tries %s: no update conflict", variant, tries)
+			case terms == "1" && tx.Conflicts > 0:
+				t.Errorf("%s alone met %d conflicts", variant, tx.Conflicts)
+			case tries == "1" && tx.Retries > 0:
+				t.Errorf("%s retried without retries", variant)
+			}
+		}
+	}
+	var text strings.Builder
+	if err := report.Write(&text, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"conflicts/tx", "retries/tx", "orders-random", "orders-fixed", "seed002/schema.sql"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
