@@ -1,7 +1,7 @@
 // Package script is pgbench's script language (PostgreSQL 15's pgbench, plus 17's
 // \syncpipeline): it parses a script file, which is one transaction, and interprets it for
-// one client, sending its SQL through an Executor. It is how dblat runs users' own
-// transactions on every engine it drives.
+// one client, sending its SQL through an Executor; and it is the workload "script", which
+// runs users' own transactions, written in that language, on every engine dblat drives.
 //
 // # The language
 //
