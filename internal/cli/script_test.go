@@ -1,12 +1,14 @@
 package cli_test
 
 import (
+	"context"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dblat/dblat/internal/cli"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
@@ -194,4 +196,46 @@ func TestScriptLoadInit(t *testing.T) {
 	e.fails(cli.ExitUsage, []string{"the data was loaded by another init script than other.sql", "dblat load script --target", "--init other.sql"},
 		"run", "script", "-f", "buy.sql", "--init", "other.sql", "--target", dsn, "--duration", "1s")
 	e.fails(cli.ExitUsage, []string{"--init is missing"}, "load", "script", "--target", dsn)
+}
+
+// TestAgentsRunScripts: a script run driven by two agents carries the text its coordinator
+// read to the agents: the file is gone by the time they start, and they run it all the
+// same; the merged run stores it like a run of one process.
+func TestAgentsRunScripts(t *testing.T) {
+	target := pgtest.NewDatabase(t)
+	storeDSN := pgtest.NewDatabase(t)
+	e := newEnv(t)
+	writeFile(t, "init.sql", "DROP TABLE IF EXISTS hits;\nCREATE TABLE hits (n int, client int);\n")
+	writeFile(t, "hit.sql", "\\set n random(1, 100)\nINSERT INTO hits VALUES (:n, :client_id);\n")
+	e.must("load", "script", "--init", "init.sql", "--target", target)
+	coord, out := e.child(t, "--results", storeDSN, "--no-cpu-latency-hold", "run", "script", "-f", "hit.sql", "--init", "init.sql",
+		"--target", target, "--terminals", "4", "--duration", "2s", "--warmup", "0s", "--agents", "2", "--agents-wait", "60s")
+	ctx := context.Background()
+	store, err := results.Open(ctx, storeDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	waitFor(t, 60*time.Second, func() bool {
+		rs, err := store.List(ctx, results.Filter{Limit: 1})
+		return err == nil && len(rs) == 1
+	}, out.String)
+	if err := os.Remove("hit.sql"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"s1", "s2"} {
+		e.child(t, "--results", storeDSN, "--no-cpu-latency-hold", "agent", "--name", name)
+	}
+	if err := coord.Wait(); err != nil {
+		t.Fatalf("coordinator: %v\n%s", err, out.String())
+	}
+	runs, err := store.List(ctx, results.Filter{Limit: 1})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("List: %v, %v", runs, err)
+	}
+	r := runs[0]
+	if r.Status != results.StatusFinished || r.Agents != 2 || r.Summary.Committed == 0 || len(r.Scripts) != 2 ||
+		r.Scripts[0].Path != "hit.sql" || r.Scripts[0].Text == "" {
+		t.Errorf("merged run %d: %s %q, %d agents, %d committed, scripts %+v", r.ID, r.Status, r.Reason, r.Agents, r.Summary.Committed, r.Scripts)
+	}
 }
