@@ -76,3 +76,43 @@ func TestSeed002RunsReduced(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptPlanErrors: study plan refuses, before any server starts, a cell whose engine
+// has no variant of a script or cannot honour what it uses, at the script's own
+// file:line:col where the script says it, else at the study key; and script parameters
+// given to another workload.
+func TestScriptPlanErrors(t *testing.T) {
+	c, _ := newCore(t)
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"pipe.sql":        "SELECT 1;\n\\startpipeline\nSELECT 2;\n\\endpipeline\n",
+		"pg.postgres.sql": "SELECT 1;\n",
+		"bad.sql":         "\\set n random_zipfian(1, 10, 0.5)\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "s.yaml")
+	for _, tc := range []struct{ src, want string }{
+		{"study: s\nserver: {engine: postgres}\nbase:\n  workload: script\n  options: {protocol: prepared}\n" +
+			"factors:\n  engine: [postgres, firebird]\n  scripts: [pipe.sql, pg.sql]\n",
+			filepath.Join(dir, "pipe.sql") + ":2:1: \\startpipeline: firebird cannot pipeline statements (pipelines are PostgreSQL's, with the extended or prepared protocol) (first in cell engine=firebird scripts=pipe.sql)\n" +
+				file + ":8:23: scripts level " + filepath.Join(dir, "pg.sql") + " has no variant for firebird: write " + filepath.Join(dir, "pg.firebird.sql")},
+		{"study: s\nserver: {engine: mariadb}\nbase:\n  workload: script\n  scripts: bad.sql\n",
+			filepath.Join(dir, "bad.sql") + ":1:"},
+		{"study: s\nserver: {engine: postgres}\nbase:\n  workload: tpcc\n  scripts: [a.sql]\n",
+			file + ":5:12: scripts is not a parameter of workload tpcc: it is for script"},
+	} {
+		if err := os.WriteFile(file, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := study.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Plan(context.Background(), st); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("plan error:\n%v\nwant:\n%s", err, tc.want)
+		}
+	}
+}

@@ -460,3 +460,36 @@ func TestVariantPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestFirebirdArchitectures runs the tpcb-like built-in and a script with a driver
+// transaction, a \gset and a statement outside any transaction on each of Firebird's three
+// architectures: the same statements cost the same round trips on each.
+func TestFirebirdArchitectures(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"mixed.sql": `SELECT count(*) AS n FROM pgbench_branches \gset
+BEGIN;
+UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = :n;
+COMMIT;
+`})
+	for _, arch := range fbtest.Architectures {
+		t.Run(arch, func(t *testing.T) {
+			tg := openTarget(t, firebird.Engine{}, fbtest.NewDatabase(t, arch))
+			if err := simple.Load(context.Background(), tg, simple.LoadConfig{Workload: "tpcb", Scale: 1}); err != nil {
+				t.Fatal(err)
+			}
+			// The lone SELECT commits on its own (BEGIN, execute, fetch, COMMIT), then the
+			// driver's transaction: BEGIN, the UPDATE's execute and row count, COMMIT.
+			for _, tc := range []struct {
+				cfg   workload.Config
+				trips int64
+			}{
+				{workload.Config{Builtins: []string{"tpcb-like"}, Seed: 1, Options: protocol("prepared")}, 12},
+				{workload.Config{Scripts: []string{"mixed.sql"}, Files: dirFiles(dir), Seed: 1, Options: protocol("prepared")}, 8},
+			} {
+				lo, hi := tripsPerTx(t, tg, prepared(t, tg, tc.cfg), 10)
+				if lo != tc.trips || hi-lo > 2 {
+					t.Errorf("%s %v%v: %d..%d round trips per transaction, want %d", arch, tc.cfg.Builtins, tc.cfg.Scripts, lo, hi, tc.trips)
+				}
+			}
+		})
+	}
+}
