@@ -43,6 +43,8 @@ var (
 		"installation": results.FactorInstall, "tps": "rate", "rps": "rate", "arrival_rate": "rate",
 		"arrivals": "arrival", "tries": "max_tries", "retries": "max_tries",
 		"max_retries": "max_tries", "latency-limit": "latency_limit", "max-tries": "max_tries",
+		"script": "scripts", "files": "scripts", "file": "scripts", "builtin": "builtins",
+		"define": "defines", "variables": "defines", "vars": "defines", "schema": "init",
 	}
 )
 

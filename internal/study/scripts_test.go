@@ -68,3 +68,11 @@ func TestScriptKeyErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestScriptKeyHints(t *testing.T) {
+	_, err := Parse("x.yaml", []byte(head+"base:\n  script: a.sql\n  define: {a: 1}\n"))
+	if err == nil || !strings.Contains(err.Error(), `unknown key "script" in base (did you mean scripts?)`) ||
+		!strings.Contains(err.Error(), `unknown key "define" in base (did you mean defines?)`) {
+		t.Errorf("got %v", err)
+	}
+}
