@@ -42,8 +42,9 @@
 //     ranges, functions given more than 16 arguments, unterminated quotes and comments.
 //   - Statements made only of comments are not sent; MySQL's `quoted identifiers` are opaque
 //     like "these"; semicolons inside BEGIN ... END of CREATE TRIGGER, CREATE OR ALTER,
-//     RECREATE and Firebird's EXECUTE BLOCK do not end the statement (psql knows CREATE
-//     FUNCTION and PROCEDURE only).
+//     RECREATE and Firebird's EXECUTE BLOCK, and after the DECLAREs before a Firebird
+//     routine's BEGIN, do not end the statement (psql knows CREATE FUNCTION and PROCEDURE
+//     only).
 //   - Shifts by a negative count or by 64 or more take the count modulo 64 (undefined in
 //     C; what pgbench does on x86-64).
 //
