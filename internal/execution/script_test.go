@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
@@ -113,6 +114,30 @@ func TestScriptPlanErrors(t *testing.T) {
 		}
 		if _, err := c.Plan(context.Background(), st); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("plan error:\n%v\nwant:\n%s", err, tc.want)
+		}
+	}
+}
+
+// TestTpcbExampleRunsReduced runs examples/tpcb-postgres.yaml cut to test size: a study of
+// built-in scripts loads pgbench's tables itself (no init), and each run costs pgbench's 7
+// round trips per transaction.
+func TestTpcbExampleRunsReduced(t *testing.T) {
+	pgtest.Server(t)
+	c, store := newCore(t)
+	st := reduced(t, "tpcb-postgres.yaml", "repeat: 3", "repeat: 1", "duration: 20s", "duration: 1s", "warmup: 5s", "warmup: 500ms",
+		"warehouses: 4", "warehouses: 1", "terminals: [1, 4, 16]", "terminals: [2]")
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: st.Name})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Status != results.StatusFinished || len(r.Tx) != 1 || r.Tx[0].Type != "tpcb-like" || r.Tx[0].RoundTrips != 7 ||
+			len(r.Scripts) != 1 || r.Scripts[0].Kind != results.ScriptBuiltin || r.Params.Scale != 1 {
+			t.Errorf("run %d: %s %q, tx %+v, scripts %+v", r.ID, r.Status, r.Reason, r.Tx, r.Scripts)
 		}
 	}
 }
