@@ -181,7 +181,12 @@ func New(t workload.Target, cfg workload.Config) (*Workload, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := Parse(src.where, src.text, defined...); err != nil {
+		// Checked as the load runs it: one client of the simple protocol.
+		iw, err := newWorkload(t.Engine, "simple")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := iw.parse(src, workload.SourceInit, 1, defined); err != nil {
 			return nil, err
 		}
 		w.sources = append(w.sources, workload.Source{Kind: workload.SourceInit, Name: "init", Path: src.path, Text: string(src.text)})
