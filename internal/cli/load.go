@@ -113,7 +113,11 @@ func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
 	if len(def.LoadFields) > 0 {
 		cmd.Short = fmt.Sprintf("Load the data %s runs on", def.Name)
 	}
-	lf.add(cmd.Flags(), def.Scale.Name, fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage), def.LoadOptions)
+	usage := fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage)
+	if def.Scale.Name == "scale" { // a factor, not a count of things
+		usage = "scale: " + def.Scale.Usage
+	}
+	lf.add(cmd.Flags(), def.Scale.Name, usage, def.LoadOptions)
 	addFieldFlags(cmd.Flags(), &lf.params, def.LoadFields)
 	return cmd
 }
