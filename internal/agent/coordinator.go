@@ -109,7 +109,13 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, rs spec.Ru
 	if err != nil {
 		return nil, execution.Inputf("%v", err)
 	}
-	scale, err := c.loaded(ctx, t, def, rs.Scale)
+	// Bad input is refused before anything is stored, and the files the run names (a
+	// script workload's) travel in the parts' assignments.
+	cfg, scripts, err := c.Core.CheckRun(&rs, t)
+	if err != nil {
+		return nil, err
+	}
+	scale, err := c.loaded(ctx, t, def, cfg, rs.Scale)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +133,7 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, rs spec.Ru
 		Client:  sysinfo.Client(),
 		Summary: results.Summary{Metric: def.Metric.Name},
 		Agents:  c.Agents,
+		Scripts: scripts,
 	}
 	if _, err := c.Store.Begin(ctx, run); err != nil {
 		return nil, err
@@ -138,13 +145,13 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, rs spec.Ru
 
 // loaded returns the warehouses (the scale) the run uses: scale, checked against what the
 // target holds, or all loaded when 0.
-func (c *Coordinator) loaded(ctx context.Context, t *execution.Target, def *workload.Definition, scale int) (int, error) {
+func (c *Coordinator) loaded(ctx context.Context, t *execution.Target, def *workload.Definition, cfg workload.Config, scale int) (int, error) {
 	wt, err := t.Open(ctx, "", engine.OpenOptions{})
 	if err != nil {
 		return 0, err
 	}
 	defer wt.DB.Close()
-	n, err := def.Loaded(ctx, wt)
+	n, err := def.Loaded(ctx, wt, cfg)
 	if err != nil {
 		if errors.Is(err, workload.ErrNotLoaded) {
 			return 0, fmt.Errorf("%s has no %s data: %w (run `%s` first)", t.Label, def.Name, err, execution.LoadCommand(def, t.Label))

@@ -11,6 +11,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -33,6 +34,8 @@ type loadFlags struct {
 	seed    int64
 	workers int
 	opts    *optionFlags
+	// params holds the workload's load parameters (Definition.LoadFields).
+	params spec.Params
 }
 
 func (lf *loadFlags) add(f *pflag.FlagSet, scaleFlag, scaleUsage string, opts option.Set) {
@@ -60,8 +63,9 @@ func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) 
 		return err
 	}
 	c := a.servers()
-	return c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
-		Workers: lf.workers, Options: given})
+	err := c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
+		Workers: lf.workers, Options: given, Init: lf.params.Init, Defines: lf.params.Defines, Builtins: lf.params.Builtins})
+	return flagErrors(err, runFlagNames(def, cmd.Flags()))
 }
 
 // databaseOptions are the options of every registered engine that choose which database of
@@ -94,15 +98,27 @@ func checkOptionFlags(given map[string]string, decl option.Set) error {
 
 func (a *app) loadWorkloadCommand(def *workload.Definition) *cobra.Command {
 	var lf loadFlags
-	cmd := &cobra.Command{
-		Use:   def.Name + " --target TARGET --" + def.Scale.Name + " N",
-		Short: fmt.Sprintf("Load %s (drops an earlier load of its tables in the target database)", def.Name),
-		Example: fmt.Sprintf(`  dblat load %[1]s --target pg1 --%[2]s 10
-  dblat load %[1]s --target 'postgres://bench@db.example:5432/bench' --%[2]s 4 --seed 7`, def.Name, def.Scale.Name),
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.load(cmd, def, &lf) },
+	example := fmt.Sprintf(`  dblat load %[1]s --target pg1 --%[2]s 10
+  dblat load %[1]s --target 'postgres://bench@db.example:5432/bench' --%[2]s 4 --seed 7`, def.Name, def.Scale.Name)
+	if def.LoadExample != "" {
+		example = def.LoadExample
 	}
-	lf.add(cmd.Flags(), def.Scale.Name, fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage), def.LoadOptions)
+	cmd := &cobra.Command{
+		Use:     def.Name + " --target TARGET --" + def.Scale.Name + " N",
+		Short:   fmt.Sprintf("Load %s (drops an earlier load of its tables in the target database)", def.Name),
+		Example: example,
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return a.load(cmd, def, &lf) },
+	}
+	if len(def.LoadFields) > 0 {
+		cmd.Short = fmt.Sprintf("Load the data %s runs on", def.Name)
+	}
+	usage := fmt.Sprintf("number of %s (%s)", def.Scale.Name, def.Scale.Usage)
+	if def.Scale.Name == "scale" { // a factor, not a count of things
+		usage = "scale: " + def.Scale.Usage
+	}
+	lf.add(cmd.Flags(), def.Scale.Name, usage, def.LoadOptions)
+	addFieldFlags(cmd.Flags(), &lf.params, def.LoadFields)
 	return cmd
 }
 

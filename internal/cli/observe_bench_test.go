@@ -19,21 +19,16 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/workload"
 )
 
 // BenchmarkReplayPgbench is issue 24's replay target: pgbench's tpcb-like (scale 1, 4
 // clients) recorded through `dblat proxy --record`, replayed by `dblat run script -f` at 4
 // terminals, beside pgbench itself, at no added RTT and at 5 ms (pgbench through a link
 // adding it, dblat run --rtt 5ms): round trips per transaction the same (7) and TPS within
-// 10 %. Three rounds, alternating; it reports the median TPS ratios. It needs the script
-// workload (issue 23) and skips on a build without it.
+// 10 %. Three rounds, alternating; it reports the median TPS ratios.
 //
 //	go test ./internal/cli -run '^$' -bench ReplayPgbench -benchtime 1x
 func BenchmarkReplayPgbench(b *testing.B) {
-	if _, err := workload.Lookup("script"); err != nil {
-		b.Skip("needs the script workload (dblat run script, issue 23), not in this build")
-	}
 	const rounds, window = 3, 10 * time.Second
 	dsn := pgtest.NewDatabase(b)
 	u, err := url.Parse(dsn)

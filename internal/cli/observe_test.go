@@ -22,7 +22,6 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/script"
 )
 
@@ -389,12 +388,8 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 }
 
 // TestReplayRecording records pgbench's tpcb-like through the proxy and replays the
-// recording with `dblat run script -f`: 7 round trips per transaction, as pgbench's. It
-// needs the script workload (issue 23), and skips on a build without it.
+// recording with `dblat run script -f`: 7 round trips per transaction, as pgbench's.
 func TestReplayRecording(t *testing.T) {
-	if _, err := workload.Lookup("script"); err != nil {
-		t.Skip("needs the script workload (dblat run script, issue 23), not in this build")
-	}
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {

@@ -88,7 +88,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 }
 
 func (a *app) resultsShowCommand() *cobra.Command {
-	var settings bool
+	var settings, scripts bool
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show one run: summary, per-type figures, server and client",
@@ -133,10 +133,14 @@ func (a *app) resultsShowCommand() *cobra.Command {
 				}
 				tw.Flush()
 			}
+			if scripts {
+				printScripts(w, r.Scripts)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&settings, "settings", false, "also list the server settings the run ran with")
+	cmd.Flags().BoolVar(&scripts, "scripts", false, "also print the scripts the run ran (the script workload), each with its SHA-256")
 	return cmd
 }
 

@@ -163,13 +163,24 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 	if def.Metric.TxType != "" {
 		metric = fmt.Sprintf("\n%s is committed %s transactions per minute; TPM is all completed transactions per\nminute (designed rollbacks included).\n", def.Metric.Name, def.Metric.TxType)
 	}
+	example := fmt.Sprintf(`  dblat run %[1]s --target pg1 --terminals 20 --duration 5m --warmup 1m
+  dblat run %[1]s --target pg1 --terminals 20 --rtt 2ms`, def.Name)
+	if def.RunExample != "" {
+		example = def.RunExample
+	}
+	use := def.Name
+	for _, key := range def.Fields {
+		if fld, _ := spec.Lookup(key); fld.List && fld.Short != "" {
+			value, _, _ := strings.Cut(fld.Usage, ":")
+			use += fmt.Sprintf(" [-%s %s ...]", fld.Short, value)
+		}
+	}
 	cmd := &cobra.Command{
-		Use:   def.Name + " --target TARGET [--terminals N] [--duration D] [--warmup D] [--rtt D]",
-		Short: def.Summary,
-		Long:  fmt.Sprintf(runLong, def.Name, metric),
-		Example: fmt.Sprintf(`  dblat run %[1]s --target pg1 --terminals 20 --duration 5m --warmup 1m
-  dblat run %[1]s --target pg1 --terminals 20 --rtt 2ms`, def.Name),
-		Args: cobra.NoArgs,
+		Use:     use + " --target TARGET [--terminals N] [--duration D] [--warmup D] [--rtt D]",
+		Short:   def.Summary,
+		Long:    fmt.Sprintf(runLong, def.Name, metric) + fieldsLong(def),
+		Example: example,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runWorkload(cmd, def, &rf, &wf, nil)
 		},
@@ -177,8 +188,26 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 	f := cmd.Flags()
 	rf.add(f, cmd)
 	wf.addFlags(f, &rf.run, def, def.Options)
+	addFieldFlags(f, &rf.run.Params, def.Fields)
 	wf.opts.add(f, engineRunOptions())
 	return cmd
+}
+
+// addFieldFlags registers the flags of the scoped run parameters keys (a workload's
+// Definition.Fields or LoadFields) into p.
+func addFieldFlags(f *pflag.FlagSet, p *spec.Params, keys []string) {
+	for _, key := range keys {
+		fld, _ := spec.Lookup(key)
+		f.VarP(spec.FlagValue{F: fld, P: p}, fld.Flag, fld.Short, fld.Usage)
+	}
+}
+
+// fieldsLong is what a workload's own help adds to the run command's (Definition.Help).
+func fieldsLong(def *workload.Definition) string {
+	if def.Help == "" {
+		return ""
+	}
+	return "\n\n" + def.Help
 }
 
 // runGroupCommand is `dblat run GROUP NAME` for the workloads of a group (simple): the flags

@@ -148,6 +148,9 @@ func printSummary(w io.Writer, r *results.Run) {
 		fmt.Fprintf(w, "  link: calibrated +%s (p50); released late by up %s, down %s; %s\n",
 			spec.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
 	}
+	if line := scriptsLine(r.Scripts); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if open {
 		fmt.Fprintln(w, "  response = from the intended start to the end; service = from the connection checkout; lag = response − service")
 	}
@@ -176,6 +179,46 @@ func printSummary(w io.Writer, r *results.Run) {
 			orDash(t.RoundTrips, "%.1f"), orDash(t.BytesUp, "%.0f"), orDash(t.BytesDown, "%.0f"))
 	}
 	tw.Flush()
+}
+
+// scriptsLine names the texts a run ran, each file (the engine's variant when it ran one)
+// with its weight and the first 12 hex digits of its SHA-256; "" for a run without.
+func scriptsLine(scripts []results.Script) string {
+	var parts []string
+	init := ""
+	for _, sc := range scripts {
+		id := fmt.Sprintf("%s [%s]", sc.Path, shortSum(sc.SHA256))
+		switch {
+		case sc.Kind == results.ScriptInit:
+			init = "; data by " + id
+		case sc.Weight != 1:
+			parts = append(parts, fmt.Sprintf("%s @%g [%s]", sc.Path, sc.Weight, shortSum(sc.SHA256)))
+		default:
+			parts = append(parts, id)
+		}
+	}
+	if len(parts) == 0 && init == "" {
+		return ""
+	}
+	return "  scripts: " + strings.Join(parts, ", ") + init + " (dblat results show RUN --scripts prints them)"
+}
+
+// shortSum is a script's hash as summaries name it: its first 12 hex digits.
+func shortSum(sum string) string { return sum[:min(len(sum), 12)] }
+
+// printScripts prints the texts a run ran, each under a header naming its file, kind,
+// weight and SHA-256.
+func printScripts(w io.Writer, scripts []results.Script) {
+	for _, sc := range scripts {
+		fmt.Fprintf(w, "--- %s: %s", sc.Kind, sc.Path)
+		if sc.Kind != results.ScriptInit {
+			fmt.Fprintf(w, " (transaction type %s, weight %g)", sc.Name, sc.Weight)
+		}
+		fmt.Fprintf(w, ", sha256 %s\n%s", sc.SHA256, sc.Text)
+		if !strings.HasSuffix(sc.Text, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }

@@ -145,6 +145,11 @@ type Dialect struct {
 	// (Firebird: procedures cannot end the transaction they run in; the client must). ""
 	// means none the workloads know.
 	ProcedureLanguage string
+	// FoldsUpper is set when the engine stores unquoted identifiers in upper case and names
+	// result columns so (Firebird: SELECT count(*) AS n names its column N), where
+	// PostgreSQL folds them to lower case; a script's \gset then stores them as PostgreSQL
+	// would name them.
+	FoldsUpper bool
 }
 
 // Rebind rewrites a query written with "?" placeholders into the dialect's markers.

@@ -2,11 +2,14 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -23,6 +26,21 @@ type LoadSpec struct {
 	// Options are the workload's load options and the engine's database options (which
 	// database of a managed server to load), as given.
 	Options map[string]string
+	// Init, Defines and Builtins are the load's parameters for a workload that takes them
+	// (Definition.LoadFields: the script workload's init script, its variables, the
+	// built-in scripts whose tables to load), as spec.Params holds them. Dir is the
+	// directory their relative paths are taken from ("" the working directory); Files,
+	// when set, holds the files' texts as a run read them (spec.Run.Files).
+	Init     string
+	Defines  map[string]string
+	Builtins []string
+	Dir      string
+	Files    map[string]string
+}
+
+// params returns ls's load parameters as a run's.
+func (ls *LoadSpec) params() spec.Params {
+	return spec.Params{Init: ls.Init, Defines: ls.Defines, Builtins: ls.Builtins}
 }
 
 // checkLoad checks ls against its workload and engine e and splits its options into the
@@ -34,6 +52,12 @@ func checkLoad(ls *LoadSpec, e engine.Engine, managed bool) (*workload.Definitio
 	}
 	if ls.Scale < 0 {
 		return nil, nil, nil, Inputf("%s must not be negative, got %d", scaleName(def), ls.Scale)
+	}
+	p := ls.params()
+	for _, f := range spec.Fields {
+		if f.Scoped && f.Value(&p) != "" && !slices.Contains(def.LoadFields, f.Key) {
+			return nil, nil, nil, Inputf("loading %s takes no %s", def.Name, f.Key)
+		}
 	}
 	var dbSet option.Set
 	if d, ok := e.(engine.Databases); ok {
@@ -96,9 +120,18 @@ func (c *Core) load(ctx context.Context, t *Target, dsn string, def *workload.De
 		label = fmt.Sprintf("loading %d %s of %s", scale, def.Scale.Name, def.DataSet())
 	}
 	start := time.Now()
+	rs := spec.Run{Dir: ls.Dir, Files: ls.Files}
 	err = def.Load(ctx, wt, workload.LoadConfig{Scale: scale, Seed: ls.Seed, Workers: ls.Workers, Options: lv,
-		Progress: c.obs().LoadProgress(label)})
+		Progress: c.obs().LoadProgress(label), Init: ls.Init, Defines: ls.Defines, Builtins: ls.Builtins, Files: runFiles(&rs)})
 	if err != nil {
+		var oe *option.Error
+		if errors.As(err, &oe) {
+			return workloadInput(err)
+		}
+		var pe positioned
+		if errors.As(err, &pe) {
+			return asInput(err)
+		}
 		return fmt.Errorf("load %s into %s: %w", def.Name, t.Label, err)
 	}
 	el := time.Since(start)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,35 @@ func LoadCommand(def *workload.Definition, target string) string {
 	cmd += def.Name + " --target " + target
 	if def.Scale.Name == "warehouses" {
 		cmd += " --warehouses N"
+	}
+	return cmd
+}
+
+// loadCommand is the command that loads the data rs runs on: LoadCommand with the run's
+// own load parameters (the script workload's init script, its scale).
+func loadCommand(def *workload.Definition, rs *spec.Run) string {
+	cmd := LoadCommand(def, rs.Target)
+	given := false
+	for _, key := range def.LoadFields {
+		f, _ := spec.Lookup(key)
+		v := f.Value(&rs.Params)
+		if v == "" {
+			continue
+		}
+		given = true
+		values := []string{v}
+		if f.List {
+			values = strings.Split(v, ",")
+		}
+		for _, x := range values {
+			if f.File {
+				x = filepath.Join(rs.Dir, x)
+			}
+			cmd += " --" + f.Flag + " " + x
+		}
+	}
+	if given && rs.Scale > 0 && def.Scale.Name != "" && def.Scale.Name != "warehouses" {
+		cmd += fmt.Sprintf(" --%s %d", def.Scale.Name, rs.Scale)
 	}
 	return cmd
 }
@@ -141,12 +171,12 @@ func (r *runState) connect(ctx context.Context) (err error) {
 // data checks that the workload's data is loaded, at the scale asked for.
 func (r *runState) data(ctx context.Context) error {
 	def := r.p.def
-	loaded, err := def.Loaded(ctx, r.admin)
+	loaded, err := def.Loaded(ctx, r.admin, r.p.workloadConfig(r.rs))
 	if err != nil {
 		if errors.Is(err, workload.ErrNotLoaded) {
-			return Inputf("%s has no %s data: %v (run `%s` first)", r.t.Label, def.Name, err, LoadCommand(def, r.rs.Target))
+			return Inputf("%s has no %s data: %v (run `%s` first)", r.t.Label, def.Name, err, loadCommand(def, r.rs))
 		}
-		return err
+		return workloadInput(err)
 	}
 	if r.rs.Scale > loaded {
 		return asInput(spec.Errors(field.ErrorList{spec.Invalid(spec.FieldPath("warehouses"),
@@ -164,7 +194,7 @@ func (r *runState) data(ctx context.Context) error {
 // transaction than rows, home warehouses beyond those active) is the user's input.
 func (r *runState) prepare(ctx context.Context) (err error) {
 	if r.w, err = r.p.def.New(r.wt, r.p.workloadConfig(r.rs)); err != nil {
-		return asInput(spec.Errors(field.ErrorList{workloadError(err)}))
+		return workloadInput(err)
 	}
 	r.session, err = runner.Open(ctx, r.wt, r.w, r.runnerConfig())
 	var oe *option.Error
@@ -228,6 +258,7 @@ func (r *runState) begin(ctx context.Context) error {
 		Client:      sysinfo.Client(),
 		StatsBefore: r.before,
 		Summary:     results.Summary{Metric: r.p.def.Metric.Name},
+		Scripts:     scriptsOf(r.p.sources),
 	}
 	r.run.Client.CPULatencyHold = r.c.cpuHeld()
 	if _, err := r.c.Store.Begin(ctx, r.run); err != nil {
@@ -481,6 +512,29 @@ func watchServer(drain <-chan struct{}, inst *managed.Instance) (<-chan struct{}
 	}
 	var once sync.Once
 	return out, died, func() { once.Do(func() { close(quit); <-done }) }
+}
+
+// scriptsOf is what a run stores of the texts its workload runs.
+func scriptsOf(sources []workload.Source) []results.Script {
+	var out []results.Script
+	for _, s := range sources {
+		out = append(out, results.Script{Kind: s.Kind, Name: s.Name, Path: s.Path, Weight: s.Weight,
+			SHA256: results.ScriptSum(s.Text), Text: s.Text})
+	}
+	return out
+}
+
+// CheckRun checks rs against its workload and t's engine as a run does before it connects
+// (nothing is touched), reads the files it names into rs.Files, so that the run handed to
+// agents on other machines carries their text, and returns the workload configuration its
+// data is looked up with and the texts it runs, to store with it. Its errors are the
+// user's input (*InputError).
+func (c *Core) CheckRun(rs *spec.Run, t *Target) (workload.Config, []results.Script, error) {
+	p, err := check(rs, t.Engine, t.Server != nil)
+	if err != nil {
+		return workload.Config{}, nil, err
+	}
+	return p.workloadConfig(rs), scriptsOf(p.sources), nil
 }
 
 func mixOf(w workload.Workload) map[string]float64 {

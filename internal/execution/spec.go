@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,10 @@ type plan struct {
 	// at its value or default, the database options and reserved options given, and the
 	// transport.
 	stored map[string]string
+	// files reads the files the run names (rs.Files, else rs.Dir on disk).
+	files workload.Files
+	// sources are the texts the workload runs (workload.Sourcer), stored with the run.
+	sources []workload.Source
 }
 
 // knownOptions lists what a run on e may set, by the declaring party.
@@ -62,9 +67,16 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 	if rs.Think && !def.Think {
 		bad(spec.FieldPath("think"), "is not a pacing of %s: it has no think times", def.Name)
 	}
+	for _, f := range spec.Fields {
+		if f.Scoped && f.Value(&rs.Params) != "" && !slices.Contains(def.Fields, f.Key) {
+			bad(spec.FieldPath(f.Key), "is not a parameter of workload %s: it is for %s", def.Name, strings.Join(takers(f.Key), ", "))
+		}
+	}
 	rs.Mix = nil
 	if text := rs.Options[spec.OptionMix]; text != "" {
 		switch mix, err := workload.ParseMix(text, def.TxTypes); {
+		case def.TxTypes == nil:
+			bad(spec.OptionPath(spec.OptionMix), "does not apply: workload %s weighs its transaction types itself (FILE@WEIGHT)", def.Name)
 		case len(def.TxTypes) < 2:
 			bad(spec.OptionPath(spec.OptionMix), "does not apply: workload %s has one transaction type", def.Name)
 		case err != nil:
@@ -73,7 +85,8 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 			rs.Mix = mix
 		}
 	}
-	p := &plan{def: def, eng: e, work: option.Values{}, run: option.Values{}, db: option.Values{}, stored: map[string]string{}}
+	p := &plan{def: def, eng: e, work: option.Values{}, run: option.Values{}, db: option.Values{}, stored: map[string]string{},
+		files: runFiles(rs)}
 	work, run, db := knownOptions(def, e)
 	for _, name := range sortedKeys(rs.Options) {
 		if slices.Contains(reserved, name) {
@@ -147,26 +160,87 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 		return nil, asInput(spec.Errors(errs))
 	}
 	// The workload checks the rest against the engine's capabilities (TPC-C's procedure
-	// mode needs a procedure language, pgbench's protocols need QueryProtocols) without
-	// touching a database.
-	if _, err := def.New(workload.Target{Engine: e}, p.workloadConfig(rs)); err != nil {
-		return nil, asInput(spec.Errors(field.ErrorList{workloadError(err)}))
+	// mode needs a procedure language, pgbench's protocols need QueryProtocols, a
+	// script's pipeline needs ScriptConns) without touching a database; it reads the
+	// files the run names.
+	w, err := def.New(workload.Target{Engine: e}, p.workloadConfig(rs))
+	if err != nil {
+		return nil, workloadInput(err)
+	}
+	if s, ok := w.(workload.Sourcer); ok {
+		p.sources = s.Sources()
 	}
 	return p, nil
 }
 
-// workloadError tags a workload's or an engine's error with the option it names
-// (option.Error), else with the workload.
+// positioned is an error that names its own place in a file the run reads: a script's
+// "FILE:LINE:COL: message" (script.ParseError). Front ends print it as it is rather than
+// at a flag or a study key.
+type positioned interface {
+	error
+	Position() (file string, line, col int, msg string)
+}
+
+// workloadInput is a workload's or an engine's error about the run as the user's input:
+// as it is when it names its own place in a file, else tagged with the field it concerns.
+func workloadInput(err error) error {
+	var pe positioned
+	if errors.As(err, &pe) {
+		return &InputError{Err: pe}
+	}
+	return asInput(spec.Errors(field.ErrorList{workloadError(err)}))
+}
+
+// workloadError tags a workload's or an engine's error with the option or the run's
+// parameter it names (option.Error: a spec.Field's key or an option's name), else with the
+// workload.
 func workloadError(err error) *field.Error {
 	var oe *option.Error
 	if errors.As(err, &oe) {
+		if _, ok := spec.Lookup(oe.Name); ok {
+			return spec.Invalid(spec.FieldPath(oe.Name), "%v", oe.Err)
+		}
 		return spec.Invalid(spec.OptionPath(oe.Name), "%v", oe.Err)
 	}
 	return spec.Invalid(spec.WorkloadPath, "%v", err)
 }
 
 func (p *plan) workloadConfig(rs *spec.Run) workload.Config {
-	return workload.Config{Scale: rs.Scale, Seed: rs.Seed, Mix: rs.Mix, Think: rs.Think, Options: p.work}
+	return workload.Config{Scale: rs.Scale, Seed: rs.Seed, Mix: rs.Mix, Think: rs.Think, Options: p.work,
+		Scripts: rs.Scripts, Builtins: rs.Builtins, Defines: rs.Defines, Init: rs.Init, Files: p.files}
+}
+
+// takers lists the workloads that take the scoped parameter key.
+func takers(key string) []string {
+	var out []string
+	for _, name := range workload.Names() {
+		if d, err := workload.Lookup(name); err == nil && slices.Contains(d.Fields, key) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// runFiles reads the files rs names: from rs.Files once read, else from disk relative to
+// rs.Dir, keeping each file read in rs.Files, so that the run, handed to agents on other
+// machines, runs the same text there.
+func runFiles(rs *spec.Run) workload.Files {
+	f := workload.Files{Dir: rs.Dir}
+	f.Read = func(path string) ([]byte, error) {
+		if text, ok := rs.Files[path]; ok {
+			return []byte(text), nil
+		}
+		b, err := os.ReadFile(f.Where(path))
+		if err != nil {
+			return nil, err
+		}
+		if rs.Files == nil {
+			rs.Files = map[string]string{}
+		}
+		rs.Files[path] = string(b)
+		return b, nil
+	}
+	return f
 }
 
 func scaleName(def *workload.Definition) string {

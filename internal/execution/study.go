@@ -149,6 +149,12 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 		rs := RunOf(st, cell, p.Target)
 		pl, err := check(&rs, e, managed)
 		if err != nil {
+			var pe positioned
+			if errors.As(err, &pe) { // a script's own FILE:LINE:COL, as it is
+				file, line, col, msg := pe.Position()
+				add(&study.Error{File: file, Line: line, Col: col, Msg: msg}, &cell)
+				continue
+			}
 			list, ok := spec.AsList(err)
 			if !ok {
 				addErr(st.Errorf("base.workload", "%v", unwrapInput(err)))
@@ -258,6 +264,7 @@ func unwrapInput(err error) error {
 func RunOf(st *study.Study, cell study.Cell, target string) spec.Run {
 	rs := cell.Params.Run.Clone()
 	rs.Target, rs.Study, rs.Cell = target, st.Name, cell.Key
+	rs.Dir = filepath.Dir(st.File) // a study's files are named relative to it
 	rs.Record = map[string]string{}
 	for k, v := range cell.Params.Settings {
 		rs.Record[results.SettingPrefix+k] = v
@@ -493,7 +500,7 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 			return 0, err
 		}
 		defer closeDB(wt)
-		return pl.def.Loaded(ctx, wt)
+		return pl.def.Loaded(ctx, wt, pl.workloadConfig(rs))
 	}
 	if restore {
 		// A pristine copy of the right size is the fastest start: restore it.
@@ -510,7 +517,8 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		sr.loaded[key] = want
 		return nil
 	}
-	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1}, nil); err != nil {
+	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1,
+		Init: rs.Init, Defines: rs.Defines, Builtins: rs.Builtins, Dir: rs.Dir, Files: rs.Files}, nil); err != nil {
 		return err
 	}
 	if restore {

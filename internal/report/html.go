@@ -165,6 +165,8 @@ func page() *template.Template {
 			},
 			"f1":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 			"f0":       func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+			"f3":       func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
+			"runlist":  runList,
 			"none":     orNone,
 			"counts":   countsText,
 			"metric":   metricDesc,
@@ -455,13 +457,14 @@ const pageHTML = `<!DOCTYPE html>
 <h2>Transactions</h2>
 {{if eq .Latency "response"}}<p>Per transaction type and cell: pooled response-time percentiles (ms, from each transaction's intended start), the service time's p50 and p99 (ms, from the connection checkout) and the schedule lag's p99 (ms, intended start to checkout){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
 {{else}}<p>Per transaction type and cell: pooled service-time percentiles (ms, from the connection checkout), p99 wait for a pooled connection (ms){{if .Retried}}, the retries{{end}}, and the wire cost per committed transaction — round trips and bytes sent up to the server and down to the client. "–": the cell completed no transaction of the type.</p>
-{{end}}{{$f := .Factors}}{{$resp := eq .Latency "response"}}{{$retried := .Retried}}
+{{end}}{{if .Conflicted}}<p>Retries/tx and conflicts/tx: the retries, and the tries that failed with a serialization failure, deadlock or update conflict (retried or not), per transaction that ended.</p>
+{{end}}{{$f := .Factors}}{{$resp := eq .Latency "response"}}{{$retried := .Retried}}{{$conflicts := .Conflicted}}
 {{range .Tx}}
 <h3>{{.Type}}</h3>
 <div class="scroll"><table>
-<thead><tr>{{range $f}}<th>{{.Label}}</th>{{end}}<th class="num">n</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">max</th>{{if $resp}}<th class="num">service p50</th><th class="num">service p99</th><th class="num">lag p99</th>{{else}}<th class="num">wait p99</th>{{end}}{{if $retried}}<th class="num">retries</th>{{end}}<th class="num">round trips</th><th class="num">bytes up</th><th class="num">bytes down</th></tr></thead>
+<thead><tr>{{range $f}}<th>{{.Label}}</th>{{end}}<th class="num">n</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">max</th>{{if $resp}}<th class="num">service p50</th><th class="num">service p99</th><th class="num">lag p99</th>{{else}}<th class="num">wait p99</th>{{end}}{{if $retried}}<th class="num">retries</th>{{end}}{{if $conflicts}}<th class="num">retries/tx</th><th class="num">conflicts/tx</th>{{end}}<th class="num">round trips</th><th class="num">bytes up</th><th class="num">bytes down</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td>{{if .Tx.Done}}<td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td>{{if $resp}}<td class="num">{{ms .Tx.ServiceP50Us}}</td><td class="num">{{ms .Tx.ServiceP99Us}}</td><td class="num">{{ms .Tx.LagP99Us}}</td>{{else}}<td class="num">{{ms .Tx.WaitP99Us}}</td>{{end}}{{if $retried}}<td class="num">{{.Tx.Retries}}</td>{{end}}<td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td>{{if $resp}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{else}}<td class="num">–</td>{{end}}{{if $retried}}<td class="num">–</td>{{end}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{.Tx.Runs}}</td>{{if .Tx.Done}}<td class="num">{{ms .Tx.P50Us}}</td><td class="num">{{ms .Tx.P90Us}}</td><td class="num">{{ms .Tx.P99Us}}</td><td class="num">{{ms .Tx.MaxUs}}</td>{{if $resp}}<td class="num">{{ms .Tx.ServiceP50Us}}</td><td class="num">{{ms .Tx.ServiceP99Us}}</td><td class="num">{{ms .Tx.LagP99Us}}</td>{{else}}<td class="num">{{ms .Tx.WaitP99Us}}</td>{{end}}{{if $retried}}<td class="num">{{.Tx.Retries}}</td>{{end}}{{if $conflicts}}<td class="num">{{f3 .Tx.RetriesPerTx}}</td><td class="num">{{f3 .Tx.ConflictsPerTx}}</td>{{end}}<td class="num">{{f1 .Tx.RoundTrips}}</td><td class="num">{{f0 .Tx.BytesUp}}</td><td class="num">{{f0 .Tx.BytesDown}}</td>{{else}}<td class="num">–</td><td class="num">–</td><td class="num">–</td><td class="num">–</td>{{if $resp}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{else}}<td class="num">–</td>{{end}}{{if $retried}}<td class="num">–</td>{{end}}{{if $conflicts}}<td class="num">–</td><td class="num">–</td>{{end}}<td class="num">–</td><td class="num">–</td><td class="num">–</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{end}}
@@ -513,6 +516,15 @@ const pageHTML = `<!DOCTYPE html>
 {{end}}</tbody>
 </table></div>
 </section>
+{{end}}
+
+{{if .Scripts}}
+<section id="scripts">
+<h2>Scripts</h2>
+<p>The texts the runs ran, as each run's engine ran them, with their SHA-256: runs that name the same file but ran another text show as another line.</p>
+{{range .Scripts}}<details><summary>{{.Kind}} <span class="name">{{.Path}}</span>{{if ne .Kind "init"}} (transaction type {{.Name}}, weight {{.Weight}}){{end}}, sha256 {{.SHA256}}, runs {{runlist .Runs}}</summary>
+<pre>{{.Text}}</pre></details>
+{{end}}</section>
 {{end}}
 
 <section id="method">

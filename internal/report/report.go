@@ -87,6 +87,9 @@ type Report struct {
 	Warnings []Warning `json:"warnings"`
 	// Notes explain how the figures were computed: intervals, pooling, axis choices.
 	Notes []string `json:"notes"`
+	// Scripts are the distinct texts the runs ran (the script workload's scripts and init
+	// scripts), each once per file and hash, with the runs that ran it.
+	Scripts []ScriptText `json:"scripts,omitempty"`
 	// Source is the study file text, if given.
 	Source string `json:"source,omitempty"`
 	// AtRate is the response time against RTT of each series of open-loop runs at a fixed
@@ -190,6 +193,34 @@ type TxCell struct {
 	// than one (sums over the finished runs).
 	Retries int64 `json:"retries,omitempty"`
 	Retried int64 `json:"retried,omitempty"`
+	// Conflicts counts the tries that failed with a retryable error (a serialization
+	// failure, deadlock, update or lock conflict): the retries, and the transactions that
+	// failed every try.
+	Conflicts int64 `json:"conflicts,omitempty"`
+}
+
+// ended is how many transactions of the type ended: committed, rolled back or failed.
+func (t *TxCell) ended() int64 { return t.Committed + t.Rollbacks + t.Errors }
+
+// RetriesPerTx is the retries per transaction that ended; 0 when none ended.
+func (t *TxCell) RetriesPerTx() float64 { return perTx(t.Retries, t.ended()) }
+
+// ConflictsPerTx is the retryable failures (Conflicts) per transaction that ended: a
+// transaction that met two update conflicts before it committed counts two.
+func (t *TxCell) ConflictsPerTx() float64 { return perTx(t.Conflicts, t.ended()) }
+
+func perTx(n, ended int64) float64 {
+	if ended == 0 {
+		return 0
+	}
+	return float64(n) / float64(ended)
+}
+
+// ScriptText is one text the runs of a report ran (results.Script), with the ids of the
+// runs that ran it.
+type ScriptText struct {
+	results.Script
+	Runs []int64 `json:"runs"`
 }
 
 // RunRow is one line of the run table.
@@ -292,6 +323,8 @@ func Build(in Input) (*Report, error) {
 		r.Cells = append(r.Cells, c)
 	}
 	r.TxTypes = txOrder(sortedKeys(types))
+
+	r.Scripts = scriptTexts(in.Runs)
 
 	// The run table, by start time.
 	rows := make([]*results.Run, len(in.Runs))
@@ -459,6 +492,30 @@ func viewOf(t *results.TxSummary, response bool) latView {
 	return latView{t.Hist, t.MeanUs, t.P50Us, t.P90Us, t.P99Us, t.MaxUs}
 }
 
+// retryableClass is the error class of retryable failures as runs store it (engine's
+// ClassRetryable).
+const retryableClass = "retryable"
+
+// scriptTexts lists the distinct scripts of runs, in the order first met, each with the
+// runs that ran it.
+func scriptTexts(runs []results.Run) []ScriptText {
+	var out []ScriptText
+	index := map[string]int{}
+	for i := range runs {
+		for _, sc := range runs[i].Scripts {
+			k := sc.Kind + "\x00" + sc.Name + "\x00" + sc.Path + "\x00" + sc.SHA256
+			j, ok := index[k]
+			if !ok {
+				j = len(out)
+				index[k] = j
+				out = append(out, ScriptText{Script: sc})
+			}
+			out[j].Runs = append(out[j].Runs, runs[i].ID)
+		}
+	}
+	return out
+}
+
 // poolTx merges the summaries of one transaction type over the finished runs of a cell.
 // Percentiles come from the merged HDR histograms (the pooled distribution, which weighs
 // every transaction equally — averaging the runs' percentiles would not); when any run that
@@ -478,6 +535,7 @@ func poolTx(typ string, txs []txOf, response bool) (TxCell, error) {
 		c.Rollbacks += t.Rollbacks
 		c.Retries += t.Retries
 		c.Retried += t.Retried
+		c.Conflicts += t.Retries + t.Errors[retryableClass]
 		for _, n := range t.Errors {
 			c.Errors += n
 		}

@@ -211,8 +211,12 @@ func WriteText(w io.Writer, r *Report) error {
 		if r.Latency == LatencyResponse {
 			head = append(factorKeys(r), "n", "p50", "p90", "p99", "max", "service p50", "service p99", "lag p99")
 		}
+		conflicts := r.Conflicted()
 		if retries {
 			head = append(head, "retries")
+		}
+		if conflicts {
+			head = append(head, "retries/tx", "conflicts/tx")
 		}
 		tw.Row(append(head, "round trips", "bytes up", "bytes down")...)
 		for i := range r.Cells {
@@ -237,6 +241,9 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 			if retries {
 				row = append(row, strconv.FormatInt(t.Retries, 10))
+			}
+			if conflicts {
+				row = append(row, fmt.Sprintf("%.3f", t.RetriesPerTx()), fmt.Sprintf("%.3f", t.ConflictsPerTx()))
 			}
 			tw.Row(append(row, fmt.Sprintf("%.1f", t.RoundTrips), fmt.Sprintf("%.0f", t.BytesUp), fmt.Sprintf("%.0f", t.BytesDown))...)
 		}
@@ -276,6 +283,15 @@ func WriteText(w io.Writer, r *Report) error {
 		writeObservedText(&b, r.Observed)
 		ew.Printf("\nWhat a farther database would cost (predicted from the observation)\n%s", b.String())
 	}
+	if len(r.Scripts) > 0 {
+		ew.Printf("\nScripts (dblat results show RUN --scripts prints their text)\n")
+		tw := ew.Table("  ")
+		tw.Row("kind", "name", "file", "weight", "sha256", "runs")
+		for _, sc := range r.Scripts {
+			tw.Row(sc.Kind, sc.Name, sc.Path, strconv.FormatFloat(sc.Weight, 'g', -1, 64), sc.SHA256[:min(12, len(sc.SHA256))], runList(sc.Runs))
+		}
+		tw.Flush()
+	}
 
 	ew.Printf("\nRuns\n")
 	tw = ew.Table("  ")
@@ -291,6 +307,38 @@ func WriteText(w io.Writer, r *Report) error {
 		ew.Printf("- %s\n", n)
 	}
 	return ew.Err()
+}
+
+// Conflicted reports whether any transaction met a retryable failure (a serialization
+// failure, deadlock or update conflict), retried or not: the retries and conflicts per
+// transaction are shown then.
+func (r *Report) Conflicted() bool {
+	for i := range r.Cells {
+		for j := range r.Cells[i].Tx {
+			if r.Cells[i].Tx[j].Conflicts > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runList writes run ids compactly: "3, 5-9, 12".
+func runList(ids []int64) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, strconv.FormatInt(ids[i], 10))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // OpenLoop reports whether any cell holds open-loop runs: their offered and achieved rates

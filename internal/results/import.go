@@ -120,6 +120,9 @@ func (s *sqlStore) importRun(ctx context.Context, r *Run, parts []Part) (bool, e
 	if err := s.insertTx(ctx, tx, id, r.Tx); err != nil {
 		return false, err
 	}
+	if err := s.insertScripts(ctx, tx, id, r.Scripts); err != nil {
+		return false, err
+	}
 	if len(r.Samples) > 0 {
 		if err := s.insertSamples(ctx, tx, id, r.Samples); err != nil {
 			return false, fmt.Errorf("samples: %w", err)

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 
@@ -61,6 +63,42 @@ type Run struct {
 	// saw of an application's transactions (package observe's Observation, as JSON); nil
 	// for other runs.
 	Observation json.RawMessage `json:"observation,omitempty"`
+
+	// Scripts are the texts the run ran (the script workload's scripts and the init script
+	// that made its data), in the order the run names them; written at Begin.
+	Scripts []Script `json:"scripts,omitempty"`
+}
+
+// Script is one text a run ran, hashed, so that a report says exactly what ran and runs
+// that ran the same text can be told from runs that did not. The store keeps each text
+// once, by its hash.
+type Script struct {
+	// Kind is "script" (a transaction type's script file), "builtin" (one of pgbench's
+	// built-in scripts) or "init" (the script that created and filled the data).
+	Kind string `json:"kind"`
+	// Name is the transaction type the script is ("orders"), "init" for an init script.
+	Name string `json:"name"`
+	// Path is the file as the run named it (the engine's variant when it ran one), or the
+	// built-in script's file.
+	Path string `json:"path"`
+	// Weight is the script's weight in the mix; 0 for an init script.
+	Weight float64 `json:"weight,omitempty"`
+	// SHA256 is the hex SHA-256 of Text (ScriptSum).
+	SHA256 string `json:"sha256"`
+	Text   string `json:"text"`
+}
+
+// The kinds of Script.
+const (
+	ScriptFile    = "script"
+	ScriptBuiltin = "builtin"
+	ScriptInit    = "init"
+)
+
+// ScriptSum returns the hex SHA-256 of a script's text, as Script.SHA256 holds it.
+func ScriptSum(text string) string {
+	s := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(s[:])
 }
 
 // WorkloadObserved is the workload name of a run that stores an observation of an

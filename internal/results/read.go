@@ -29,7 +29,8 @@ func runSelect(d *dialect) string {
 	client, stats_before, stats_after,
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric,
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
-	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation
+	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
+	scripts, builtins, defines, init
 FROM runs`
 }
 
@@ -42,6 +43,18 @@ func unmapJSON[M ~map[string]V, V any](col string, ns sql.NullString, m *M) erro
 		return nil
 	}
 	if err := json.Unmarshal([]byte(ns.String), m); err != nil {
+		return fmt.Errorf("column %s: %w", col, err)
+	}
+	return nil
+}
+
+// unlistJSON decodes a nullable JSON array column into *l (nil for NULL).
+func unlistJSON(col string, ns sql.NullString, l *[]string) error {
+	if !ns.Valid {
+		*l = nil
+		return nil
+	}
+	if err := json.Unmarshal([]byte(ns.String), l); err != nil {
 		return fmt.Errorf("column %s: %w", col, err)
 	}
 	return nil
@@ -60,6 +73,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
 		rate, achieved                        sql.NullFloat64
 		latencyLimit, skew                    int64
+		scripts, builtins, defines            sql.NullString
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
 	dest = append(dest, started.dests()...)
@@ -74,7 +88,8 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric,
 		&rate, &r.Params.Arrival, &latencyLimit, &r.Params.MaxTries, &r.Summary.Retries, &r.Summary.Retried, &r.Summary.Late,
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
-		&r.Agents, &skew, &observation)
+		&r.Agents, &skew, &observation,
+		&scripts, &builtins, &defines, &r.Params.Init)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -116,6 +131,9 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		unmapJSON("stats_after", after, &r.StatsAfter),
 		unmapJSON("errors", errs, &r.Summary.Errors),
 		unmapJSON("error_examples", examples, &r.Summary.ErrorExamples),
+		unmapJSON("defines", defines, &r.Params.Defines),
+		unlistJSON("scripts", scripts, &r.Params.Scripts),
+		unlistJSON("builtins", builtins, &r.Params.Builtins),
 	); err != nil {
 		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
 	}
@@ -190,6 +208,9 @@ func (s *sqlStore) List(ctx context.Context, f Filter) ([]Run, error) {
 	if err := closeRows(txs); err != nil {
 		return nil, fmt.Errorf("results: list: %w", err)
 	}
+	if err := s.readScripts(ctx, tx, runs, index, "SELECT id FROM runs"+where+s.d.newestFirst()+limit, args...); err != nil {
+		return nil, fmt.Errorf("results: list: %w", err)
+	}
 	return runs, nil
 }
 
@@ -224,6 +245,11 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 	if err := closeRows(rows); err != nil {
 		return nil, fmt.Errorf("results: get run %d: %w", id, err)
 	}
+	runs := []Run{r}
+	if err := s.readScripts(ctx, tx, runs, map[int64]int{r.ID: 0}, "?", id); err != nil {
+		return nil, fmt.Errorf("results: get run %d: %w", id, err)
+	}
+	r = runs[0]
 
 	if withSamples {
 		rows, err := tx.QueryContext(ctx, s.d.q(`

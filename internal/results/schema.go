@@ -295,6 +295,34 @@ CREATE TABLE run_parts (
 	{version: 8, sql: `
 ALTER TABLE runs ADD COLUMN observation TEXT; -- JSON or NULL
 `},
+	// 9: the texts runs ran (the script workload's scripts and init scripts): each text
+	// once, by its SHA-256, and per run which it ran, as which transaction type, at which
+	// weight.
+	{version: 9, sql: `
+-- The script workload's parameters (spec.Params): its scripts and built-in scripts as
+-- given (FILE[@WEIGHT]; JSON arrays or NULL), its -D defines (a JSON object or NULL), its
+-- init script.
+ALTER TABLE runs ADD COLUMN scripts  TEXT;
+ALTER TABLE runs ADD COLUMN builtins TEXT;
+ALTER TABLE runs ADD COLUMN defines  TEXT;
+ALTER TABLE runs ADD COLUMN init     TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE script_texts (
+	sha256 TEXT PRIMARY KEY,
+	text   TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE run_scripts (
+	run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	ord    INTEGER NOT NULL,
+	kind   TEXT    NOT NULL CHECK (kind IN ('script', 'builtin', 'init')),
+	name   TEXT    NOT NULL,
+	path   TEXT    NOT NULL,
+	weight REAL    NOT NULL DEFAULT 0,
+	sha256 TEXT    NOT NULL REFERENCES script_texts (sha256),
+	PRIMARY KEY (run_id, ord)
+);
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -606,6 +634,29 @@ CREATE TABLE run_parts (
 	// 8: as SQLite's step 8.
 	{version: 8, sql: `
 ALTER TABLE runs ADD COLUMN observation jsonb;
+`},
+	// 9: as SQLite's step 9.
+	{version: 9, sql: `
+ALTER TABLE runs ADD COLUMN scripts  jsonb;
+ALTER TABLE runs ADD COLUMN builtins jsonb;
+ALTER TABLE runs ADD COLUMN defines  jsonb;
+ALTER TABLE runs ADD COLUMN init     text NOT NULL DEFAULT '';
+
+CREATE TABLE script_texts (
+	sha256 text PRIMARY KEY,
+	text   text NOT NULL
+);
+
+CREATE TABLE run_scripts (
+	run_id bigint  NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	ord    integer NOT NULL,
+	kind   text    NOT NULL CHECK (kind IN ('script', 'builtin', 'init')),
+	name   text    NOT NULL,
+	path   text    NOT NULL,
+	weight double precision NOT NULL DEFAULT 0,
+	sha256 text    NOT NULL REFERENCES script_texts (sha256),
+	PRIMARY KEY (run_id, ord)
+);
 `},
 }
 

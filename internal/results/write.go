@@ -142,6 +142,10 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "agents", val: r.Agents},
 		column{name: "start_skew_ns", val: int64(r.StartSkew)},
 		column{name: "observation", val: rawJSON(r.Observation), json: true},
+		js(jsonList("scripts", r.Params.Scripts)),
+		js(jsonList("builtins", r.Params.Builtins)),
+		js(jsonAny("defines", r.Params.Defines)),
+		column{name: "init", val: r.Params.Init},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
@@ -161,6 +165,15 @@ func rawJSON(b json.RawMessage) any {
 func jsonAny[M ~map[string]V, V any](name string, m M) (string, any, error) {
 	v, err := jsonMap(m)
 	return name, v, err
+}
+
+// jsonList stores a nil slice as NULL and any other (even empty) as a JSON array.
+func jsonList(name string, l []string) (string, any, error) {
+	if l == nil {
+		return name, nil, nil
+	}
+	b, err := json.Marshal(l)
+	return name, string(b), err
 }
 
 func jsonPtr[T any](name string, p *T) (string, any, error) {
@@ -199,13 +212,33 @@ func (s *sqlStore) Begin(ctx context.Context, r *Run) (int64, error) {
 		restore()
 		return 0, fmt.Errorf("results: begin: %w", err)
 	}
-	id, err := s.insertRun(ctx, s.db, cols, "")
+	id, err := s.beginRun(ctx, cols, r.Scripts)
 	if err != nil {
 		restore()
 		return 0, fmt.Errorf("results: begin: %w", err)
 	}
 	r.ID = id
 	return id, nil
+}
+
+// beginRun inserts a runs row and its scripts in one transaction and returns its id.
+func (s *sqlStore) beginRun(ctx context.Context, cols []column, scripts []Script) (int64, error) {
+	if len(scripts) == 0 {
+		return s.insertRun(ctx, s.db, cols, "")
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	id, err := s.insertRun(ctx, tx, cols, "")
+	if err != nil {
+		return 0, err
+	}
+	if err := s.insertScripts(ctx, tx, id, scripts); err != nil {
+		return 0, err
+	}
+	return id, tx.Commit()
 }
 
 // querier is what insertRun needs of a *sql.DB or *sql.Tx.

@@ -7,7 +7,11 @@
 //
 // Every parameter a user can write is declared once, in Fields: its key (a study file's
 // base.KEY, a factor KEY, the stored name), its command-line flag, its help, how its value
-// is read and how it is written back in canonical form. Validate is the one check of a Run
+// is read and how it is written back in canonical form. A List field (the script
+// workload's scripts) holds several values: a flag given again adds one, a study writes a
+// list. A Scoped field belongs to the workloads that name it (workload.Definition.Fields);
+// the others refuse it. A Run also carries the directory its files are named from and,
+// once read, their text (Dir, Files), so that a run handed to agents runs what was read. Validate is the one check of a Run
 // that needs no server, workload or engine; its errors are tagged with the path of the field
 // they concern (FieldPath, OptionPath), so the command line names the flag and a study file
 // the line and column, without reading the message.

@@ -41,8 +41,24 @@ type Field struct {
 	// MinorMismatch says that such a difference makes a comparison doubtful rather than
 	// wrong (a window of another length averages other noise): a warning, not an error.
 	MinorMismatch bool
+	// Short is the flag's one-letter shorthand ("f" for pgbench's -f), "" for none.
+	Short string
+	// List is set for a parameter that holds several values (the scripts): a flag given
+	// again adds one (Add), a study file writes them as a list; Set replaces them all with
+	// those of a canonical text.
+	List bool
+	// Pairs is set for a List field whose values are NAME=VALUE pairs (defines), which a
+	// study file may write as a mapping of names to values.
+	Pairs bool
+	// File is set for a parameter that names files, relative to Run.Dir.
+	File bool
+	// Scoped is set for a parameter that only the workloads naming it take
+	// (workload.Definition.Fields, LoadFields: the script workload's scripts); a run of any
+	// other workload refuses it.
+	Scoped bool
 
 	set func(p *Params, text string) error
+	add func(p *Params, text string) error
 	get func(p *Params) string
 }
 
@@ -101,6 +117,29 @@ var Fields = []Field{
 		Factor:   true, KeyDefault: "1",
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = parseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
+	{Key: "scripts", Flag: "file", Short: "f", Kind: "stringArray", List: true, Scoped: true, Factor: true, File: true,
+		Usage:    "FILE[@WEIGHT]: a pgbench script, one transaction type named after the file, chosen in proportion to WEIGHT (default 1; 0 disables it); again for more. FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+		set:      func(p *Params, s string) error { return setList(&p.Scripts, s, "scripts", canonicalScript) },
+		add:      func(p *Params, s string) error { return addList(&p.Scripts, s, canonicalScript) },
+		get:      func(p *Params) string { return strings.Join(p.Scripts, ",") },
+		Mismatch: "other transactions (another script set, or other weights)"},
+	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "stringArray", List: true, Scoped: true, Factor: true,
+		Usage:    "NAME[@WEIGHT]: one of pgbench's built-in scripts, tpcb-like, simple-update or select-only, on the tables dblat load simple tpcb creates, chosen in proportion to WEIGHT (default 1); again for more",
+		set:      func(p *Params, s string) error { return setList(&p.Builtins, s, "builtins", canonicalScript) },
+		add:      func(p *Params, s string) error { return addList(&p.Builtins, s, canonicalScript) },
+		get:      func(p *Params) string { return strings.Join(p.Builtins, ",") },
+		Mismatch: "other built-in transactions, or other weights"},
+	{Key: "defines", Flag: "define", Short: "D", Kind: "stringArray", List: true, Pairs: true, Scoped: true,
+		Usage:    "NAME=VALUE: set the scripts' variable NAME to VALUE (pgbench -D); again for more",
+		set:      func(p *Params, s string) error { p.Defines = nil; return addDefine(p, s) },
+		add:      addDefine,
+		get:      formatDefines,
+		Mismatch: "the scripts ran with other values of their variables"},
+	{Key: "init", Flag: "init", Kind: "string", Scoped: true, File: true,
+		Usage:    "FILE: a script that creates and fills the tables the scripts run on (DDL and data, :scale set), which dblat load script runs once and a run finds loaded; FILE.ENGINE.sql beside it, if there, runs instead on that engine",
+		set:      func(p *Params, s string) error { p.Init = strings.TrimSpace(s); return nil },
+		get:      func(p *Params) string { return p.Init },
+		Mismatch: "the data was made by another init script"},
 }
 
 // Lookup returns the field called key.
@@ -114,8 +153,18 @@ func Lookup(key string) (*Field, bool) {
 }
 
 // Set reads text as the field's value into p. Its error reads after the field's name:
-// "is not a whole number: \"x\"".
+// "is not a whole number: \"x\"". A List field's values are all replaced by those text
+// writes in canonical form (Value's).
 func (f *Field) Set(p *Params, text string) error { return f.set(p, text) }
+
+// Add reads text as one more value of a List field (a flag given again, an item of a
+// study file's list); for any other field it is Set.
+func (f *Field) Add(p *Params, text string) error {
+	if f.add == nil {
+		return f.set(p, text)
+	}
+	return f.add(p, text)
+}
 
 // Value returns the field's value in p in canonical form: durations by FormatDuration,
 // rates by FormatRate, integers and booleans plainly.
@@ -155,8 +204,8 @@ func (v FlagValue) String() string {
 	return v.F.Value(v.P)
 }
 
-// Set reads a flag's argument.
-func (v FlagValue) Set(s string) error { return v.F.Set(v.P, s) }
+// Set reads a flag's argument; a List field's flag adds one value each time it is given.
+func (v FlagValue) Set(s string) error { return v.F.Add(v.P, s) }
 
 // Type is the word help texts show for the value.
 func (v FlagValue) Type() string { return v.F.Kind }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/dblat/dblat/internal/latency"
@@ -87,6 +88,14 @@ type Params struct {
 	// RTT is the round-trip time added between terminals and server: what the Run's Link
 	// adds (Resolve derives it), 0 without a link.
 	RTT time.Duration `json:"rtt"`
+	// Scripts and Builtins are the script workload's transactions, each a pgbench script
+	// file or a built-in script with its weight, in canonical form ("orders.sql@10",
+	// "select-only"); Defines sets its scripts' variables (pgbench -D); Init is the file
+	// that creates and fills its tables. Paths are as written: relative to Run.Dir.
+	Scripts  []string          `json:"scripts,omitempty"`
+	Builtins []string          `json:"builtins,omitempty"`
+	Defines  map[string]string `json:"defines,omitempty"`
+	Init     string            `json:"init,omitempty"`
 	// Options are workload, engine and database options by name (option.Option.Name), and
 	// the reserved OptionMode, OptionMix and OptionTransport. A request holds what was
 	// given; a stored run every declared option at its value or default, and the Run's
@@ -128,6 +137,13 @@ type Run struct {
 	// Record holds what is stored with the run's options besides their values: a study
 	// cell's requested server settings ("set.NAME") and binaries ("server.version").
 	Record map[string]string
+	// Dir is the directory the run's relative paths (Scripts, Init) are taken from: a
+	// study file's own; "" is the working directory.
+	Dir string
+	// Files holds the text of every file the run read, by path as written: the execution
+	// core reads them once, while it checks the run, so that the run handed to agents on
+	// other machines runs the same text.
+	Files map[string]string
 }
 
 // Paths a run's terminals take to the server (Run.Path).
@@ -190,6 +206,10 @@ func (r Run) Clone() Run {
 	r.Options = maps.Clone(r.Options)
 	r.Record = maps.Clone(r.Record)
 	r.Mix = maps.Clone(r.Mix)
+	r.Scripts = slices.Clone(r.Scripts)
+	r.Builtins = slices.Clone(r.Builtins)
+	r.Defines = maps.Clone(r.Defines)
+	r.Files = maps.Clone(r.Files)
 	if r.Link != nil {
 		l := *r.Link
 		r.Link = &l

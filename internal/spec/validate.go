@@ -96,6 +96,13 @@ func (r *Run) Validate() field.ErrorList {
 	if r.RTT < 0 {
 		bad("rtt", "must not be negative, got %s", FormatDuration(r.RTT))
 	}
+	if r.allWeightsZero() {
+		key := "scripts"
+		if len(r.Scripts) == 0 {
+			key = "builtins"
+		}
+		bad(key, "all have weight 0: give at least one script a positive weight")
+	}
 	if r.Rate > 0 && r.Think {
 		bad("rate", "and {think} do not combine: think times pace a closed loop and a rate an open one; give either")
 	}

@@ -63,6 +63,11 @@
 //	  max_tries: 1            # tries per transaction after a serialization failure,
 //	                          # deadlock or update conflict, with the same input (default 1)
 //	  options: {page_size: 8192}   # other workload or engine options
+//	  # workload: script only (users' own transactions; paths relative to this file):
+//	  scripts: [orders.sql@10, status.sql]   # pgbench scripts FILE[@WEIGHT] (-f)
+//	  builtins: [tpcb-like]   # pgbench's built-in scripts NAME[@WEIGHT] (-b)
+//	  defines: {items: 1000}  # the scripts' variables (-D NAME=VALUE)
+//	  init: schema.sql        # the script that creates and fills their tables, loaded once
 //	factors:                  # each key with its list of levels, in the order given
 //	  rtt: [0, 1ms, 5ms, 20ms]
 //	  terminals: [1, 4, 16]
@@ -70,7 +75,8 @@
 //
 // Factor keys are those of package results: rtt, terminals, connections, warehouses,
 // duration, warmup, engine, think, target, server.version and server.install (the managed
-// server's version or installation), rate, arrival, latency_limit, max_tries, set.NAME (a
+// server's version or installation), rate, arrival, latency_limit, max_tries, scripts and
+// builtins (a level is one script or a list of them: [a.sql, [b.sql@3, c.sql]]), set.NAME (a
 // server setting) and opt.NAME (a workload or engine option; opt.mode and opt.mix set
 // base.mode and base.mix). rate, arrival, latency_limit and max_tries are parameters of the
 // run, not options, for every workload on every engine: they are written without opt.

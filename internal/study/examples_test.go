@@ -21,6 +21,10 @@ func TestExamples(t *testing.T) {
 		"seed003-pgbench.yaml":          {3, 15, 6*time.Minute + 43*time.Second},
 		"seed000-response-at-rate.yaml": {6, 18, 12*time.Minute + 34*time.Second},
 		"seed000-reduced.yaml":          {24, 48, 11*time.Minute + 11*time.Second},
+		"seed002-vendor-test.yaml":      {12, 36, 21 * time.Minute},
+		"tpcb-postgres.yaml":            {6, 18, 7*time.Minute + 30*time.Second},
+		"tpcb-mariadb.yaml":             {6, 18, 7*time.Minute + 30*time.Second},
+		"tpcb-firebird.yaml":            {6, 18, 7*time.Minute + 30*time.Second},
 	}
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) == 0 {

@@ -43,6 +43,8 @@ var (
 		"installation": results.FactorInstall, "tps": "rate", "rps": "rate", "arrival_rate": "rate",
 		"arrivals": "arrival", "tries": "max_tries", "retries": "max_tries",
 		"max_retries": "max_tries", "latency-limit": "latency_limit", "max-tries": "max_tries",
+		"script": "scripts", "files": "scripts", "file": "scripts", "builtin": "builtins",
+		"define": "defines", "variables": "defines", "vars": "defines", "schema": "init",
 	}
 )
 
@@ -445,6 +447,10 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 			}
 		default: // a field of the run: its syntax here, its range on the cells
 			f, _ := spec.Lookup(key)
+			if f.List {
+				p.listField(f, &b.Run.Params, v)
+				return
+			}
 			raw, ok := p.scalar(v, key)
 			if !ok {
 				return
@@ -457,6 +463,56 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 			}
 		}
 	})
+}
+
+// listField reads a field that holds several values (spec.Field.List): a list of them, a
+// single one, or, for NAME=VALUE values (defines), a mapping of names to values.
+func (p *parser) listField(f *spec.Field, params *spec.Params, n *yaml.Node) {
+	add := func(at *yaml.Node, raw string) {
+		if err := f.Add(params, raw); err != nil {
+			p.errAt(at, "%s %v", f.Key, err)
+		}
+	}
+	at, n := n, resolve(n)
+	switch {
+	case n.Kind == yaml.SequenceNode:
+		for _, e := range n.Content {
+			if raw, ok := p.scalar(e, f.Key+" item"); ok {
+				add(e, raw)
+			}
+		}
+	case n.Kind == yaml.MappingNode && f.Pairs:
+		p.mapping(at, "base."+f.Key, nil, func(name string, _, v *yaml.Node) {
+			if raw, ok := p.scalar(v, f.Key+" "+name); ok {
+				add(v, name+"="+raw)
+			}
+		})
+	default:
+		if raw, ok := p.scalar(at, f.Key); ok {
+			add(at, raw)
+		}
+	}
+}
+
+// levelText reads a factor's level: a single value, or, for a field that holds several
+// (spec.Field.List), a list of them written as its canonical text.
+func (p *parser) levelText(key string, e *yaml.Node) (string, bool) {
+	f, ok := spec.Lookup(key)
+	if r := resolve(e); !ok || !f.List || r.Kind != yaml.SequenceNode {
+		return p.scalar(e, key+" level")
+	}
+	var scratch spec.Params
+	for _, x := range resolve(e).Content {
+		raw, ok := p.scalar(x, key+" level item")
+		if !ok {
+			return "", false
+		}
+		if err := f.Add(&scratch, raw); err != nil {
+			p.errAt(x, "%s level %v", key, err)
+			return "", false
+		}
+	}
+	return f.Value(&scratch), true
 }
 
 // factorKeyProblem returns why key cannot name a factor, or "".
@@ -506,7 +562,7 @@ func (p *parser) factors(s *Study, n *yaml.Node) {
 		f := Factor{Key: key}
 		first := map[string]*yaml.Node{}
 		for _, e := range v.Content {
-			raw, ok := p.scalar(e, key+" level")
+			raw, ok := p.levelText(key, e)
 			if !ok {
 				continue
 			}

@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -29,9 +31,15 @@ type Definition struct {
 	Group string
 	// Summary is a one-line description for help texts.
 	Summary string
+	// RunExample and LoadExample, when set, are the command line's examples of running and
+	// loading the workload, in place of the generic ones; Help, when set, is a paragraph
+	// the run command's help adds.
+	RunExample, LoadExample, Help string
 	// Scale says how the data size is counted.
 	Scale Scale
-	// TxTypes are the transaction types' names in a fixed order.
+	// TxTypes are the transaction types' names in a fixed order; nil for a workload whose
+	// runs bring their own (the script workload: one per script), which its
+	// Workload.TxTypes then lists, weighted by the run itself (no mix).
 	TxTypes []string
 	// DefaultMix weighs TxTypes when a run gives no mix.
 	DefaultMix Mix
@@ -40,6 +48,10 @@ type Definition struct {
 	// Options are the workload's run options ("mode", "protocol"); LoadOptions those of
 	// its loader ("blob_size").
 	Options, LoadOptions option.Set
+	// Fields and LoadFields name the scoped parameters of a run (spec.Field.Scoped: the
+	// script workload's scripts, defines, init) that the workload's runs and its loader
+	// take; any other workload refuses them.
+	Fields, LoadFields []string
 	// Think is set when the workload has keying and think times that a run may turn on.
 	Think bool
 	// Pauses, for a workload with Think, are each transaction type's keying time and mean
@@ -57,8 +69,10 @@ type Definition struct {
 	// Load creates the schema and loads the data (dropping an earlier load of the same data
 	// set).
 	Load func(ctx context.Context, t Target, cfg LoadConfig) error
-	// Loaded returns the scale of the data loaded in t, or an error wrapping ErrNotLoaded.
-	Loaded func(ctx context.Context, t Target) (int, error)
+	// Loaded returns the scale of the data loaded in t for a run of cfg, or an error
+	// wrapping ErrNotLoaded. Most workloads look at t alone; one whose data a run names
+	// (the script workload's init script) also at cfg.
+	Loaded func(ctx context.Context, t Target, cfg Config) (int, error)
 	// New checks cfg against t's engine and returns the workload. It does not touch the
 	// database; Workload.Prepare does.
 	New func(t Target, cfg Config) (Workload, error)
@@ -124,6 +138,41 @@ type Config struct {
 	Think bool
 	// Options are the values of the definition's Options, checked.
 	Options option.Values
+	// Scripts, Builtins, Defines and Init are the run's own transactions and the script
+	// that creates their data, for a workload that takes them (Definition.Fields): the
+	// run's parameters of these names in canonical form (spec.Params).
+	Scripts, Builtins []string
+	Defines           map[string]string
+	Init              string
+	// Files reads the files the run names.
+	Files Files
+}
+
+// Files reads the files a run names (a script, its init, and the variants a workload looks
+// for beside them).
+type Files struct {
+	// Read reads a file by its path as the run names it; its error wraps fs.ErrNotExist
+	// for a file that is not there. nil reads nothing.
+	Read func(path string) ([]byte, error)
+	// Dir is the directory relative paths are taken from, "" the working directory: what
+	// Where needs to name a file where its user finds it.
+	Dir string
+}
+
+// ReadFile reads path (see Read).
+func (f Files) ReadFile(path string) ([]byte, error) {
+	if f.Read == nil {
+		return nil, &fs.PathError{Op: "read", Path: f.Where(path), Err: fs.ErrNotExist}
+	}
+	return f.Read(path)
+}
+
+// Where names path as its user finds it: joined to Dir when relative.
+func (f Files) Where(path string) string {
+	if f.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(f.Dir, path)
 }
 
 // LoadConfig is what a load asks of a workload.
@@ -138,6 +187,12 @@ type LoadConfig struct {
 	Options option.Values
 	// Progress, when set, receives the rows stored so far and the rows to store.
 	Progress func(done, total int64)
+	// Init, Defines, Builtins and Files are as in Config, for a loader that takes them
+	// (Definition.LoadFields; Builtins says which data built-in scripts need).
+	Init     string
+	Defines  map[string]string
+	Builtins []string
+	Files    Files
 }
 
 // CheckResult is the outcome of one consistency condition of the loaded data.
@@ -246,7 +301,7 @@ func Register(d *Definition) {
 	if _, dup := registry[d.Name]; dup {
 		panic("workload: duplicate registration of " + d.Name)
 	}
-	if d.Load == nil || d.Loaded == nil || d.New == nil || len(d.TxTypes) == 0 || d.Metric.Name == "" {
+	if d.Load == nil || d.Loaded == nil || d.New == nil || d.Metric.Name == "" {
 		panic("workload: incomplete definition of " + d.Name)
 	}
 	registry[d.Name] = d

@@ -64,6 +64,36 @@ type Describer interface {
 	Describe() map[string]string
 }
 
+// Sourcer is an optional Workload capability: the text of what the workload runs, stored
+// with the run so that a report says exactly what ran (the script workload: each script as
+// the run's engine runs it, and the init script that made its data). It is called after
+// New.
+type Sourcer interface {
+	Sources() []Source
+}
+
+// Source is one text a run runs.
+type Source struct {
+	// Kind is SourceScript (a transaction type's script file), SourceBuiltin (a built-in
+	// script) or SourceInit (the script that creates and fills the data).
+	Kind string
+	// Name is the transaction type the script is ("orders"), or "init".
+	Name string
+	// Path is the file as the run names it (the engine's variant when it ran one), or the
+	// built-in script's name.
+	Path string
+	// Weight is the script's weight in the mix; 0 for an init script.
+	Weight float64
+	Text   string
+}
+
+// The kinds of Source.
+const (
+	SourceScript  = "script"
+	SourceBuiltin = "builtin"
+	SourceInit    = "init"
+)
+
 // Terminal is one emulated user. A terminal is used by one goroutine at a time.
 //
 // The runner calls Next to draw a transaction — its type, its input and the pauses around

@@ -64,6 +64,7 @@ func dialect() engine.Dialect {
 		// PSQL: procedures and EXECUTE BLOCK cannot COMMIT or ROLLBACK the transaction they
 		// run in (only IN AUTONOMOUS TRANSACTION blocks commit, separately).
 		ProcedureLanguage: "psql",
+		FoldsUpper:        true,
 	}
 }
 

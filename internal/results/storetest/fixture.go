@@ -52,6 +52,9 @@ func Hist(t testing.TB, values ...int64) string {
 	return s
 }
 
+// fixtureOrders is a script text two of FullRun's scripts share: the store keeps it once.
+const fixtureOrders = "\\set n random(1, 10)\nSELECT :n;\n"
+
 // FullRun returns a run with every field set but ID, UID, Status, Reason, Ended and
 // Samples, which the store or the test sets. Its client is this process on host
 // "bench-1".
@@ -60,7 +63,8 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Study:   study,
 		CellKey: cell,
 		Started: started,
-		Params:  results.Params{Drive: spec.Drive{Terminals: 32, Connections: 16, Duration: 5 * time.Minute, Warmup: 30 * time.Second, Seed: 42, Rate: 850.5, Arrival: spec.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3}, Workload: "tpcc", Scale: 10, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Think: true, RTT: 1500 * time.Microsecond, Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"}},
+		Params: results.Params{Drive: spec.Drive{Terminals: 32, Connections: 16, Duration: 5 * time.Minute, Warmup: 30 * time.Second, Seed: 42, Rate: 850.5, Arrival: spec.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3}, Workload: "tpcc", Scale: 10, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Think: true, RTT: 1500 * time.Microsecond, Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
+			Scripts: []string{"orders.sql@10", "status.sql"}, Builtins: []string{"select-only@2"}, Defines: map[string]string{"products": "1000", "quote": `it's "x"`}, Init: "schema.sql"},
 		Link: &results.Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
 			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
 			DelayConnect: true, AchievedP50: 1510 * time.Microsecond, AchievedP99: 1620 * time.Microsecond, Samples: 200,
@@ -81,6 +85,12 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
 		// Compact, its keys in the order PostgreSQL's jsonb keeps them (shorter first).
 		Observation: json.RawMessage(`{"version":1,"protocol":"PostgreSQL"}`),
+		Scripts: []results.Script{
+			{Kind: "script", Name: "orders", Path: "orders.firebird.sql", Weight: 10, SHA256: results.ScriptSum(fixtureOrders), Text: fixtureOrders},
+			{Kind: "script", Name: "status", Path: "status.sql", Weight: 1, SHA256: results.ScriptSum("SELECT 1;\n"), Text: "SELECT 1;\n"},
+			{Kind: "builtin", Name: "select-only", Path: "select-only.sql", Weight: 2, SHA256: results.ScriptSum(fixtureOrders), Text: fixtureOrders},
+			{Kind: "init", Name: "init", Path: "schema.sql", SHA256: results.ScriptSum("CREATE TABLE t (ü int);\n"), Text: "CREATE TABLE t (ü int);\n"},
+		},
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
 		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9, "huge": 1e300},
 		Summary: results.Summary{Metric: results.MetricNOPM,

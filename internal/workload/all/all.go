@@ -5,6 +5,7 @@ package all
 
 import (
 	// Each workload package registers its definitions in an init function.
+	_ "github.com/dblat/dblat/internal/workload/script"
 	_ "github.com/dblat/dblat/internal/workload/simple"
 	_ "github.com/dblat/dblat/internal/workload/tpcc"
 )

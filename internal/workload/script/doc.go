@@ -1,7 +1,7 @@
 // Package script is pgbench's script language (PostgreSQL 15's pgbench, plus 17's
 // \syncpipeline): it parses a script file, which is one transaction, and interprets it for
-// one client, sending its SQL through an Executor. It is how dblat runs users' own
-// transactions on every engine it drives.
+// one client, sending its SQL through an Executor; and it is the workload "script", which
+// runs users' own transactions, written in that language, on every engine dblat drives.
 //
 // # The language
 //
@@ -42,16 +42,34 @@
 //     ranges, functions given more than 16 arguments, unterminated quotes and comments.
 //   - Statements made only of comments are not sent; MySQL's `quoted identifiers` are opaque
 //     like "these"; semicolons inside BEGIN ... END of CREATE TRIGGER, CREATE OR ALTER,
-//     RECREATE and Firebird's EXECUTE BLOCK do not end the statement (psql knows CREATE
-//     FUNCTION and PROCEDURE only).
+//     RECREATE and Firebird's EXECUTE BLOCK, and after the DECLAREs before a Firebird
+//     routine's BEGIN, do not end the statement (psql knows CREATE FUNCTION and PROCEDURE
+//     only).
 //   - Shifts by a negative count or by 64 or more take the count modulo 64 (undefined in
 //     C; what pgbench does on x86-64).
 //
+// # The workload
+//
+// The package also registers the workload "script" (workload.go, terminal.go, files.go,
+// load.go): each script given with -f FILE[@WEIGHT] (or -b, one of pgbench's built-in
+// scripts in builtin/) is one transaction type named after its file, which a terminal
+// chooses at random in proportion to its weight and runs as one pgbench client (Client),
+// on one pool connection per transaction; the headline figure is TPS. FILE.ENGINE.sql
+// beside FILE.sql runs instead on that engine (files.go). The language's Executor is the
+// engine's own where it has one (engine.ScriptConns: PostgreSQL on pgconn, with pgbench's
+// protocols and pipelines), else database/sql, where an engine whose SQL cannot begin a
+// transaction maps BEGIN, COMMIT and ROLLBACK onto its driver's (engine.TxStatements:
+// Firebird) and one whose autocommit is unsafe (engine.TxOnly) commits each statement
+// outside a transaction on its own. A script that leaves a transaction open at its end is
+// refused where the text shows it, else rolled back and failed at run time (ErrLeftOpen).
+// An init script (--init) makes the data; its hash recorded in the database says it is
+// loaded (load.go). The texts that ran are the workload's Sources, stored with the run.
+//
 // # Neighbours
 //
-// The package knows no engine: an Executor (written by the workload that uses this
-// package, over database/sql or a driver) runs the SQL, and CaptureRows helps it return
-// rows. It neither chooses among weighted scripts, nor times, counts or retries
-// transactions, nor checks that a script left no transaction open (pgbench aborts such a
-// client): the workload and package runner around it do.
+// The language knows no engine: an Executor runs the SQL, and CaptureRows helps one over
+// database/sql return rows. The workload branches on the engines' capabilities, never on
+// their names (it only builds variant file names from them). It neither times, counts nor
+// retries transactions: package runner does, calling Terminal.Run again for a retry, which
+// the Client runs with the same draws.
 package script

@@ -100,7 +100,8 @@ const (
 // -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
 // statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
 // extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE BLOCK,
-// whose declarations before its BEGIN end with semicolons too). Beyond psql, MySQL's `...`
+// whose declarations before its BEGIN end with semicolons too, as a Firebird routine's
+// DECLARE ... before its BEGIN do). Beyond psql, MySQL's `...`
 // identifiers are opaque too. \; puts a semicolon into the statement without ending it
 // (pgbench's combined statements) and \: a colon that is never a variable reference. A
 // :name outside quotes and comments is a variable reference; :: (a cast) and := are not.
@@ -214,6 +215,10 @@ func (s *scanner) scanSQL() (sqlText, stop, error) {
 			}
 			if routine && paren == 0 {
 				switch {
+				case begin == 0 && strings.EqualFold(word, "declare"):
+					// Firebird's CREATE PROCEDURE ... AS DECLARE v type; BEGIN: its
+					// declarations end with semicolons too.
+					block = true
 				case strings.EqualFold(word, "begin"):
 					begin++
 					block = false

@@ -150,6 +150,13 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg) }
 
+// Position returns where the error is and what it says, for front ends that place errors
+// in files themselves (a study plan's list of problems): the error's text is
+// "FILE:LINE:COL: MSG".
+func (e *ParseError) Position() (file string, line, col int, msg string) {
+	return e.File, e.Line, e.Col, e.Msg
+}
+
 // Automatic lists the variables every client has without a \set (pgbench's, which -D
 // overrides): client_id, default_seed, random_seed and scale.
 var Automatic = []string{"client_id", "default_seed", "random_seed", "scale"}

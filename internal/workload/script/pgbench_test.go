@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
@@ -21,6 +22,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Shutdown()
 	mariadbtest.Shutdown()
+	fbtest.Shutdown()
 	os.Exit(code)
 }
 

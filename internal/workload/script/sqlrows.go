@@ -1,17 +1,31 @@
 package script
 
-import "database/sql"
+import (
+	"database/sql"
+	"strings"
+)
 
 // CaptureRows reports every result set of rows to st.Result and closes rows: what an
 // executor built on database/sql does for a statement whose st.Capture is set. It reuses
 // the client's buffers, so it allocates only when a result is wider than any before.
-func CaptureRows(rows *sql.Rows, st *Stmt) error {
+func CaptureRows(rows *sql.Rows, st *Stmt) error { return captureRows(rows, st, false) }
+
+// captureRows is CaptureRows; with lower, a column name without lower-case letters (an
+// engine's upper-case folding of an unquoted name) is reported in lower case.
+func captureRows(rows *sql.Rows, st *Stmt, lower bool) error {
 	defer rows.Close()
 	sc := &st.c.scan
 	for {
 		cols, err := rows.Columns()
 		if err != nil {
 			return err
+		}
+		if lower {
+			for i, c := range cols {
+				if strings.ToUpper(c) == c {
+					cols[i] = strings.ToLower(c)
+				}
+			}
 		}
 		if cap(sc.raw) < len(cols) {
 			sc.raw = make([]sql.RawBytes, len(cols))

@@ -65,7 +65,7 @@ func init() {
 			}
 			return Load(ctx, t, lc)
 		}
-		d.Loaded = func(ctx context.Context, t workload.Target) (int, error) {
+		d.Loaded = func(ctx context.Context, t workload.Target, _ workload.Config) (int, error) {
 			info, err := Loaded(ctx, t.DB, d.Name)
 			return info.Scale, err
 		}

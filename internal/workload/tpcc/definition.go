@@ -55,7 +55,9 @@ var Definition = &workload.Definition{
 	Load: func(ctx context.Context, t workload.Target, cfg workload.LoadConfig) error {
 		return Load(ctx, t, LoadConfig{Warehouses: max(cfg.Scale, 1), Seed: cfg.Seed, Workers: cfg.Workers, Progress: cfg.Progress})
 	},
-	Loaded: func(ctx context.Context, t workload.Target) (int, error) { return LoadedWarehouses(ctx, t.DB) },
+	Loaded: func(ctx context.Context, t workload.Target, _ workload.Config) (int, error) {
+		return LoadedWarehouses(ctx, t.DB)
+	},
 	New: func(t workload.Target, cfg workload.Config) (workload.Workload, error) {
 		c := Config{Warehouses: cfg.Scale, Seed: cfg.Seed, Think: cfg.Think, Mode: cfg.Options.String(OptionMode, "")}
 		if r := cfg.Options.String(OptionHomeWarehouses, ""); r != "" {

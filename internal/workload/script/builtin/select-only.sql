@@ -1,0 +1,4 @@
+-- select-only: <builtin: select only>
+\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+

@@ -1,0 +1,13 @@
+-- simple-update: <builtin: simple update>
+-- Firebird: BEGIN and COMMIT begin and end the driver's transaction (DSQL has no BEGIN),
+-- READ COMMITTED READ WRITE with the run's lock_resolution and record_version.
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+COMMIT;
+
