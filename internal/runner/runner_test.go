@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
@@ -19,7 +20,13 @@ import (
 	"github.com/dblat/dblat/internal/workload"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	// BenchmarkClientCPU starts a Firebird server too.
+	pgtest.Shutdown()
+	fbtest.Shutdown()
+	os.Exit(code)
+}
 
 // probe is a tiny real workload: "ok" commits a SELECT, "rollback" ends in a designed
 // rollback, "fail" raises a serialization failure, "sleep" holds its connection for 5 ms,

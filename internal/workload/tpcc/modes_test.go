@@ -549,9 +549,9 @@ func TestModeUnsupported(t *testing.T) {
 		mode string
 		want string
 	}{
-		{noCapabilities{}, ModeBatched, "engine nocaps cannot run mode batched: it cannot send statements in batches (no engine.Batcher)"},
-		{noCapabilities{}, ModeProcedure, "engine nocaps cannot run mode procedure: tpcc has stored procedures in plpgsql, psql, sql/psm, the engine's procedure language is none"},
-		{postgres.Engine{}, "pipelined", `unknown mode "pipelined" (want client, batched, procedure)`},
+		{noCapabilities{}, ModeBatched, "option mode batched cannot run on nocaps: it cannot send statements in batches (no engine.Batcher)"},
+		{noCapabilities{}, ModeProcedure, "option mode procedure cannot run on nocaps: tpcc has stored procedures in plpgsql, psql, sql/psm, the engine's procedure language is none"},
+		{postgres.Engine{}, "pipelined", `option mode "pipelined" is not a mode of tpcc (want client, batched, procedure)`},
 	} {
 		_, err := New(workload.Target{Engine: c.e}, Config{Mode: c.mode})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
