@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"maps"
@@ -20,7 +19,8 @@ type Planned struct {
 
 // Plan returns the runs still needed, in the order to run them. done maps a cell key to the
 // number of finished runs the cell already has (other keys are ignored); a cell gets
-// Repeat − done more runs, none when done ≥ Repeat.
+// Repeat − done more runs, none when done ≥ Repeat. (An adaptive study's cells get what
+// Schedule gives them without measured values: RepeatMin, then one round at a time.)
 //
 // Runs are scheduled in rounds: round r holds the r-th repeat of every cell that still needs
 // it, so every cell is measured once before any is measured again and slow drift (a warming
@@ -35,33 +35,11 @@ type Planned struct {
 // sequence it was interrupted in (the plan after k finished runs is the old plan minus those
 // runs).
 func (s *Study) Plan(done map[string]int) []Planned {
-	cells := s.Cells()
-	var out []Planned
-	for r := 1; r <= s.Repeat; r++ {
-		type ranked struct {
-			group, cell uint64
-			c           *Cell
-		}
-		var round []ranked
-		for i := range cells {
-			c := &cells[i]
-			if done[c.Key] >= r {
-				continue
-			}
-			x := ranked{cell: s.rank(r, "cell", c.Key), c: c}
-			if s.Order == OrderGrouped {
-				x.group = s.rank(r, "server", serverID(&c.Params))
-			}
-			round = append(round, x)
-		}
-		slices.SortFunc(round, func(a, b ranked) int {
-			return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.cell, b.cell), strings.Compare(a.c.Key, b.c.Key))
-		})
-		for _, x := range round {
-			out = append(out, Planned{Cell: *x.c, Repeat: r})
-		}
+	progress := make(map[string]Progress, len(done))
+	for k, n := range done {
+		progress[k] = Progress{Done: n}
 	}
-	return out
+	return s.Schedule(progress)
 }
 
 // rank is a pseudo-random number for item in round r, fixed by the study's seed. Sorting by
