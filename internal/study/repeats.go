@@ -144,12 +144,20 @@ func (s *Study) ExpectedRuns(cv float64, limit int) int {
 // of that round. An adaptive study's plan reaches only one round past what its cells have
 // measured; run its first round (Planned.Repeat of its first run) and schedule again.
 func (s *Study) Schedule(progress map[string]Progress) []Planned {
+	want := map[string]int{}
+	for _, c := range s.Cells() {
+		want[c.Key] = s.Wanted(progress[c.Key])
+	}
+	return s.ScheduleTo(progress, want)
+}
+
+// ScheduleTo returns the runs that bring every cell to want[its key] runs (none for a cell
+// missing from want), in the order Schedule gives: to estimate a plan whose cells end with
+// a number of runs other than what is known now.
+func (s *Study) ScheduleTo(progress map[string]Progress, want map[string]int) []Planned {
 	cells := s.Cells()
-	want := make(map[string]int, len(cells))
 	last := 0
 	for _, c := range cells {
-		p := progress[c.Key]
-		want[c.Key] = s.Wanted(p)
 		last = max(last, want[c.Key])
 	}
 	var out []Planned
