@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
@@ -126,5 +127,37 @@ factors:
 		if n != 3 {
 			t.Errorf("after the budget: cell %s has %d runs, want still 3", k, n)
 		}
+	}
+}
+
+// TestAutoWarmupStored: a study cell with warmup: auto runs with the warm-up the steady-state
+// rule chose, at least the rule's minimum and at most the ceiling, and stores it with the run,
+// which keeps the request (auto, its ceiling) as its parameters and its cell key.
+func TestAutoWarmupStored(t *testing.T) {
+	pgtest.Server(t)
+	c, store := newCore(t)
+	st, err := study.Parse("auto.yaml", []byte(`study: auto
+repeat: 1
+server: {engine: postgres, settings: {shared_buffers: 32MB}}
+base: {workload: select-only, warehouses: 1, duration: 1s, warmup: auto 15s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: "auto"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	r := runs[0]
+	if r.Status != results.StatusFinished || !r.Params.WarmupAuto || r.Params.Warmup != 15*time.Second ||
+		r.Summary.Warmup < 5*time.Second || r.Summary.Warmup > 15*time.Second+500*time.Millisecond {
+		t.Errorf("run %d: %s, warm-up auto %v ceiling %v, had %v", r.ID, r.Status, r.Params.WarmupAuto, r.Params.Warmup, r.Summary.Warmup)
+	}
+	if got := results.FactorValue(&r, results.FactorWarmup); got != "auto 15s" || r.CellKey != st.Cells()[0].Key {
+		t.Errorf("warmup stored as %q, cell %s (want %s)", got, r.CellKey, st.Cells()[0].Key)
 	}
 }

@@ -185,6 +185,9 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			continue
 		}
 		rs := RunOf(st, cell, p.Target)
+		if st.Agents > 0 && rs.WarmupAuto {
+			add(st.FieldError("warmup", &cell, "auto needs each run in one process: agents start their windows at one announced time; give a fixed warm-up"), &cell)
+		}
 		pl, err := check(&rs, e, managed)
 		if err != nil {
 			list, ok := spec.AsList(err)
@@ -423,8 +426,8 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 			runStart := time.Now()
 			run, err := sr.runCell(ctx, drain, cell)
 			ran++
-			if !started {
-				overheadSum += time.Since(runStart) - cell.Params.Warmup - cell.Params.Duration
+			if !started && run != nil {
+				overheadSum += time.Since(runStart) - run.WarmupHad() - cell.Params.Duration
 				overheadRuns++
 			}
 			switch {

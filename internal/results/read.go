@@ -28,7 +28,8 @@ func runSelect(d *dialect) string {
 	client, stats_before, stats_after,
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric,
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
-	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns
+	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns,
+	warmup_auto, warmup_used_ns
 FROM runs`
 }
 
@@ -58,7 +59,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		think, managed                        bool
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
 		rate, achieved                        sql.NullFloat64
-		latencyLimit, skew                    int64
+		latencyLimit, skew, warmupUsed        int64
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
 	dest = append(dest, started.dests()...)
@@ -73,7 +74,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&elapsed, &r.Summary.Committed, &r.Summary.Rollbacks, &errs, &tps, &tpm, &nopm, &examples, &r.Summary.Metric,
 		&rate, &r.Params.Arrival, &latencyLimit, &r.Params.MaxTries, &r.Summary.Retries, &r.Summary.Retried, &r.Summary.Late,
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
-		&r.Agents, &skew)
+		&r.Agents, &skew, &r.Params.WarmupAuto, &warmupUsed)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -81,7 +82,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	r.Status = Status(status)
 	r.Params.Duration, r.Params.Warmup, r.Params.RTT = time.Duration(duration), time.Duration(warmup), time.Duration(rtt)
 	r.Params.Think, r.Server.Managed = think, managed
-	r.Summary.Elapsed, r.StartSkew = time.Duration(elapsed), time.Duration(skew)
+	r.Summary.Elapsed, r.StartSkew, r.Summary.Warmup = time.Duration(elapsed), time.Duration(skew), time.Duration(warmupUsed)
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
 	r.Params.Rate, r.Params.LatencyLimit, r.Summary.AchievedRate = rate.Float64, time.Duration(latencyLimit), achieved.Float64
 	if r.Started, err = started.value(); err != nil {

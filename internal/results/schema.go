@@ -289,6 +289,14 @@ CREATE TABLE run_parts (
 	UNIQUE (run_id, ord)
 );
 `},
+	// 8: the warm-up each run had (issue 25): whether it was automatic (ended when
+	// throughput was steady, warmup_ns its ceiling) and how long it ran. Runs stored before
+	// had the warm-up they asked for.
+	{version: 8, sql: `
+ALTER TABLE runs ADD COLUMN warmup_auto INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN warmup_used_ns INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET warmup_used_ns = warmup_ns;
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -596,6 +604,12 @@ CREATE TABLE run_parts (
 	PRIMARY KEY (run_id, agent),
 	UNIQUE (run_id, ord)
 );
+`},
+	// 8: as SQLite's step 8.
+	{version: 8, sql: `
+ALTER TABLE runs ADD COLUMN warmup_auto boolean NOT NULL DEFAULT false;
+ALTER TABLE runs ADD COLUMN warmup_used_ns bigint NOT NULL DEFAULT 0;
+UPDATE runs SET warmup_used_ns = warmup_ns;
 `},
 }
 

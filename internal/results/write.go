@@ -141,6 +141,8 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "overload", val: r.Summary.Overload},
 		column{name: "agents", val: r.Agents},
 		column{name: "start_skew_ns", val: int64(r.StartSkew)},
+		column{name: "warmup_auto", val: r.Params.WarmupAuto},
+		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Planned is one run still to do: a cell and which of its repeats this is (1-based).
@@ -74,14 +76,15 @@ type Overhead struct {
 	Restart time.Duration
 }
 
-// Estimate returns how long runs take in the order given: each run's warm-up, window and
+// Estimate returns how long runs take in the order given: each run's warm-up (automatic ones
+// at ExpectedWarmup), window and
 // o.Run, the cooldown between consecutive runs, and o.Restart for every server (re)start.
 // It saturates at the largest time.Duration instead of overflowing.
 func (s *Study) Estimate(runs []Planned, o Overhead) time.Duration {
 	var total time.Duration
 	for i := range runs {
 		p := &runs[i].Cell.Params
-		total = addSat(total, p.Warmup, p.Duration, o.Run)
+		total = addSat(total, ExpectedWarmup(&p.Drive), p.Duration, o.Run)
 		if i > 0 {
 			total = addSat(total, s.Cooldown)
 		}
@@ -90,6 +93,20 @@ func (s *Study) Estimate(runs []Planned, o Overhead) time.Duration {
 		total = addSat(total, o.Restart)
 	}
 	return total
+}
+
+// AutoWarmupEstimate is what an automatic warm-up is expected to take before anything is
+// measured: the steady-state rule's median on a series that is steady from the start (6 s,
+// package runner) and two seconds of a start's transient.
+const AutoWarmupEstimate = 8 * time.Second
+
+// ExpectedWarmup is the warm-up a run of d is expected to have: Warmup, or for an automatic
+// one AutoWarmupEstimate up to its ceiling.
+func ExpectedWarmup(d *spec.Drive) time.Duration {
+	if d.WarmupAuto {
+		return min(d.Warmup, AutoWarmupEstimate)
+	}
+	return d.Warmup
 }
 
 // Restarts counts the server starts runs need in the order given: the first run's, and one
