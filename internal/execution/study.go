@@ -631,8 +631,28 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		sr.loaded[key] = want
 		return nil
 	}
-	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1}, nil); err != nil {
+	// A template of the same data on a server of the same kind is the next fastest; it
+	// brings its pristine copy with it.
+	fields, templated := c.templateFields(ctx, t, dsn, pl.def, want, dataSeed, nil)
+	if templated {
+		ok, err := c.restoreTemplate(ctx, t, dsn, fields)
+		if err != nil {
+			c.info("warning: %v; loading instead", err)
+		}
+		if n, lerr := loadedScale(); ok && lerr == nil && n == want {
+			sr.loaded[key] = want
+			return nil
+		} else if ok {
+			c.info("warning: the template restored %d, not %d: loading instead", n, want)
+		}
+	}
+	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: dataSeed}, nil); err != nil {
 		return err
+	}
+	if templated {
+		if err := c.saveTemplate(ctx, t, dsn, fields); err != nil {
+			c.info("warning: cannot keep the loaded data as a template: %v", err)
+		}
 	}
 	if restore {
 		c.info("saving a pristine copy of %s for the runs to start from", t.Label)
@@ -643,6 +663,10 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 	sr.loaded[key] = want
 	return nil
 }
+
+// dataSeed seeds the data a study loads: every study loads the same data, so that its
+// runs compare with other studies' and templates serve them all.
+const dataSeed = 1
 
 func sameSettings(a, b map[string]string) bool {
 	if len(a) == 0 && len(b) == 0 {
