@@ -345,10 +345,10 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 		return nil
 	}
 	if st.Adaptive() {
-		c.info("study %s: %d runs known to go, about %d expected (%d to %d), estimated %s", st.Name, len(sp.Runs),
+		c.info("study %s: %s known to go, about %d expected (%d to %d), estimated %s", st.Name, plural(len(sp.Runs), "run"),
 			sp.Expected, sp.AtLeast, sp.AtMost, sp.ExpectedEstimate.Round(time.Second))
 	} else {
-		c.info("study %s: %d runs to go, estimated %s", st.Name, len(sp.Runs), sp.Estimate.Round(time.Second))
+		c.info("study %s: %s to go, estimated %s", st.Name, plural(len(sp.Runs), "run"), sp.Estimate.Round(time.Second))
 	}
 	defer c.holdCPU()()
 	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}

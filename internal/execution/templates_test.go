@@ -2,12 +2,15 @@ package execution
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 )
@@ -105,5 +108,89 @@ base: {workload: tpcc, warehouses: `+warehouses+`, terminals: 2, duration: 1s, w
 	}
 	if left, _ := c.Templates(); len(left) != 2 {
 		t.Errorf("%d templates after removing one, want 2", len(left))
+	}
+}
+
+// TestMariaDBStudyRestores: a MariaDB study restores its pristine data before every run
+// (between_runs: restore, which MariaDB lacked), so the orders table ends with the pristine
+// orders plus the last run's only; a second study on a server of its own restores the kept
+// template instead of loading. It logs what loading, keeping and restoring took.
+func TestMariaDBStudyRestores(t *testing.T) {
+	mariadbtest.SkipIfMissing(t)
+	c, store := newCore(t)
+	ctx := context.Background()
+	run := func(name string, repeat int) *firstRun {
+		obs := &firstRun{}
+		c.Observer = obs
+		st, err := study.Parse(name+".yaml", []byte(fmt.Sprintf(`study: %s
+repeat: %d
+between_runs: restore
+server: {engine: mariadb, settings: {innodb_buffer_pool_size: 128M}}
+base: {workload: tpcc, warehouses: 1, terminals: 4, duration: 2s, warmup: 0s}
+`, name, repeat)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RunStudy(ctx, nil, st); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, obs.text())
+		}
+		t.Logf("%s:\n%s", name, obs.text())
+		return obs
+	}
+	first := run("maria-a", 3)
+	if !strings.Contains(first.text(), "kept the loaded data as template") || !strings.Contains(first.text(), "saving a pristine copy") {
+		t.Errorf("first study:\n%s", first.text())
+	}
+	runs, err := store.List(ctx, results.Filter{Study: "maria-a", Status: results.StatusFinished})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("%d finished runs, %v", len(runs), err)
+	}
+	var windowOrders int64
+	for _, r := range runs {
+		windowOrders += int64(r.Summary.NOPM * r.Summary.Elapsed.Minutes())
+	}
+	// Count the orders the last run left, and time a restore of the pristine copy.
+	inst, err := c.Servers.Load("maria-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartServer(ctx, "mariadb", "maria-a", 0, inst.Settings); err != nil {
+		t.Fatal(err)
+	}
+	target, err := c.Resolve("maria-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int64 {
+		wt, err := target.Open(ctx, target.DSN, engine.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeDB(wt)
+		var orders int64
+		if err := wt.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders").Scan(&orders); err != nil {
+			t.Fatal(err)
+		}
+		return orders
+	}
+	const pristine = 10 * 3000 // one warehouse: 10 districts of 3,000 orders (TPC-C 4.3.3.1)
+	if orders := count(); orders <= pristine || orders-pristine >= windowOrders {
+		t.Errorf("%d orders after the study: want the %d pristine ones plus the last run's, fewer than the %d new orders of all windows",
+			orders, pristine, windowOrders)
+	}
+	start := time.Now()
+	if err := target.Engine.(engine.Restorer).RestorePristine(ctx, target.DSN); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restoring the pristine copy of 1 warehouse took %.1f s", time.Since(start).Seconds())
+	if orders := count(); orders != pristine {
+		t.Errorf("%d orders after a restore, want %d", orders, pristine)
+	}
+	if err := c.StopServer(ctx, "maria-a"); err != nil {
+		t.Fatal(err)
+	}
+	second := run("maria-b", 1)
+	if strings.Contains(second.text(), "loaded 1") || !strings.Contains(second.text(), "from template") {
+		t.Errorf("second study did not restore the template:\n%s", second.text())
 	}
 }
