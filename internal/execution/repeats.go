@@ -8,6 +8,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // Expectation is how many runs a cell of an adaptive study is expected to end with, and
@@ -55,6 +56,9 @@ func Progress(ctx context.Context, store Lister, st *study.Study) (map[string]st
 		return nil, "", err
 	}
 	metric := results.MetricOf(runs)
+	if def, err := workload.Lookup(st.Base.Workload); err == nil && len(runs) == 0 && def.Metric.Name != "" {
+		metric = def.Metric.Name // what its runs will report
+	}
 	out := map[string]study.Progress{}
 	// List is newest first: the values go in run order.
 	for i := len(runs) - 1; i >= 0; i-- {

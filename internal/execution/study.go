@@ -461,10 +461,30 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	default:
 		c.info("study %s complete in %s", st.Name, time.Since(begin).Round(time.Second))
 	}
-	for _, s := range Shortfalls(st, progress, perRun) {
-		c.info("  missed its precision: %s: %s", st.Label(s.Cell), FormatShortfall(st, s))
-	}
+	c.reportIntervals(st, progress, sp.Metric, perRun)
 	return nil
+}
+
+// reportIntervals prints, for a study with a precision, each cell's 95 % interval against
+// it, and for those that missed it what they would need.
+func (c *Core) reportIntervals(st *study.Study, progress map[string]study.Progress, metric string, perRun func(study.Cell) time.Duration) {
+	if st.Precision <= 0 {
+		return
+	}
+	short := map[string]Shortfall{}
+	for _, s := range Shortfalls(st, progress, perRun) {
+		short[s.Cell.Key] = s
+	}
+	c.info("95 %% intervals of %s against ±%s: %d of %s within", metric, study.FormatPrecision(st.Precision),
+		len(st.Cells())-len(short), plural(len(st.Cells()), "cell"))
+	for _, cell := range st.Cells() {
+		if s, missed := short[cell.Key]; missed {
+			c.info("  %s: missed its precision: %s", st.Label(cell), FormatShortfall(st, s))
+			continue
+		}
+		iv := study.IntervalOf(progress[cell.Key].Values)
+		c.info("  %s: %.0f ±%s after %s", st.Label(cell), iv.Mean, pctText(iv.Relative()), plural(iv.N, "run"))
+	}
 }
 
 // completeText says what a complete study has: "every cell has 5 finished runs", or for
