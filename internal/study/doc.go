@@ -51,7 +51,8 @@
 //	  terminals: 10           # default 10
 //	  connections: 0          # pool size; 0 = one per terminal (default)
 //	  duration: 60s           # measurement window (default 60s)
-//	  warmup: 10s             # default 10s
+//	  warmup: 10s             # default 10s; auto: until throughput is steady (at most 1m),
+//	                          # "auto 30s": at most 30s (package runner's rule)
 //	  rtt: 0                  # round-trip time added between terminals and server (default 0)
 //	  mode: client            # workload execution mode (default: the workload's own)
 //	  think: false            # TPC-C keying and think times (default false)
