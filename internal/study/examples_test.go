@@ -50,14 +50,14 @@ func TestExamples(t *testing.T) {
 			}
 		})
 	}
-	// The quickstart study promises to finish in under 5 minutes: its budget of 4 minutes
+	// The quickstart study promises to finish in about 5 minutes: its budget of 4½ minutes
 	// holds its minimum of runs, even with generous overheads: 5 s per run (restore,
 	// connect, store) and 20 s to start the server.
 	s, err := Load("../../examples/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if est := s.Estimate(s.Plan(nil), Overhead{Run: 5 * time.Second, Restart: 20 * time.Second}); est >= s.Budget || s.Budget > 4*time.Minute {
+	if est := s.Estimate(s.Plan(nil), Overhead{Run: 5 * time.Second, Restart: 20 * time.Second}); est >= s.Budget || s.Budget > 4*time.Minute+30*time.Second {
 		t.Errorf("quickstart's minimum takes %v, its budget %v", est, s.Budget)
 	}
 }
