@@ -109,4 +109,13 @@ factors:
 			t.Logf("%s: %.0f s", a.name, time.Since(start).Seconds())
 		})
 	}
+	// The Firebird studies loaded their data once: one template, which the others restored.
+	out := e.must("server", "templates")
+	if strings.Count(out, " firebird ") != 1 || !strings.Contains(out, "PageSize=8192") {
+		t.Errorf("server templates:\n%s", out)
+	}
+	e.must("server", "templates", "--remove-all")
+	if out := e.must("server", "templates"); !strings.Contains(out, "no templates") {
+		t.Errorf("after --remove-all:\n%s", out)
+	}
 }

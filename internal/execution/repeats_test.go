@@ -32,9 +32,10 @@ func (l *infoLog) text() string {
 }
 
 // TestAdaptiveStudy runs a study of sequential repeats on a real server three times: with a
-// loose precision every cell stops at its minimum; tightened, each gets one more round,
+// loose precision each cell stops where the rule says; tightened, each gets one more round,
 // where the maximum stops it, and the end names the cells that missed; with more repeats
 // allowed and a budget too small for a run, it stops at once and says what each cell needs.
+// Then a study with an automatic warm-up runs on the same server.
 func TestAdaptiveStudy(t *testing.T) {
 	pgtest.Server(t)
 	c, store := newCore(t)
@@ -128,23 +129,18 @@ factors:
 			t.Errorf("after the budget: cell %s has %d runs, want still 3", k, n)
 		}
 	}
-}
-
-// TestAutoWarmupStored: a study cell with warmup: auto runs with the warm-up the steady-state
-// rule chose, at least the rule's minimum and at most the ceiling, and stores it with the run,
-// which keeps the request (auto, its ceiling) as its parameters and its cell key.
-func TestAutoWarmupStored(t *testing.T) {
-	pgtest.Server(t)
-	c, store := newCore(t)
-	st, err := study.Parse("auto.yaml", []byte(`study: auto
+	// An automatic warm-up on the same server (its data already loaded): the run has the
+	// warm-up the steady-state rule chose, at least its minimum and at most the ceiling,
+	// stored with the run, which keeps the request (auto, its ceiling) as its parameters and
+	// its cell key.
+	st, err = study.Parse("auto.yaml", []byte(`study: auto
 repeat: 1
-server: {engine: postgres, settings: {shared_buffers: 32MB}}
-base: {workload: select-only, warehouses: 1, duration: 1s, warmup: auto 15s}
+server: {engine: postgres, name: adaptive, settings: {shared_buffers: 32MB}}
+base: {workload: select-only, warehouses: 1, terminals: 2, duration: 1s, warmup: auto 15s}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	if err := c.RunStudy(ctx, nil, st); err != nil {
 		t.Fatal(err)
 	}

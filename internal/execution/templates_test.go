@@ -11,7 +11,6 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
-	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
 )
@@ -193,42 +192,5 @@ base: {workload: tpcc, warehouses: 1, terminals: 4, duration: 2s, warmup: 0s}
 	second := run("maria-b", 1)
 	if strings.Contains(second.text(), "loaded 1") || !strings.Contains(second.text(), "from template") {
 		t.Errorf("second study did not restore the template:\n%s", second.text())
-	}
-}
-
-// TestPostgresTemplates: PostgreSQL keeps its template as a database of the server it was
-// loaded on; a study on that server that needs the data back after another scale replaced
-// it restores the template instead of loading.
-func TestPostgresTemplates(t *testing.T) {
-	pgtest.Server(t)
-	c, _ := newCore(t)
-	ctx := context.Background()
-	run := func(name, warehouses string) string {
-		obs := &firstRun{}
-		c.Observer = obs
-		st, err := study.Parse(name+".yaml", []byte(`study: `+name+`
-repeat: 1
-server: {engine: postgres, name: pg-shared, settings: {shared_buffers: 32MB}}
-base: {workload: tpcc, warehouses: `+warehouses+`, terminals: 1, duration: 1s, warmup: 0s}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.RunStudy(ctx, nil, st); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, obs.text())
-		}
-		return obs.text()
-	}
-	if out := run("pg-one", "1"); !strings.Contains(out, "kept the loaded data as template") {
-		t.Fatalf("first study:\n%s", out)
-	}
-	if out := run("pg-two", "2"); strings.Contains(out, "from template") {
-		t.Errorf("another scale restored a template:\n%s", out)
-	}
-	if out := run("pg-one-again", "1"); strings.Contains(out, "loaded 1") || !strings.Contains(out, "from template") {
-		t.Errorf("the first scale again did not restore its template:\n%s", out)
-	}
-	if tpls, err := c.Templates(); err != nil || len(tpls) != 2 || tpls[0].Fields["engine.cluster"] == "" {
-		t.Errorf("templates: %+v, %v", tpls, err)
 	}
 }
