@@ -74,7 +74,8 @@ PostgreSQL: a template database on that server), keyed by what determines its co
 the engine, its version, the page size and other storage settings, the workload's data
 set, its scale and its seed. A later study that needs the same data on a server of the
 same kind restores the template instead of loading again. A change of any of them is
-another template.`,
+another template. Removing a PostgreSQL template forgets it; its template database stays
+in its server (DROP DATABASE dblat_template_… there to free the space).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			core := a.servers()
