@@ -342,6 +342,9 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	}
 	if len(sp.Runs) == 0 {
 		c.info("study %s is complete: %s", st.Name, completeText(st))
+		c.reportIntervals(st, sp.Progress, sp.Metric, func(cell study.Cell) time.Duration {
+			return st.Estimate([]study.Planned{{Cell: cell}}, study.Overhead{Run: DefaultOverhead.Run}) + st.Cooldown
+		})
 		return nil
 	}
 	if st.Adaptive() {
