@@ -318,10 +318,33 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			if st.Precision > 0 {
 				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, plural(len(st.Cells()), "cell"),
 					study.FormatPrecision(st.Precision), metricName(metric))
+				if n, ok := fixedRepeat(st, progress); ok {
+					a.printf("a fixed design meeting ±%s in every cell, from the variation measured, needs repeat %d: %d runs (this study has %d finished)\n",
+						study.FormatPrecision(st.Precision), n, n*len(st.Cells()), fin)
+				}
 			}
 			return nil
 		},
 	}
+}
+
+// fixedRepeat is the repeat a fixed design needs for every cell of st to meet its
+// precision, from each cell's measured variation (the most any cell needs); ok is false
+// when a cell has fewer than two runs, or needs more than a thousand.
+func fixedRepeat(st *study.Study, progress map[string]study.Progress) (int, bool) {
+	most := 0
+	for _, c := range st.Cells() {
+		iv := study.IntervalOf(progress[c.Key].Values)
+		if iv.N < 2 || iv.Mean == 0 {
+			return 0, false
+		}
+		n := st.ExpectedRuns(iv.SD/math.Abs(iv.Mean), 1000)
+		if n > 1000 {
+			return 0, false
+		}
+		most = max(most, n)
+	}
+	return most, most > 0
 }
 
 // wantedText is the runs a cell wants, for its FINISHED column: "3", or for an adaptive
