@@ -86,7 +86,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 				intervalText(st, sp.Progress[c.Key]), e.Runs, from)
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "about %s to go, expected from the variation known (%d if every cell stops at its minimum, %d if every cell needs %d), %s, estimated %s (%s to %s)\n",
+		fmt.Fprintf(w, "about %s to go, expected from the variation known (%d if every cell meets its precision as soon as it can, %d if every cell needs %d), %s, estimated %s (%s to %s)\n",
 			plural(sp.Expected, "run"), sp.AtLeast, sp.AtMost, st.Repeat, plural(sp.Restarts, "server start"),
 			sp.ExpectedEstimate.Round(time.Second), sp.LeastEstimate.Round(time.Second), sp.MostEstimate.Round(time.Second))
 	} else {
