@@ -1588,7 +1588,8 @@ func (c *checker) warmup() {
 		w, d, auto := r.WarmupHad(), r.Params.Duration, r.Params.WarmupAuto
 		what := fmtDur(w)
 		if auto {
-			what += " automatic"
+			// It ends on a second's tick: the microseconds after it say nothing.
+			what = fmtDur(w.Round(100*time.Millisecond)) + " automatic"
 		}
 		if w <= 0 {
 			none = append(none, r.ID)
