@@ -335,6 +335,11 @@ func (s *partStore) CellCounts(context.Context, string) (map[string]map[results.
 	return nil, errors.New("agent: a part counts no cells")
 }
 
+// List is not part of a part's life.
+func (s *partStore) List(context.Context, results.Filter) ([]results.Run, error) {
+	return nil, errors.New("agent: a part lists no runs")
+}
+
 // ClockOffset measures this machine's clock minus the store's: it reads the store's clock
 // n times and keeps the reading with the shortest round trip, taking the store's time to
 // be that of the round trip's midpoint. Its error is at most half that round trip.

@@ -93,6 +93,11 @@ func (c *Coordinator) Run(ctx context.Context, drain <-chan struct{}, rs spec.Ru
 	if c.Agents < 1 {
 		return nil, execution.Inputf("agents must be at least 1, got %d", c.Agents)
 	}
+	if rs.WarmupAuto {
+		// Each part's runner would end its own warm-up when its own share settled, and the
+		// parts' windows would not be one window.
+		return nil, execution.Inputf("warmup auto needs the run in one process: agents start their windows at one announced time; give a fixed warm-up")
+	}
 	t, err := c.Core.Resolve(rs.Target)
 	if err != nil {
 		return nil, err

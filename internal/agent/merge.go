@@ -90,6 +90,7 @@ func mergeSummary(rs []*results.Run) (results.Summary, error) {
 			return s, fmt.Errorf("merge: parts report %s and %s", s.Metric, p.Metric)
 		}
 		s.Elapsed = max(s.Elapsed, p.Elapsed)
+		s.Warmup = max(s.Warmup, p.Warmup)
 		s.Committed += p.Committed
 		s.Rollbacks += p.Rollbacks
 		for k, v := range p.Errors {

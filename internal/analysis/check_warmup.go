@@ -20,7 +20,9 @@ var warmupRule = rule{names: []string{RuleWarmup}, check: (*checker).warmup}
 // more than 10 % lower and the shortfall is beyond chance: 3 standard deviations of the
 // difference, with the second-to-second noise the cell's windows showed (at least a
 // Poisson count's; see steady). Without samples it falls back to a rule of thumb: a warm-up
-// shorter than max(MinWarmup, MinWarmupFraction × window).
+// shorter than max(MinWarmup, MinWarmupFraction × window); an automatic warm-up (warmup:
+// auto), which the run's own samples ended, only when it reached its ceiling. The warm-up
+// judged is the one the run had (results.Run.WarmupHad).
 func (c *checker) warmup() {
 	var none, short []int64
 	var shortLines []string
@@ -53,7 +55,14 @@ func (c *checker) warmup() {
 		}
 	}
 	for _, r := range c.fin {
-		w, d := r.Params.Warmup, r.Params.Duration
+		// The warm-up the run had: an automatic one (warmup: auto) ended when throughput
+		// was steady, or at its ceiling.
+		w, d, auto := r.WarmupHad(), r.Params.Duration, r.Params.WarmupAuto
+		what := fmtDur(w)
+		if auto {
+			// It ends on a second's tick: the microseconds after it say nothing.
+			what = fmtDur(w.Round(100*time.Millisecond)) + " automatic"
+		}
 		if w <= 0 {
 			none = append(none, r.ID)
 			continue
@@ -64,8 +73,16 @@ func (c *checker) warmup() {
 			if steady(ws, max(1, dispersion[r.ID])) {
 				continue
 			}
-			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, fmtDur(w), fmtDur(span),
+			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, what, fmtDur(span),
 				pct(first/rest)))
+			continue
+		}
+		if auto {
+			// Without samples, the rule of thumb does not judge what the steady-state rule
+			// chose from the run's own samples; a warm-up cut off at its ceiling it flags.
+			if w >= r.Params.Warmup {
+				note(r.ID, fmt.Sprintf("run %d: the automatic warm-up reached its ceiling of %s before throughput was steady", r.ID, fmtDur(r.Params.Warmup)))
+			}
 			continue
 		}
 		need := max(c.opt.MinWarmup, time.Duration(c.opt.MinWarmupFraction*float64(d)))

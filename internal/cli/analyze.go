@@ -40,7 +40,8 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 	}
 	opt := analysis.CheckOptions{Factors: rec.Factors}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
-		opt.Repeat = st.Repeat
+		// A cell of sequential repeats that met its precision stops at the minimum.
+		opt.Repeat = st.RepeatMin
 	}
 	if opt.Parts, err = partsOf(ctx, store, runs); err != nil {
 		return nil, nil, analysis.CheckOptions{}, err

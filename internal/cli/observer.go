@@ -33,8 +33,12 @@ func (o *observer) RunStarted(r *results.Run) {
 	if r.Params.OpenLoop() {
 		pace = fmt.Sprintf(", open loop at %s/s (%s)", spec.FormatRate(r.Params.Rate), r.Params.Arrival)
 	}
-	o.a.info("run %d: %s on %s, %s%s, %s, warm-up %v, window %v",
-		r.ID, r.Params.Workload, r.Server.Target, sizeText(r), pace, describePath(r), r.Params.Warmup, r.Params.Duration)
+	warm := fmt.Sprint(r.Params.Warmup)
+	if r.Params.WarmupAuto {
+		warm = fmt.Sprintf("until steady (at most %v)", r.Params.Warmup)
+	}
+	o.a.info("run %d: %s on %s, %s%s, %s, warm-up %s, window %v",
+		r.ID, r.Params.Workload, r.Server.Target, sizeText(r), pace, describePath(r), warm, r.Params.Duration)
 	o.prog = newRunProgress(o.a, o.printEvery, r)
 }
 

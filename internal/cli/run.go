@@ -292,6 +292,8 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		return usagef("--fail-on-overload needs --rate: only an open-loop run can be an overload point")
 	case rf.agents < 0:
 		return usagef("--agents must be at least 1 (0: this process runs every terminal), got %d", rf.agents)
+	case rf.agents > 0 && rf.run.WarmupAuto:
+		return usagef("--warmup auto needs the run in one process: agents start their windows at one announced time; give --warmup a duration")
 	}
 	given := wf.opts.given(f)
 	for _, o := range groupOpts {

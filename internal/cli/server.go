@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -56,8 +57,86 @@ func (a *app) serverCommand() *cobra.Command {
 		Long: `Managed servers are private instances that dblat creates in its state directory
 (--state, default ./.dblat), listening on a loopback port only, and stops by PID.`,
 	}
-	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand())
+	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand(),
+		a.serverTemplatesCommand())
 	return cmd
+}
+
+func (a *app) serverTemplatesCommand() *cobra.Command {
+	var remove []string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "templates [--remove KEY ... | --remove-all]",
+		Short: "List or remove the loaded databases kept as templates for later studies",
+		Long: `A study's first load of a data set on a managed server is kept in the state directory
+as a template (Firebird: a copy of the database file; MariaDB: its tables' tablespaces;
+PostgreSQL: a template database on that server), keyed by what determines its content:
+the engine, its version, the page size and other storage settings, the workload's data
+set, its scale and its seed. A later study that needs the same data on a server of the
+same kind restores the template instead of loading again. A change of any of them is
+another template. Removing a PostgreSQL template forgets it; its template database stays
+in its server (DROP DATABASE dblat_template_… there to free the space).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			core := a.servers()
+			if all {
+				list, err := core.Templates()
+				if err != nil {
+					return err
+				}
+				for _, tp := range list {
+					remove = append(remove, tp.Key)
+				}
+			}
+			if len(remove) > 0 {
+				for _, key := range remove {
+					if err := core.RemoveTemplate(key); err != nil {
+						return err
+					}
+					a.printf("removed template %s\n", key)
+				}
+				return nil
+			}
+			list, err := core.Templates()
+			if err != nil {
+				return err
+			}
+			if len(list) == 0 {
+				a.printf("no templates in %s\n", core.Servers.Root)
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tENGINE\tDATA\tSCALE\tSIZE\tFROM\tCREATED\tSTORAGE")
+			for _, tp := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tp.Key, tp.Fields["engine"], tp.Fields["dataset"], tp.Fields["scale"],
+					engine.FormatBytes(float64(tp.Bytes)), tp.Source, tp.Created.Local().Format("2006-01-02 15:04"), engineFields(tp.Fields))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringSliceVar(&remove, "remove", nil, "remove the template with this KEY (repeatable)")
+	cmd.Flags().BoolVar(&all, "remove-all", false, "remove every template")
+	return cmd
+}
+
+// engineFields writes a template's engine fields: "PageSize=8192 version=3.0.11".
+func engineFields(fields map[string]string) string {
+	var parts []string
+	for _, k := range sortedStrings(fields) {
+		if name, ok := strings.CutPrefix(k, "engine."); ok {
+			parts = append(parts, name+"="+fields[k])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (a *app) serverStartCommand() *cobra.Command {

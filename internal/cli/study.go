@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,22 +66,93 @@ func (a *app) studyPlanCommand() *cobra.Command {
 func (a *app) printPlan(sp *execution.StudyPlan) {
 	st, cells, plan, done := sp.Study, sp.Cells, sp.Runs, sp.Done
 	w := a.st.Stdout
-	fmt.Fprintf(w, "study %s: %s design, %s, %s × repeat %d\n", st.Name, st.Design, plural(len(st.Factors), "factor"), plural(len(cells), "cell"), st.Repeat)
+	fmt.Fprintf(w, "study %s: %s design, %s, %s × %s\n", st.Name, st.Design, plural(len(st.Factors), "factor"), plural(len(cells), "cell"), repeatText(st))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
 	need := map[string]int{}
 	for _, p := range plan {
 		need[p.Cell.Key]++
 	}
-	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
+	if st.Adaptive() {
+		fmt.Fprintf(tw, "CELL\tKEY\tPATH\tDONE\t%s\tEXPECTED\tFROM\n", intervalHead(sp.Metric))
+		for _, c := range cells {
+			e := sp.Expect[c.Key]
+			from := e.Basis
+			if from == "" {
+				from = "no variation known"
+			} else {
+				from += fmt.Sprintf(" (cv %s)", pctShort(e.CV))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", st.Label(c), c.Key, pathText(&c.Params.Run), done[c.Key],
+				intervalText(st, sp.Progress[c.Key]), e.Runs, from)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "about %s to go, expected from the variation known (%d if every cell meets its precision as soon as it can, %d if every cell needs %d), %s, estimated %s (%s to %s)\n",
+			plural(sp.Expected, "run"), sp.AtLeast, sp.AtMost, st.Repeat, plural(sp.Restarts, "server start"),
+			sp.ExpectedEstimate.Round(time.Second), sp.LeastEstimate.Round(time.Second), sp.MostEstimate.Round(time.Second))
+	} else {
+		fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
+		for _, c := range cells {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", plural(len(plan), "run"), len(cells)*st.Repeat,
+			plural(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", plural(len(plan), "run"), len(cells)*st.Repeat,
-		plural(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
+	if st.Budget > 0 {
+		fmt.Fprintf(w, "budget %s: runs that do not fit are left for `dblat study resume`, the widest intervals served first\n", st.Budget)
+	}
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// repeatText is a study's repeats as its file writes them: "repeat 3", "repeat 2..6 to
+// ±10 %".
+func repeatText(st *study.Study) string {
+	if st.Adaptive() {
+		return fmt.Sprintf("repeat %d..%d to ±%s", st.RepeatMin, st.Repeat, study.FormatPrecision(st.Precision))
+	}
+	return fmt.Sprintf("repeat %d", st.Repeat)
+}
+
+// intervalHead is the heading of a cell's interval column: "NOPM 95% CI".
+func intervalHead(metric string) string {
+	if metric == "" {
+		metric = "METRIC"
+	}
+	return metric + " 95% CI"
+}
+
+// intervalText is a cell's mean and 95 % interval against the study's precision:
+// "12,345 ±4.1 % ok", "12,345 ±23 % > 10 %", "-" without runs.
+func intervalText(st *study.Study, p study.Progress) string {
+	iv := study.IntervalOf(p.Values)
+	switch {
+	case iv.N == 0:
+		return "-"
+	case iv.N == 1:
+		return fmt.Sprintf("%.0f (one run)", iv.Mean)
+	}
+	text := fmt.Sprintf("%.0f ±%s", iv.Mean, pctShort(iv.Relative()))
+	switch {
+	case st.Precision <= 0:
+	case st.Precise(iv):
+		text += " ok"
+	default:
+		text += " > " + study.FormatPrecision(st.Precision)
+	}
+	return text
+}
+
+// pctShort writes a share as a percentage: "4.1 %", "23 %".
+func pctShort(f float64) string {
+	if math.IsInf(f, 1) {
+		return "∞ %"
+	}
+	if f >= 0.1 || f == 0 {
+		return fmt.Sprintf("%.0f %%", f*100)
+	}
+	return fmt.Sprintf("%.1f %%", f*100)
 }
 
 // pathText says how a run reaches the server: "link 5ms" (dblat's latency link, even at 0),
@@ -95,6 +167,7 @@ func pathText(r *spec.Run) string {
 func (a *app) studyRunCommand() *cobra.Command {
 	var out string
 	var lf liveFlags
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run a study: every cell × repeat not yet finished, with live progress",
@@ -112,10 +185,14 @@ writes the study's HTML report (-o, default NAME.html) and prints its summary.`,
 			if err != nil {
 				return err
 			}
+			if budget > 0 {
+				st.Budget = budget
+			}
 			return a.runStudyAndReport(cmd.Context(), st, &lf, out)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	cmd.Flags().DurationVar(&budget, "budget", 0, "stop after this long (overrides the file's budget:); the cells whose intervals are widest against their precision get the time first")
 	lf.add(cmd.Flags())
 	return cmd
 }
@@ -135,6 +212,7 @@ func (a *app) runStudyAndReport(ctx context.Context, st *study.Study, lf *liveFl
 func (a *app) studyResumeCommand() *cobra.Command {
 	var out string
 	var lf liveFlags
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:               "resume NAME",
 		Short:             "Resume a study from its stored definition: run only what is missing",
@@ -148,10 +226,14 @@ func (a *app) studyResumeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if budget > 0 {
+				st.Budget = budget
+			}
 			return a.runStudyAndReport(cmd.Context(), st, &lf, out)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the HTML report at the end (default: STUDY.html)")
+	cmd.Flags().DurationVar(&budget, "budget", 0, "stop after this long (overrides the file's budget:); the cells whose intervals are widest against their precision get the time first")
 	lf.add(cmd.Flags())
 	return cmd
 }
@@ -194,14 +276,30 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			progress, metric, err := execution.Progress(cmd.Context(), store, st)
+			if err != nil {
+				return err
+			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CELL\tFINISHED\tFAILED\tABORTED\tREMAINING")
-			var fin, failed, aborted, remaining int
+			head := "CELL\tFINISHED\tFAILED\tABORTED\tREMAINING"
+			if st.Precision > 0 {
+				head += "\t" + intervalHead(metric)
+			}
+			fmt.Fprintln(tw, head)
+			var fin, failed, aborted, remaining, wide int
 			for _, c := range st.Cells() {
 				n := counts[c.Key]
-				rem := max(0, st.Repeat-n[results.StatusFinished])
-				fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\n", st.Label(c), n[results.StatusFinished], st.Repeat,
+				p := progress[c.Key]
+				rem := max(0, st.Wanted(p)-p.Done)
+				line := fmt.Sprintf("%s\t%d/%s\t%d\t%d\t%d", st.Label(c), n[results.StatusFinished], wantedText(st, p),
 					n[results.StatusFailed], n[results.StatusAborted], rem)
+				if st.Precision > 0 {
+					line += "\t" + intervalText(st, p)
+					if !st.Precise(study.IntervalOf(p.Values)) {
+						wide++
+					}
+				}
+				fmt.Fprintln(tw, line)
 				fin += min(n[results.StatusFinished], st.Repeat)
 				failed += n[results.StatusFailed]
 				aborted += n[results.StatusAborted]
@@ -210,12 +308,59 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			tw.Flush()
 			state := "complete"
 			if remaining > 0 {
-				state = fmt.Sprintf("%s remaining: `dblat study resume %s`", plural(remaining, "run"), st.Name)
+				more := ""
+				if st.Adaptive() {
+					more = "at least "
+				}
+				state = fmt.Sprintf("%s%s remaining: `dblat study resume %s`", more, plural(remaining, "run"), st.Name)
 			}
 			a.printf("study %s: %d finished, %d failed, %d aborted; %s\n", st.Name, fin, failed, aborted, state)
+			if st.Precision > 0 {
+				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, plural(len(st.Cells()), "cell"),
+					study.FormatPrecision(st.Precision), metricName(metric))
+				if n, ok := fixedRepeat(st, progress); ok {
+					a.printf("a fixed design meeting ±%s in every cell, from the variation measured, needs repeat %d: %d runs (this study has %d finished)\n",
+						study.FormatPrecision(st.Precision), n, n*len(st.Cells()), fin)
+				}
+			}
 			return nil
 		},
 	}
+}
+
+// fixedRepeat is the repeat a fixed design needs for every cell of st to meet its
+// precision, from each cell's measured variation (the most any cell needs); ok is false
+// when a cell has fewer than two runs, or needs more than a thousand.
+func fixedRepeat(st *study.Study, progress map[string]study.Progress) (int, bool) {
+	most := 0
+	for _, c := range st.Cells() {
+		iv := study.IntervalOf(progress[c.Key].Values)
+		if iv.N < 2 || iv.Mean == 0 {
+			return 0, false
+		}
+		n := st.ExpectedRuns(iv.SD/math.Abs(iv.Mean), 1000)
+		if n > 1000 {
+			return 0, false
+		}
+		most = max(most, n)
+	}
+	return most, most > 0
+}
+
+// wantedText is the runs a cell wants, for its FINISHED column: "3", or for an adaptive
+// study "2..6".
+func wantedText(st *study.Study, p study.Progress) string {
+	if st.Adaptive() && !st.Finished(p) {
+		return fmt.Sprintf("%d..%d", st.RepeatMin, st.Repeat)
+	}
+	return fmt.Sprint(st.Wanted(p))
+}
+
+func metricName(metric string) string {
+	if metric == "" {
+		return "the headline metric"
+	}
+	return metric
 }
 
 func (a *app) studyListCommand() *cobra.Command {

@@ -93,7 +93,11 @@ func printSummary(w io.Writer, r *results.Run) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "  %s, window %.1f s after %v warm-up\n", sizeText(r), s.Elapsed.Seconds(), r.Params.Warmup)
+	warm := fmt.Sprintf("%v warm-up", r.WarmupHad())
+	if r.Params.WarmupAuto {
+		warm = fmt.Sprintf("%v warm-up (auto: until throughput was steady, at most %v)", r.WarmupHad().Round(100*time.Millisecond), r.Params.Warmup)
+	}
+	fmt.Fprintf(w, "  %s, window %.1f s after %s\n", sizeText(r), s.Elapsed.Seconds(), warm)
 	fmt.Fprintf(w, "  path %s; %s\n", describePath(r), optionsText(r))
 	open := r.Params.OpenLoop()
 	if open {

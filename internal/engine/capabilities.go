@@ -174,6 +174,26 @@ type Restorer interface {
 	RestorePristine(ctx context.Context, dsn string) error
 }
 
+// Templater is an optional Restorer capability: keeping a loaded database as a template in a
+// directory of dblat's state (outside any one server) and making a server's database from
+// it, so that a later study or load on a server of the same kind restores it instead of
+// loading again. A template is keyed by what determines its content: the engine's part
+// (TemplateKey: the server's version, the on-disk format, the page size or other storage
+// settings) and the caller's (workload, scale, data seed).
+type Templater interface {
+	// TemplateKey returns the engine's part of the key of the database dsn names on inst
+	// (inst nil: a server dblat does not manage), as name → value; ok is false when the
+	// engine cannot make templates of it.
+	TemplateKey(ctx context.Context, dsn string, inst *managed.Instance) (key map[string]string, ok bool, err error)
+	// SaveTemplate copies the database dsn names into dir, an empty directory the caller
+	// made. No other connection to the database may be writing.
+	SaveTemplate(ctx context.Context, dsn, dir string) error
+	// RestoreTemplate replaces the database dsn names with the template in dir, and makes
+	// the template its pristine copy (RestorePristine then restores it). No connection to
+	// the database may be open.
+	RestoreTemplate(ctx context.Context, dsn, dir string) error
+}
+
 // Databases is an optional Engine capability of managed servers: benchmark databases that
 // differ in an option fixed when a database is created (Firebird's page size). Each set of
 // values has its own database on the same server, loaded once and, with a Restorer, with

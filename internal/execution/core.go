@@ -24,6 +24,9 @@ type Store interface {
 	Finish(ctx context.Context, r *results.Run) error
 	SaveStudy(ctx context.Context, st results.Study) error
 	CellCounts(ctx context.Context, study string) (map[string]map[results.Status]int, error)
+	// List reads stored runs: a study's finished runs, and those of a cell key in any study,
+	// from which a study decides its repeats.
+	List(ctx context.Context, f results.Filter) ([]results.Run, error)
 }
 
 // Core runs runs and studies. Its fields are set once; a Core is used by one goroutine at a

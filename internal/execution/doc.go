@@ -14,6 +14,13 @@
 // engine's name. Plan checks a study against those capabilities before any server starts,
 // and places each problem in the study file by the path of the field it concerns.
 //
+// RunStudy runs a study a round at a time and makes its plan again after each round from
+// what the cells measured (sequential repeats: study.Study.Schedule), within its budget
+// (study.Study.Allot), and says at the end how each cell's interval compares with its
+// precision (Shortfalls). The first load of a data set on a managed server is kept as a
+// template in the state directory (templates.go, engine.Templater) that later studies
+// restore instead of loading.
+//
 // Its neighbours: package cli parses flags and prints what an Observer is told; package
 // study expands study files into cells; package runner drives the terminals; package agent
 // drives one run from several processes; package results stores what was measured. This

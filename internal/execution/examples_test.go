@@ -102,8 +102,13 @@ func TestExamplesPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(strings.ReplaceAll(err.Error(), "\n", "\n\t"))
 			}
-			if len(sp.Runs) != len(sp.Cells)*st.Repeat || sp.Estimate <= 0 {
-				t.Errorf("plan of %s: %d runs for %d cells × %d, estimate %v", f, len(sp.Runs), len(sp.Cells), st.Repeat, sp.Estimate)
+			// An adaptive study knows its minimum runs; a fixed one all of them.
+			if len(sp.Runs) != len(sp.Cells)*st.RepeatMin || sp.Estimate <= 0 {
+				t.Errorf("plan of %s: %d runs for %d cells × %d, estimate %v", f, len(sp.Runs), len(sp.Cells), st.RepeatMin, sp.Estimate)
+			}
+			if st.Adaptive() && (sp.AtLeast != len(sp.Runs) || sp.AtMost != len(sp.Cells)*st.Repeat ||
+				sp.Expected < sp.AtLeast || sp.Expected > sp.AtMost || sp.ExpectedEstimate < sp.Estimate) {
+				t.Errorf("plan of %s: expected %d runs in %v, between %d and %d", f, sp.Expected, sp.ExpectedEstimate, sp.AtLeast, sp.AtMost)
 			}
 		})
 	}

@@ -32,11 +32,25 @@ type StudyPlan struct {
 	Cells []study.Cell
 	// Done counts the finished runs per cell key.
 	Done map[string]int
+	// Progress holds each cell's finished runs' headline metric (Metric: NOPM for TPC-C,
+	// else TPS), from which an adaptive study decides what more its cells need.
+	Progress map[string]study.Progress
+	Metric   string
+	// Runs are the runs known to be needed now, in order: for an adaptive study only the
+	// next round past what its cells have measured (study.Study.Schedule).
 	Runs []study.Planned
 	// Estimate is how long Runs take with DefaultOverhead; Restarts how many server starts
 	// they need.
 	Estimate time.Duration
 	Restarts int
+	// For an adaptive study: the runs each cell is expected to end with (by cell key), the
+	// runs still to do if every cell ends so (Expected) and what they take
+	// (ExpectedEstimate), and the bounds: every cell stopping at its minimum or running to
+	// its maximum.
+	Expect                      map[string]Expectation
+	Expected, AtLeast, AtMost   int
+	ExpectedEstimate            time.Duration
+	LeastEstimate, MostEstimate time.Duration
 	// Notes are what the user should know before running: versions that `study run` will
 	// fetch first.
 	Notes []string
@@ -58,17 +72,41 @@ func (c *Core) Plan(ctx context.Context, st *study.Study) (*StudyPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := c.Store.CellCounts(ctx, st.Name)
+	progress, metric, err := Progress(ctx, c.Store, st)
 	if err != nil {
 		return nil, err
 	}
 	done := map[string]int{}
-	for k, n := range counts {
-		done[k] = n[results.StatusFinished]
+	for k, p := range progress {
+		done[k] = p.Done
 	}
-	runs := st.Plan(done)
-	return &StudyPlan{Study: st, Cells: cells, Done: done, Runs: runs,
-		Estimate: st.Estimate(runs, DefaultOverhead), Restarts: study.Restarts(runs), Notes: notes}, nil
+	runs := st.Schedule(progress)
+	sp := &StudyPlan{Study: st, Cells: cells, Done: done, Progress: progress, Metric: metric, Runs: runs,
+		Estimate: st.Estimate(runs, DefaultOverhead), Restarts: study.Restarts(runs), Notes: notes}
+	if st.Adaptive() {
+		if sp.Expect, err = c.expect(ctx, st, cells, progress, metric); err != nil {
+			return nil, err
+		}
+		expected, least, most := map[string]int{}, map[string]int{}, map[string]int{}
+		for _, cell := range cells {
+			p := progress[cell.Key]
+			expected[cell.Key] = sp.Expect[cell.Key].Runs
+			least[cell.Key] = st.Wanted(p)
+			most[cell.Key] = st.Repeat
+			if st.Finished(p) {
+				most[cell.Key] = p.Done
+			}
+		}
+		for _, b := range []struct {
+			want  map[string]int
+			n     *int
+			total *time.Duration
+		}{{expected, &sp.Expected, &sp.ExpectedEstimate}, {least, &sp.AtLeast, &sp.LeastEstimate}, {most, &sp.AtMost, &sp.MostEstimate}} {
+			plan := st.ScheduleTo(progress, b.want)
+			*b.n, *b.total = len(plan), st.Estimate(plan, DefaultOverhead)
+		}
+	}
+	return sp, nil
 }
 
 // cellEngine returns the engine a cell runs on and whether its server is managed.
@@ -147,6 +185,9 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			continue
 		}
 		rs := RunOf(st, cell, p.Target)
+		if st.Agents > 0 && rs.WarmupAuto {
+			add(st.FieldError("warmup", &cell, "auto needs each run in one process: agents start their windows at one announced time; give a fixed warm-up"), &cell)
+		}
 		pl, err := check(&rs, e, managed)
 		if err != nil {
 			var pe positioned
@@ -306,12 +347,19 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	if err := c.Store.SaveStudy(ctx, results.Study{Name: st.Name, File: st.File, Source: string(st.Source), Factors: factors}); err != nil {
 		return err
 	}
-	plan := sp.Runs
-	if len(plan) == 0 {
-		c.info("study %s is complete: every cell has %d finished runs", st.Name, st.Repeat)
+	if len(sp.Runs) == 0 {
+		c.info("study %s is complete: %s", st.Name, completeText(st))
+		c.reportIntervals(st, sp.Progress, sp.Metric, func(cell study.Cell) time.Duration {
+			return st.Estimate([]study.Planned{{Cell: cell}}, study.Overhead{Run: DefaultOverhead.Run}) + st.Cooldown
+		})
 		return nil
 	}
-	c.info("study %s: %d runs to go, estimated %s", st.Name, len(plan), sp.Estimate.Round(time.Second))
+	if st.Adaptive() {
+		c.info("study %s: %s known to go, about %d expected (%d to %d), estimated %s", st.Name, plural(len(sp.Runs), "run"),
+			sp.Expected, sp.AtLeast, sp.AtMost, sp.ExpectedEstimate.Round(time.Second))
+	} else {
+		c.info("study %s: %s to go, estimated %s", st.Name, plural(len(sp.Runs), "run"), sp.Estimate.Round(time.Second))
+	}
 	defer c.holdCPU()()
 	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}
 	defer func() {
@@ -327,46 +375,142 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	// a server: a start (and the first load) would make it minutes off after the first run.
 	var overheadSum time.Duration
 	overheadRuns := 0
-	var prev *study.Cell
-	for i, pr := range plan {
-		cell := pr.Cell
+	overhead := func() study.Overhead {
 		over := DefaultOverhead
 		if overheadRuns > 0 {
 			over.Run = overheadSum / time.Duration(overheadRuns)
 		}
-		started := cell.NeedsServerRestart(prev)
-		prev = &plan[i].Cell
-		c.obs().StudyStep(StudyStep{Study: st.Name, Index: i + 1, Total: len(plan), Cell: st.Label(cell), Repeat: pr.Repeat,
-			Repeats: st.Repeat, Elapsed: time.Since(begin), Remaining: st.Estimate(plan[i:], over)})
-		runStart := time.Now()
-		run, err := sr.runCell(ctx, drain, cell)
-		if !started {
-			overheadSum += time.Since(runStart) - cell.Params.Warmup - cell.Params.Duration
-			overheadRuns++
+		return over
+	}
+	// perRun is what one more run of a cell costs: its warm-up, window, the overhead
+	// measured so far and the cooldown.
+	perRun := func(cell study.Cell) time.Duration {
+		return st.Estimate([]study.Planned{{Cell: cell}}, study.Overhead{Run: overhead().Run}) + st.Cooldown
+	}
+	// The plan is made again after each round from what the cells measured; a run that
+	// failed in this invocation counts as done for the order, so that it is not tried
+	// again before the study resumes.
+	progress := sp.Progress
+	failedHere := map[string]int{}
+	schedule := func() (map[string]study.Progress, []study.Planned) {
+		prog := make(map[string]study.Progress, len(progress))
+		for k, p := range progress {
+			prog[k] = p
 		}
-		switch {
-		case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
-			c.info("study %s interrupted after %d of %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
-				st.Name, i, len(plan), st.Name)
-			return ErrInterrupted
-		case err != nil:
-			failures++
-			if run == nil {
-				sr.recordFailure(ctx, cell, err)
-			}
-			c.info("  run failed (%d of %d failures allowed): %s", failures, st.MaxFailures, oneLine(err))
-			if failures >= st.MaxFailures {
-				return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
-					st.Name, failures, st.MaxFailures, st.Name)
+		for k, n := range failedHere {
+			p := prog[k]
+			p.Done += n
+			prog[k] = p
+		}
+		return prog, st.Schedule(prog)
+	}
+	ran := 0
+	budgetSpent := false
+	var prev *study.Cell
+	for {
+		prog, plan := schedule()
+		if len(plan) == 0 {
+			break
+		}
+		round := study.FirstRound(plan)
+		if st.Budget > 0 {
+			left := st.Budget - time.Since(begin)
+			round = st.Allot(round, prog, perRun, left)
+			if len(round) == 0 {
+				budgetSpent = true
+				break
 			}
 		}
-		if i < len(plan)-1 && st.Cooldown > 0 && !sleepOrDrain(ctx, drain, st.Cooldown) {
-			c.info("study %s interrupted after %d of %d runs. Resume with `dblat study resume %s`", st.Name, i+1, len(plan), st.Name)
-			return ErrInterrupted
+		for i, pr := range round {
+			cell := pr.Cell
+			// The cooldown comes between consecutive runs, never after the last.
+			if ran > 0 && st.Cooldown > 0 && !sleepOrDrain(ctx, drain, st.Cooldown) {
+				c.info("study %s interrupted after %d runs. Resume with `dblat study resume %s`", st.Name, ran, st.Name)
+				return ErrInterrupted
+			}
+			started := cell.NeedsServerRestart(prev)
+			prev = &round[i].Cell
+			rest := append(append([]study.Planned{}, round[i:]...), plan[len(study.FirstRound(plan)):]...)
+			c.obs().StudyStep(StudyStep{Study: st.Name, Index: ran + 1, Total: ran + len(rest), Cell: st.Label(cell), Repeat: pr.Repeat,
+				Repeats: st.Repeat, Elapsed: time.Since(begin), Remaining: st.Estimate(rest, overhead())})
+			runStart := time.Now()
+			run, err := sr.runCell(ctx, drain, cell)
+			ran++
+			if !started && run != nil {
+				overheadSum += time.Since(runStart) - run.WarmupHad() - cell.Params.Duration
+				overheadRuns++
+			}
+			switch {
+			case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
+				c.info("study %s interrupted after %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
+					st.Name, ran-1, st.Name)
+				return ErrInterrupted
+			case err != nil:
+				failures++
+				failedHere[cell.Key]++
+				if run == nil {
+					sr.recordFailure(ctx, cell, err)
+				}
+				c.info("  run failed (%d of %d failures allowed): %s", failures, st.MaxFailures, oneLine(err))
+				if failures >= st.MaxFailures {
+					return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
+						st.Name, failures, st.MaxFailures, st.Name)
+				}
+			default:
+				p := progress[cell.Key]
+				p.Values = append(slices.Clone(p.Values), results.MetricValue(run, results.MetricOf([]results.Run{*run})))
+				p.Done++
+				progress[cell.Key] = p
+			}
 		}
 	}
-	c.info("study %s complete in %s", st.Name, time.Since(begin).Round(time.Second))
+	switch {
+	case budgetSpent:
+		c.info("study %s: its budget of %s is spent after %s and %s; `dblat study resume %s` (with --budget) continues",
+			st.Name, st.Budget, time.Since(begin).Round(time.Second), plural(ran, "run"), st.Name)
+	default:
+		c.info("study %s complete in %s", st.Name, time.Since(begin).Round(time.Second))
+	}
+	c.reportIntervals(st, progress, sp.Metric, perRun)
 	return nil
+}
+
+// reportIntervals prints, for a study with a precision, each cell's 95 % interval against
+// it, and for those that missed it what they would need.
+func (c *Core) reportIntervals(st *study.Study, progress map[string]study.Progress, metric string, perRun func(study.Cell) time.Duration) {
+	if st.Precision <= 0 {
+		return
+	}
+	short := map[string]Shortfall{}
+	for _, s := range Shortfalls(st, progress, perRun) {
+		short[s.Cell.Key] = s
+	}
+	c.info("95 %% intervals of %s against ±%s: %d of %s within", metric, study.FormatPrecision(st.Precision),
+		len(st.Cells())-len(short), plural(len(st.Cells()), "cell"))
+	for _, cell := range st.Cells() {
+		if s, missed := short[cell.Key]; missed {
+			c.info("  %s: missed its precision: %s", st.Label(cell), FormatShortfall(st, s))
+			continue
+		}
+		iv := study.IntervalOf(progress[cell.Key].Values)
+		c.info("  %s: %.0f ±%s after %s", st.Label(cell), iv.Mean, pctText(iv.Relative()), plural(iv.N, "run"))
+	}
+}
+
+// completeText says what a complete study has: "every cell has 5 finished runs", or for
+// an adaptive one "every cell met its precision or has 6 finished runs".
+func completeText(st *study.Study) string {
+	if st.Adaptive() {
+		return fmt.Sprintf("every cell met its precision (±%s) or has %d finished runs", study.FormatPrecision(st.Precision), st.Repeat)
+	}
+	return fmt.Sprintf("every cell has %d finished runs", st.Repeat)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // runCell prepares the cell's server and data and runs it.
@@ -517,9 +661,29 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		sr.loaded[key] = want
 		return nil
 	}
-	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: 1,
+	// A template of the same data on a server of the same kind is the next fastest; it
+	// brings its pristine copy with it.
+	fields, templated := c.templateFields(ctx, t, dsn, pl.def, want, dataSeed, nil)
+	if templated {
+		ok, err := c.restoreTemplate(ctx, t, dsn, fields)
+		if err != nil {
+			c.info("warning: %v; loading instead", err)
+		}
+		if n, lerr := loadedScale(); ok && lerr == nil && n == want {
+			sr.loaded[key] = want
+			return nil
+		} else if ok {
+			c.info("warning: the template restored %d, not %d: loading instead", n, want)
+		}
+	}
+	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: dataSeed,
 		Init: rs.Init, Defines: rs.Defines, Builtins: rs.Builtins, Dir: rs.Dir, Files: rs.Files}, nil); err != nil {
 		return err
+	}
+	if templated {
+		if err := c.saveTemplate(ctx, t, dsn, fields); err != nil {
+			c.info("warning: cannot keep the loaded data as a template: %v", err)
+		}
 	}
 	if restore {
 		c.info("saving a pristine copy of %s for the runs to start from", t.Label)
@@ -530,6 +694,10 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 	sr.loaded[key] = want
 	return nil
 }
+
+// dataSeed seeds the data a study loads: every study loads the same data, so that its
+// runs compare with other studies' and templates serve them all.
+const dataSeed = 1
 
 func sameSettings(a, b map[string]string) bool {
 	if len(a) == 0 && len(b) == 0 {

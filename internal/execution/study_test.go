@@ -120,7 +120,7 @@ func TestSeed003RunsAsAStudy(t *testing.T) {
 func TestSeed000RunsWithRestore(t *testing.T) {
 	fbtest.Require(t)
 	c, store := newCore(t)
-	st := reduced(t, "seed000-reduced.yaml", "repeat: 2", "repeat: 1", "duration: 8s", "duration: 1s",
+	st := reduced(t, "seed000-reduced.yaml", "repeat: 2..6", "repeat: 1", "duration: 8s", "duration: 1s",
 		"warmup: 5s", "warmup: 200ms", "cooldown: 1s", "cooldown: 0s", "warehouses: 4", "warehouses: 1",
 		"terminals: [10, 20]", "terminals: [4]", "rtt: [0, 0.5ms, 1ms, 3ms]", "rtt: [0, 1ms]")
 	ctx := context.Background()

@@ -51,7 +51,7 @@ var runItems = []configItem{
 	{"run", "terminals", func(r *results.Run) string { return strconv.Itoa(r.Params.Terminals) }},
 	{"run", "connections", func(r *results.Run) string { return strconv.Itoa(r.Params.Connections) }},
 	{"run", "duration", func(r *results.Run) string { return spec.FormatDuration(r.Params.Duration) }},
-	{"run", "warmup", func(r *results.Run) string { return spec.FormatDuration(r.Params.Warmup) }},
+	{"run", "warmup", func(r *results.Run) string { return spec.FormatWarmup(r.Params.Warmup, r.Params.WarmupAuto) }},
 	{"run", "think", func(r *results.Run) string { return strconv.FormatBool(r.Params.Think) }},
 	{"run", "rtt", func(r *results.Run) string { return spec.FormatDuration(r.Params.RTT) }},
 	{"server", "engine", func(r *results.Run) string { return r.Server.Engine }},

@@ -498,9 +498,9 @@ const pageHTML = `<!DOCTYPE html>
 <h2>Runs</h2>
 <p>Every run of the study by start time (UTC). Only finished runs enter the figures above.</p>
 <div class="scroll"><table>
-<thead><tr><th class="num">id</th><th>started</th><th>status</th>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">{{.Metric}}</th><th class="num">elapsed (s)</th><th>reason</th></tr></thead>
+<thead><tr><th class="num">id</th><th>started</th><th>status</th>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">{{.Metric}}</th><th class="num">warm-up (s)</th><th class="num">elapsed (s)</th><th>reason</th></tr></thead>
 <tbody>
-{{range .Runs}}<tr class="{{.Status}}"><td class="num">{{.ID}}</td><td>{{time .Started}}</td><td class="status">{{.Status}}</td>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{f1 .Throughput}}</td><td class="num">{{f1 .ElapsedS}}</td><td>{{reason .}}</td></tr>
+{{range .Runs}}<tr class="{{.Status}}"><td class="num">{{.ID}}</td><td>{{time .Started}}</td><td class="status">{{.Status}}</td>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{f1 .Throughput}}</td><td class="num">{{f1 .WarmupS}}{{if .WarmupAuto}} auto{{end}}</td><td class="num">{{f1 .ElapsedS}}</td><td>{{reason .}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </section>

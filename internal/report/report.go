@@ -235,6 +235,10 @@ type RunRow struct {
 	Throughput float64 `json:"throughput"`
 	// ElapsedS is the measured window achieved, in seconds.
 	ElapsedS float64 `json:"elapsed_s"`
+	// WarmupS is the warm-up the run had before it, in seconds (for an automatic warm-up,
+	// what the steady-state rule chose), and WarmupAuto says it was automatic.
+	WarmupS    float64 `json:"warmup_s"`
+	WarmupAuto bool    `json:"warmup_auto,omitempty"`
 	// Overload marks an open-loop run that did not sustain its rate.
 	Overload bool `json:"overload,omitempty"`
 }
@@ -342,6 +346,7 @@ func Build(in Input) (*Report, error) {
 			ID: run.ID, Started: run.Started.UTC(), Status: run.Status, Reason: run.Reason,
 			Levels: r.levelsOf(run), Throughput: round(r.metric(run), 4),
 			ElapsedS: round(run.Summary.Elapsed.Seconds(), 3), Overload: run.Params.OpenLoop() && run.Summary.Overload,
+			WarmupS: round(run.WarmupHad().Seconds(), 3), WarmupAuto: run.Params.WarmupAuto,
 		})
 	}
 

@@ -295,10 +295,10 @@ func WriteText(w io.Writer, r *Report) error {
 
 	ew.Printf("\nRuns\n")
 	tw = ew.Table("  ")
-	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "elapsed", "reason")...)
+	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "warm-up", "elapsed", "reason")...)
 	for _, run := range r.Runs {
 		tw.Row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
-			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), fmt.Sprintf("%.1fs", run.ElapsedS), runReason(run))...)
+			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), warmupText(run), fmt.Sprintf("%.1fs", run.ElapsedS), runReason(run))...)
 	}
 	tw.Flush()
 
@@ -480,4 +480,12 @@ func meanText(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// warmupText is a run's warm-up for its table: "5.0s", "7.0s auto".
+func warmupText(run RunRow) string {
+	if run.WarmupAuto {
+		return fmt.Sprintf("%.1fs auto", run.WarmupS)
+	}
+	return fmt.Sprintf("%.1fs", run.WarmupS)
 }

@@ -199,7 +199,12 @@ type Summary struct {
 	// before it was recorded have "" (see MetricOf).
 	Metric string `json:"metric,omitempty"`
 	// Elapsed is the measured window actually achieved.
-	Elapsed   time.Duration `json:"elapsed"`
+	Elapsed time.Duration `json:"elapsed"`
+	// Warmup is the warm-up the run had before its window: Params.Warmup for a fixed one,
+	// what the steady-state rule chose for an automatic one (Params.WarmupAuto; package
+	// runner), up to its ceiling. Runs stored before it was recorded read back their
+	// Params.Warmup.
+	Warmup    time.Duration `json:"warmup_ns,omitempty"`
 	Committed int64         `json:"committed"`
 	// Rollbacks are designed rollbacks (TPC-C New-Order 1 %), not errors.
 	Rollbacks int64            `json:"rollbacks"`
@@ -233,6 +238,15 @@ type Summary struct {
 	// sustained (arrivals were skipped, or more than OverloadShortfall of them were left
 	// unstarted), so its response times measure a backlog, not the server at that rate.
 	Overload bool `json:"overload,omitempty"`
+}
+
+// WarmupHad is the warm-up r had before its window: Summary.Warmup, or for a run recorded
+// without it (an export from before, a run that never started) its Params.Warmup.
+func (r *Run) WarmupHad() time.Duration {
+	if r.Summary.Warmup == 0 && !r.Params.WarmupAuto {
+		return r.Params.Warmup
+	}
+	return r.Summary.Warmup
 }
 
 // OverloadShortfall is the share of an open-loop window's arrivals that may be left

@@ -30,7 +30,8 @@ func runSelect(d *dialect) string {
 	elapsed_ns, committed, rollbacks, errors, tps, tpm, nopm, error_examples, metric,
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
-	scripts, builtins, defines, init
+	scripts, builtins, defines, init,
+	warmup_auto, warmup_used_ns
 FROM runs`
 }
 
@@ -72,7 +73,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		think, managed                        bool
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
 		rate, achieved                        sql.NullFloat64
-		latencyLimit, skew                    int64
+		latencyLimit, skew, warmupUsed        int64
 		scripts, builtins, defines            sql.NullString
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
@@ -89,7 +90,8 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&rate, &r.Params.Arrival, &latencyLimit, &r.Params.MaxTries, &r.Summary.Retries, &r.Summary.Retried, &r.Summary.Late,
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
 		&r.Agents, &skew, &observation,
-		&scripts, &builtins, &defines, &r.Params.Init)
+		&scripts, &builtins, &defines, &r.Params.Init,
+		&r.Params.WarmupAuto, &warmupUsed)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -97,7 +99,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	r.Status = Status(status)
 	r.Params.Duration, r.Params.Warmup, r.Params.RTT = time.Duration(duration), time.Duration(warmup), time.Duration(rtt)
 	r.Params.Think, r.Server.Managed = think, managed
-	r.Summary.Elapsed, r.StartSkew = time.Duration(elapsed), time.Duration(skew)
+	r.Summary.Elapsed, r.StartSkew, r.Summary.Warmup = time.Duration(elapsed), time.Duration(skew), time.Duration(warmupUsed)
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
 	r.Params.Rate, r.Params.LatencyLimit, r.Summary.AchievedRate = rate.Float64, time.Duration(latencyLimit), achieved.Float64
 	if r.Started, err = started.value(); err != nil {

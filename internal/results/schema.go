@@ -323,6 +323,14 @@ CREATE TABLE run_scripts (
 	PRIMARY KEY (run_id, ord)
 );
 `},
+	// 10: the warm-up each run had (issue 25): whether it was automatic (ended when
+	// throughput was steady, warmup_ns its ceiling) and how long it ran. Runs stored before
+	// had the warm-up they asked for.
+	{version: 10, sql: `
+ALTER TABLE runs ADD COLUMN warmup_auto INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN warmup_used_ns INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET warmup_used_ns = warmup_ns;
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -657,6 +665,12 @@ CREATE TABLE run_scripts (
 	sha256 text    NOT NULL REFERENCES script_texts (sha256),
 	PRIMARY KEY (run_id, ord)
 );
+`},
+	// 10: as SQLite's step 10.
+	{version: 10, sql: `
+ALTER TABLE runs ADD COLUMN warmup_auto boolean NOT NULL DEFAULT false;
+ALTER TABLE runs ADD COLUMN warmup_used_ns bigint NOT NULL DEFAULT 0;
+UPDATE runs SET warmup_used_ns = warmup_ns;
 `},
 }
 

@@ -144,7 +144,7 @@ func TestSQLiteUpgrade(t *testing.T) {
 					workload, scale, terminals, connections, duration_ns, warmup_ns, seed, think, rtt_ns,
 					engine, target, managed, server_version, database_bytes, hostname, pid, client, nopm)
 					VALUES (%s'old', 'c%d', 'finished', '2024-01-01T00:00:0%d.000000001Z', '2024-01-01T00:05:00.000000000Z',
-					'tpcc', 1, 4, 4, 60000000000, 0, 1, 0, 0, 'postgres', 'pg1', 1, '16', 0, 'oldhost', 4242,
+					'tpcc', 1, 4, 4, 60000000000, 7000000000, 1, 0, 0, 'postgres', 'pg1', 1, '16', 0, 'oldhost', 4242,
 					'{"hostname":"oldhost","pid":4242}', %d)`, uidCol, uidVal, i%2, i, 100*(i+1)),
 					fmt.Sprintf(`INSERT INTO run_tx (run_id, ord, type, committed, rollbacks, mean_us, p50_us, p90_us,
 					p95_us, p99_us, p999_us, max_us, wait_mean_us, wait_p99_us) VALUES (%d, 0, 'new_order', 10, 0, 1, 1, 1, 1, %d, 1, 1, 0, 0)`,
@@ -173,6 +173,10 @@ func TestSQLiteUpgrade(t *testing.T) {
 					full, err := s.Get(ctx, r.ID, true)
 					if err != nil || len(full.Tx) != 1 || len(full.Samples) != 1 || full.Summary.NOPM == 0 {
 						t.Errorf("run %d after upgrade: %v, %+v", r.ID, err, full)
+					}
+					// A run stored before warm-ups were recorded had the one it asked for.
+					if full != nil && (full.Summary.Warmup != 7*time.Second || full.Params.WarmupAuto) {
+						t.Errorf("run %d after upgrade: warm-up %v (auto %v), want the requested 7s", r.ID, full.Summary.Warmup, full.Params.WarmupAuto)
 					}
 					out = append(out, r.UID)
 				}

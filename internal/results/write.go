@@ -146,6 +146,8 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		js(jsonList("builtins", r.Params.Builtins)),
 		js(jsonAny("defines", r.Params.Defines)),
 		column{name: "init", val: r.Params.Init},
+		column{name: "warmup_auto", val: r.Params.WarmupAuto},
+		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

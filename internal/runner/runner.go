@@ -78,6 +78,9 @@ type Result struct {
 	CPUSeconds float64
 	// Interrupted is set when the run was drained before its window ended.
 	Interrupted bool
+	// Warmup is the warm-up the run had: the Drive's for a fixed one, what the steady-state
+	// rule chose for an automatic one (steadyAt).
+	Warmup time.Duration
 }
 
 // pooled is one connection of the runner's pool with its meter.
@@ -203,7 +206,11 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	rec := newRecorder(2*runtime.GOMAXPROCS(0), len(types))
 	examples := &errorExamples{}
 	start := time.Now()
-	windowStart := start.Add(cfg.Warmup)
+	// The window starts after the warm-up: at its end for a fixed one; for an automatic
+	// one when throughput has settled (steadyAt), at the latest at its ceiling.
+	var windowStartNs atomic.Int64
+	windowStartNs.Store(start.Add(cfg.Warmup).UnixNano())
+	windowStart := func() time.Time { return time.Unix(0, windowStartNs.Load()) }
 	// windowEnd moves earlier when the run is drained; terminals read it on every
 	// transaction, so it is an atomic (nanoseconds since windowStart) rather than a lock.
 	var windowEnd atomic.Int64
@@ -219,7 +226,7 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	termCtx, cancelTerms := context.WithCancel(ctx)
 	defer cancelTerms()
 	d := &driver{ctx: termCtx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
-		windowStart: windowStart, windowEnd: &windowEnd}
+		windowStart: &windowStartNs, windowEnd: &windowEnd}
 	if cfg.Rate > 0 {
 		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked by Open
 	}
@@ -237,31 +244,78 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	cpuAtWindow := math.NaN()
 	tick := time.NewTicker(cfg.SampleEvery)
 	defer tick.Stop()
-	timer := time.NewTimer(time.Until(windowStart.Add(cfg.Duration)))
-	defer timer.Stop()
 	warm := time.NewTimer(cfg.Warmup)
 	defer warm.Stop()
+	// timer ends the window; it starts with it.
+	var timer *time.Timer
+	var windowDone <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	warming := true
+	// An automatic warm-up judges the per-second throughput (all types) since the start,
+	// and holds its samples back until the window's start, and with it their offsets, is
+	// known.
+	var perSecond []float64
+	var held []func()
 	emit := func(now time.Time) {
 		iv := rec.takeInterval(len(types))
-		if cfg.Samples != nil {
-			cfg.Samples(samples(iv, types, now.Sub(windowStart)))
+		if cfg.WarmupAuto && warming {
+			var n int64
+			for _, c := range iv.commits {
+				n += c
+			}
+			perSecond = append(perSecond, float64(n))
 		}
+		if cfg.Samples == nil {
+			return
+		}
+		if cfg.WarmupAuto && warming {
+			held = append(held, func() { cfg.Samples(samples(iv, types, now.Sub(windowStart()))) })
+			return
+		}
+		cfg.Samples(samples(iv, types, now.Sub(windowStart())))
+	}
+	// endWarmup starts the window at now.
+	endWarmup := func(now time.Time) {
+		warming = false
+		warm.Stop()
+		if now.Before(windowStart()) {
+			windowStartNs.Store(now.UnixNano())
+		}
+		for _, f := range held {
+			f()
+		}
+		held = nil
+		cpuAtWindow = cpuSeconds()
+		if cfg.WindowStart != nil {
+			cfg.WindowStart()
+		}
+		timer = time.NewTimer(time.Until(windowStart().Add(cfg.Duration)))
+		windowDone = timer.C
 	}
 loop:
 	for {
 		select {
 		case now := <-tick.C:
 			emit(now)
-		case <-warm.C:
-			cpuAtWindow = cpuSeconds()
-			if cfg.WindowStart != nil {
-				cfg.WindowStart()
+			if warming && cfg.WarmupAuto && steadyAt(perSecond) {
+				endWarmup(now)
 			}
-		case <-timer.C:
+		case now := <-warm.C:
+			if warming {
+				endWarmup(now)
+			}
+		case <-windowDone:
 			break loop
 		case <-cfg.Drain:
 			interrupted = true
-			windowEnd.Store(int64(time.Since(windowStart)))
+			if warming {
+				windowStartNs.Store(time.Now().UnixNano()) // an empty window
+			}
+			windowEnd.Store(int64(time.Since(windowStart())))
 			break loop
 		case <-ctx.Done():
 			closeStop()
@@ -271,7 +325,11 @@ loop:
 	}
 	closeStop()
 	cpuEnd := cpuSeconds()
-	if math.IsNaN(cpuAtWindow) {
+	if warming {
+		warming = false
+		for _, f := range held {
+			f()
+		}
 		cpuAtWindow = cpuStart
 		if cfg.WindowStart != nil {
 			cfg.WindowStart() // drained during the warm-up: an empty window
@@ -296,6 +354,8 @@ loop:
 	res.CPUSeconds = cpuEnd - cpuAtWindow
 	res.Summary.ErrorExamples = examples.snapshot()
 	res.Interrupted = interrupted
+	res.Warmup = max(0, windowStart().Sub(start))
+	res.Summary.Warmup = res.Warmup
 	return res, nil
 }
 

@@ -24,9 +24,10 @@ type driver struct {
 	examples *errorExamples
 	// stop is closed when terminals must not start another transaction.
 	stop <-chan struct{}
-	// windowStart is when the measurement window starts; windowEnd its length so far
-	// (moved earlier by a drain), in nanoseconds.
-	windowStart time.Time
+	// windowStart is when the measurement window starts (Unix nanoseconds: an automatic
+	// warm-up moves it earlier when throughput settles); windowEnd its length so far (moved
+	// earlier by a drain), in nanoseconds.
+	windowStart *atomic.Int64
 	windowEnd   *atomic.Int64
 	// sched is the open-loop schedule; nil in a closed-loop run.
 	sched *schedule
@@ -34,9 +35,13 @@ type driver struct {
 	started, skipped atomic.Int64
 }
 
+// start is when the measurement window starts (or, during an automatic warm-up, would
+// start at the latest).
+func (d *driver) start() time.Time { return time.Unix(0, d.windowStart.Load()) }
+
 // inWindow reports whether t falls in the measurement window.
 func (d *driver) inWindow(t time.Time) bool {
-	off := t.Sub(d.windowStart)
+	off := t.Sub(d.start())
 	return off >= 0 && int64(off) < d.windowEnd.Load()
 }
 
@@ -243,7 +248,7 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 // length elapsed, those skipped and those left unstarted, the achieved rate, and whether
 // the run is an overload point (results.IsOverload).
 func (d *driver) openLoop(s *results.Summary, elapsed time.Duration) {
-	s.Offered = d.sched.count(d.windowStart, d.windowStart.Add(elapsed))
+	s.Offered = d.sched.count(d.start(), d.start().Add(elapsed))
 	s.Skipped = d.skipped.Load()
 	started := d.started.Load()
 	s.Backlog = max(0, s.Offered-started-s.Skipped)

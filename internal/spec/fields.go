@@ -86,10 +86,10 @@ var Fields = []Field{
 		Mismatch: "windows of different length average different amounts of noise and background work", MinorMismatch: true,
 		set: func(p *Params, s string) (err error) { p.Duration, err = parseDuration(s); return },
 		get: func(p *Params) string { return FormatDuration(p.Duration) }},
-	{Key: "warmup", Flag: "warmup", Kind: "duration", Usage: "warm-up before the window, excluded from all figures", Factor: true,
+	{Key: "warmup", Flag: "warmup", Kind: "duration", Usage: "warm-up before the window, excluded from all figures; auto ends it when throughput is steady, at most " + FormatDuration(DefaultWarmupCeiling) + " (\"auto 30s\": at most 30s)", Factor: true,
 		Mismatch: "warm-ups of different length leave caches in different states", MinorMismatch: true,
-		set: func(p *Params, s string) (err error) { p.Warmup, err = parseDuration(s); return },
-		get: func(p *Params) string { return FormatDuration(p.Warmup) }},
+		set: func(p *Params, s string) (err error) { p.Warmup, p.WarmupAuto, err = parseWarmup(s); return },
+		get: func(p *Params) string { return FormatWarmup(p.Warmup, p.WarmupAuto) }},
 	{Key: "think", Flag: "think", Kind: "bool", Usage: "keying and think times per TPC-C 5.2.5 (off: terminals run flat out, as HammerDB does)", Factor: true,
 		Mismatch: "pacing on in some runs and off in others",
 		set:      func(p *Params, s string) (err error) { p.Think, err = parseBool(s); return },
@@ -263,6 +263,36 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("is not a duration: %q (write 1.5ms, 100µs, 20s, 2m)", s)
 	}
 	return d, nil
+}
+
+// parseWarmup reads a warm-up: a duration (fixed), "auto" (until steady, at most
+// DefaultWarmupCeiling) or "auto DURATION" (at most DURATION); it returns the duration (the
+// ceiling of an automatic warm-up) and whether it is automatic.
+func parseWarmup(s string) (time.Duration, bool, error) {
+	t := strings.TrimSpace(s)
+	rest, auto := strings.CutPrefix(t, WarmupAuto)
+	if !auto {
+		d, err := parseDuration(t)
+		return d, false, err
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" {
+		return DefaultWarmupCeiling, true, nil
+	}
+	d, err := parseDuration(rest)
+	if err != nil {
+		return 0, true, fmt.Errorf("auto's ceiling %v", err)
+	}
+	return d, true, nil
+}
+
+// FormatWarmup writes a warm-up in canonical form: "10s", or "auto 1m0s" for an automatic
+// one with its ceiling.
+func FormatWarmup(d time.Duration, auto bool) string {
+	if auto {
+		return WarmupAuto + " " + FormatDuration(d)
+	}
+	return FormatDuration(d)
 }
 
 // parseRate reads an arrival rate in transactions per second: a number ("1000", "2.5",

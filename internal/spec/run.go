@@ -24,6 +24,9 @@ type Drive struct {
 	// Duration is the measurement window; Warmup runs before it and counts in no figure.
 	Duration time.Duration `json:"duration"`
 	Warmup   time.Duration `json:"warmup"`
+	// WarmupAuto ends the warm-up as soon as throughput is steady (package runner's rule),
+	// Warmup being its ceiling. The warm-up a run had is stored with its figures.
+	WarmupAuto bool `json:"warmup_auto,omitempty"`
 	// Seed seeds the terminals' inputs and an open-loop run's Poisson schedule.
 	Seed int64 `json:"seed"`
 	// Rate, when positive, drives the run open-loop: transactions arrive at Rate per second
@@ -44,6 +47,15 @@ type Drive struct {
 	// an option. Runs stored before it was recorded read back 0, which means 1.
 	MaxTries int `json:"max_tries,omitempty"`
 }
+
+// WarmupAuto is how a warm-up that ends when throughput is steady is written ("auto",
+// "auto 30s").
+const WarmupAuto = "auto"
+
+// DefaultWarmupCeiling bounds an automatic warm-up written without a ceiling: six times
+// dblat run's fixed default of 10 s, so that a run whose throughput never settles (its
+// data growing all along, a neighbour's load) still starts its window within a minute.
+const DefaultWarmupCeiling = time.Minute
 
 // DefaultDrive is how a run is driven when its front end is given nothing: ten terminals
 // flat out, one connection each, a minute's window after ten seconds of warm-up, seed 1,

@@ -147,8 +147,11 @@ func (d *Drive) Validate() field.ErrorList {
 	if d.Duration <= 0 {
 		bad("duration", "must be positive, got %s", FormatDuration(d.Duration))
 	}
-	if d.Warmup < 0 {
+	switch {
+	case d.Warmup < 0:
 		bad("warmup", "must not be negative, got %s", FormatDuration(d.Warmup))
+	case d.WarmupAuto && d.Warmup == 0:
+		bad("warmup", "auto needs a positive ceiling (auto 30s), got 0")
 	}
 	if d.Rate < 0 || math.IsNaN(d.Rate) || math.IsInf(d.Rate, 0) {
 		bad("rate", "must be a positive number of transactions per second (0: a closed loop), got %v", d.Rate)

@@ -28,7 +28,10 @@
 //	study: latency            # name, required; runs are stored with it ([A-Za-z0-9._-])
 //	description: free text
 //	design: full              # full (every combination, default) or ofat (one factor at a time)
-//	repeat: 5                 # finished runs wanted per cell (default 5)
+//	repeat: 5                 # finished runs wanted per cell (default 5), or a range:
+//	# repeat: 2..6            # at least 2 runs per cell, more while its interval is wide,
+//	# precision: 10%          # ... until its 95 % interval is within ±10 % of its mean, at most 6
+//	# budget: 2h              # stop after this long; the widest intervals get the time first
 //	seed: 42                  # seeds the order of runs (default 1)
 //	order: random             # random (default) or grouped: see Plan
 //	cooldown: 5s              # pause after each run (default 0)
@@ -48,7 +51,8 @@
 //	  terminals: 10           # default 10
 //	  connections: 0          # pool size; 0 = one per terminal (default)
 //	  duration: 60s           # measurement window (default 60s)
-//	  warmup: 10s             # default 10s
+//	  warmup: 10s             # default 10s; auto: until throughput is steady (at most 1m),
+//	                          # "auto 30s": at most 30s (package runner's rule)
 //	  rtt: 0                  # round-trip time added between terminals and server (default 0)
 //	  mode: client            # workload execution mode (default: the workload's own)
 //	  think: false            # TPC-C keying and think times (default false)
@@ -97,6 +101,19 @@
 //
 // Every problem is reported with file:line:column; unknown keys suggest the nearest known one.
 // Up to 20 problems are reported at once.
+//
+// # Sequential repeats
+//
+// With repeat: MIN..MAX and precision: P%, every cell gets MIN runs, then another round at a
+// time while the 95 % confidence interval of its headline metric (NOPM for TPC-C, else TPS:
+// results.MetricOf), mean ± t(0.975, n−1)·s/√n over its n finished runs, is wider than ±P %
+// of its mean, up to MAX runs (Wanted). Rounds stay complete: every unfinished cell gets its
+// k-th run before any gets its (k+1)-th, in the seeded order of round k, so the plan of an
+// adaptive study reaches one round past what it has measured and the execution core makes
+// it again after each round (Schedule). A precision without a repeat key means repeat:
+// 3..10; a fixed repeat with a precision runs its repeats and reports each cell against the
+// target. A budget spends the time on the cells whose intervals are widest against their
+// target (Priority, Allot).
 //
 // # Designs
 //

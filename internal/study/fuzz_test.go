@@ -67,8 +67,8 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		plan := s.Plan(nil)
-		if len(plan) != len(cells)*s.Repeat || len(plan) > MaxRuns {
-			t.Fatalf("%d runs for %d cells × %d", len(plan), len(cells), s.Repeat)
+		if len(plan) != len(cells)*s.RepeatMin || len(plan) > MaxRuns || s.RepeatMin > s.Repeat {
+			t.Fatalf("%d runs for %d cells × %d..%d", len(plan), len(cells), s.RepeatMin, s.Repeat)
 		}
 		if s.Estimate(plan, Overhead{Run: time.Second, Restart: time.Second}) < 0 {
 			t.Fatal("negative estimate")

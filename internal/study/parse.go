@@ -22,7 +22,7 @@ import (
 
 // Keys of each block, in the order the documentation lists them.
 var (
-	topKeys = []string{"study", "description", "design", "repeat", "seed", "order", "cooldown",
+	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
 		"between_runs", "max_failures", "agents", "server", "target", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
@@ -39,7 +39,7 @@ var (
 		"users": "terminals", "pool": "connections", "scale": "warehouses",
 		"mode": "opt.mode", "mix": "opt.mix", "warm_up": "warmup", "window": "duration",
 		"settings": "set.NAME", "cool_down": "cooldown", "repeats": "repeat",
-		"repetitions": "repeat", "version": results.FactorVersion, "install": results.FactorInstall,
+		"repetitions": "repeat", "confidence": "precision", "time_budget": "budget", "version": results.FactorVersion, "install": results.FactorInstall,
 		"installation": results.FactorInstall, "tps": "rate", "rps": "rate", "arrival_rate": "rate",
 		"arrivals": "arrival", "tries": "max_tries", "retries": "max_tries",
 		"max_retries": "max_tries", "latency-limit": "latency_limit", "max-tries": "max_tries",
@@ -75,7 +75,7 @@ func Load(path string) (*Study, error) {
 func Parse(name string, data []byte) (*Study, error) {
 	p := &parser{file: name, pos: map[string]pos{}}
 	s := &Study{
-		File: name, Design: DesignFull, Repeat: DefaultRepeat, Seed: DefaultSeed,
+		File: name, Design: DesignFull, Repeat: DefaultRepeat, RepeatMin: DefaultRepeat, Seed: DefaultSeed,
 		Order: OrderRandom, BetweenRuns: BetweenRestore, MaxFailures: DefaultMaxFailures,
 		Base: defaultBase(), Source: bytes.Clone(data), pos: p.pos,
 	}
@@ -354,7 +354,19 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 		case "design":
 			set(&s.Design)(field(p, v, "design", oneOf(DesignOFAT, DesignFull)))
 		case "repeat":
-			set(&s.Repeat)(field(p, v, "repeat", count(1)))
+			raw, ok := p.scalar(v, "repeat")
+			if !ok {
+				return
+			}
+			if lo, hi, err := parseRepeat(raw); err != nil {
+				p.errAt(v, "repeat %v", err)
+			} else {
+				s.RepeatMin, s.Repeat = lo, hi
+			}
+		case "precision":
+			set(&s.Precision)(field(p, v, "precision", parsePrecision))
+		case "budget":
+			set(&s.Budget)(field(p, v, "budget", duration(1)))
 		case "seed":
 			set(&s.Seed)(field(p, v, "seed", parseSeed))
 		case "order":
@@ -377,6 +389,13 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 			p.factors(s, v)
 		}
 	})
+	_, hasRepeat := p.pos["repeat"]
+	switch {
+	case s.Precision > 0 && !hasRepeat:
+		s.RepeatMin, s.Repeat = DefaultRepeatMin, DefaultRepeatMax
+	case s.Precision == 0 && s.RepeatMin < s.Repeat:
+		p.errPath("repeat", "repeat %d..%d needs precision: P%% (how tight each cell's 95 %% interval must be before its repeats stop), or give one number", s.RepeatMin, s.Repeat)
+	}
 	if _, ok := p.pos["server"]; ok && s.Server.Name == "" {
 		s.Server.Name = s.Name
 	}

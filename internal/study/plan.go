@@ -1,7 +1,6 @@
 package study
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"maps"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Planned is one run still to do: a cell and which of its repeats this is (1-based).
@@ -20,7 +21,8 @@ type Planned struct {
 
 // Plan returns the runs still needed, in the order to run them. done maps a cell key to the
 // number of finished runs the cell already has (other keys are ignored); a cell gets
-// Repeat − done more runs, none when done ≥ Repeat.
+// Repeat − done more runs, none when done ≥ Repeat. (An adaptive study's cells get what
+// Schedule gives them without measured values: RepeatMin, then one round at a time.)
 //
 // Runs are scheduled in rounds: round r holds the r-th repeat of every cell that still needs
 // it, so every cell is measured once before any is measured again and slow drift (a warming
@@ -35,33 +37,11 @@ type Planned struct {
 // sequence it was interrupted in (the plan after k finished runs is the old plan minus those
 // runs).
 func (s *Study) Plan(done map[string]int) []Planned {
-	cells := s.Cells()
-	var out []Planned
-	for r := 1; r <= s.Repeat; r++ {
-		type ranked struct {
-			group, cell uint64
-			c           *Cell
-		}
-		var round []ranked
-		for i := range cells {
-			c := &cells[i]
-			if done[c.Key] >= r {
-				continue
-			}
-			x := ranked{cell: s.rank(r, "cell", c.Key), c: c}
-			if s.Order == OrderGrouped {
-				x.group = s.rank(r, "server", serverID(&c.Params))
-			}
-			round = append(round, x)
-		}
-		slices.SortFunc(round, func(a, b ranked) int {
-			return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.cell, b.cell), strings.Compare(a.c.Key, b.c.Key))
-		})
-		for _, x := range round {
-			out = append(out, Planned{Cell: *x.c, Repeat: r})
-		}
+	progress := make(map[string]Progress, len(done))
+	for k, n := range done {
+		progress[k] = Progress{Done: n}
 	}
-	return out
+	return s.Schedule(progress)
 }
 
 // rank is a pseudo-random number for item in round r, fixed by the study's seed. Sorting by
@@ -96,14 +76,15 @@ type Overhead struct {
 	Restart time.Duration
 }
 
-// Estimate returns how long runs take in the order given: each run's warm-up, window and
+// Estimate returns how long runs take in the order given: each run's warm-up (automatic ones
+// at ExpectedWarmup), window and
 // o.Run, the cooldown between consecutive runs, and o.Restart for every server (re)start.
 // It saturates at the largest time.Duration instead of overflowing.
 func (s *Study) Estimate(runs []Planned, o Overhead) time.Duration {
 	var total time.Duration
 	for i := range runs {
 		p := &runs[i].Cell.Params
-		total = addSat(total, p.Warmup, p.Duration, o.Run)
+		total = addSat(total, ExpectedWarmup(&p.Drive), p.Duration, o.Run)
 		if i > 0 {
 			total = addSat(total, s.Cooldown)
 		}
@@ -112,6 +93,20 @@ func (s *Study) Estimate(runs []Planned, o Overhead) time.Duration {
 		total = addSat(total, o.Restart)
 	}
 	return total
+}
+
+// AutoWarmupEstimate is what an automatic warm-up is expected to take before anything is
+// measured: the steady-state rule's median on a series that is steady from the start (6 s,
+// package runner) and two seconds of a start's transient.
+const AutoWarmupEstimate = 8 * time.Second
+
+// ExpectedWarmup is the warm-up a run of d is expected to have: Warmup, or for an automatic
+// one AutoWarmupEstimate up to its ceiling.
+func ExpectedWarmup(d *spec.Drive) time.Duration {
+	if d.WarmupAuto {
+		return min(d.Warmup, AutoWarmupEstimate)
+	}
+	return d.Warmup
 }
 
 // Restarts counts the server starts runs need in the order given: the first run's, and one

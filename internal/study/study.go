@@ -47,7 +47,18 @@ type Study struct {
 	Name        string
 	Description string
 	Design      string // DesignFull or DesignOFAT
-	Repeat      int    // finished runs wanted per cell, ≥ 1
+	// Repeat is the most finished runs a cell gets, ≥ 1, and RepeatMin the fewest: equal
+	// for a fixed `repeat: N`; a range `repeat: MIN..MAX` with a Precision adds runs to a
+	// cell only while its interval is wider than the precision (see Wanted).
+	Repeat    int
+	RepeatMin int
+	// Precision, when positive, is the target half-width of each cell's 95 % interval as a
+	// share of its mean (precision: 10% is 0.1); 0: none.
+	Precision float64
+	// Budget, when positive, bounds the time `study run` spends (budget: 2h); runs that do
+	// not fit are left to a later resume, and the cells whose intervals are widest relative
+	// to their target are served first (Allot).
+	Budget      time.Duration
 	Seed        int64  // seeds the order of runs (not the terminals: that is Base.Seed)
 	Order       string // OrderRandom or OrderGrouped
 	Cooldown    time.Duration

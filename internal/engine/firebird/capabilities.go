@@ -20,6 +20,7 @@ var (
 	_ engine.BulkLoader = Engine{}
 	_ engine.TxOnly     = Engine{}
 	_ engine.Restorer   = Engine{}
+	_ engine.Templater  = Engine{}
 	_ engine.Databases  = Engine{}
 )
 

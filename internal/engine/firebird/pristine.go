@@ -3,6 +3,7 @@ package firebird
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/managed"
 )
 
 // pristineSuffix names a database's pristine copy: bench.fdb's is bench.fdb.pristine, next
@@ -295,4 +297,87 @@ func sameOwner(path string, st fs.FileInfo) error {
 		return err
 	}
 	return nil
+}
+
+// templateFile is the database file in a template's directory (engine.Templater).
+const templateFile = "database.fdb"
+
+// TemplateKey implements engine.Templater: a managed server's database file can be copied
+// to any server of the same engine version that reads its on-disk structure, and its
+// content is fixed by its page size, SQL dialect and default character set besides what
+// was loaded into it.
+func (Engine) TemplateKey(ctx context.Context, dsn string, inst *managed.Instance) (map[string]string, bool, error) {
+	if inst == nil {
+		return nil, false, nil
+	}
+	db, err := Engine{}.Open(ctx, dsn, engine.OpenOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	defer db.Close()
+	key := map[string]string{}
+	err = readOnly(ctx, db, func(tx *sql.Tx) error {
+		v, err := row(ctx, tx, `SELECT rdb$get_context('SYSTEM', 'ENGINE_VERSION') AS engine_version,
+			TRIM(RDB$CHARACTER_SET_NAME) AS character_set FROM RDB$DATABASE`)
+		if err != nil {
+			return err
+		}
+		d, err := row(ctx, tx, `SELECT MON$PAGE_SIZE AS page_size, MON$ODS_MAJOR AS ods_major, MON$ODS_MINOR AS ods_minor,
+			MON$SQL_DIALECT AS sql_dialect FROM MON$DATABASE`)
+		if err != nil {
+			return err
+		}
+		key["version"] = text(v["engine_version"])
+		key["character_set"] = text(v["character_set"])
+		key[KeyPageSize] = text(d["page_size"])
+		key["ods_version"] = text(d["ods_major"]) + "." + text(d["ods_minor"])
+		key["sql_dialect"] = text(d["sql_dialect"])
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return key, true, nil
+}
+
+// SaveTemplate implements engine.Templater: a copy of the closed database file (as
+// SavePristine makes one).
+func (Engine) SaveTemplate(ctx context.Context, dsn, dir string) error {
+	path, err := localDatabase(dsn)
+	if err != nil {
+		return err
+	}
+	if err := waitClosed(ctx, dsn, path); err != nil {
+		return fmt.Errorf("save template of %s: %w", path, err)
+	}
+	return copyReplace(ctx, path, filepath.Join(dir, templateFile))
+}
+
+// RestoreTemplate implements engine.Templater: the template's file is copied over the
+// database file in place (as RestorePristine does), and becomes its pristine copy by a hard
+// link (the pristine copy is only ever read, or replaced by a rename: the template stays as
+// it is), or a copy on another file system.
+func (Engine) RestoreTemplate(ctx context.Context, dsn, dir string) error {
+	path, err := localDatabase(dsn)
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(dir, templateFile)
+	if _, err := os.Stat(src); err != nil {
+		return err
+	}
+	if err := waitClosed(ctx, dsn, path); err != nil {
+		return fmt.Errorf("restore %s: %w", path, err)
+	}
+	if err := copyInPlace(ctx, src, path); err != nil {
+		return fmt.Errorf("restore %s from a template: %w", path, err)
+	}
+	pristine := path + pristineSuffix
+	if err := os.Remove(pristine); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Link(src, pristine); err == nil {
+		return nil
+	}
+	return copyReplace(ctx, src, pristine)
 }

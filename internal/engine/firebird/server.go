@@ -179,6 +179,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err != nil {
 		return err
 	}
+	stopOrphans(inst, bin.Server)
 	if err := inst.ClaimPort(); err != nil {
 		return err
 	}
@@ -254,6 +255,25 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	}
 	inst.Started = time.Now()
 	return nil
+}
+
+// stopOrphans stops what a server of inst that died (killed, not stopped) left running:
+// the connection processes of a Classic server outlive their listener, in its process
+// group, and hold its listening port, so that the server could not start again on it. The
+// dead server's PID is the one its PID file still names (Stop removes the file).
+func stopOrphans(inst *managed.Instance, server string) {
+	b, err := os.ReadFile(filepath.Join(inst.Dir, pidFile))
+	if err != nil {
+		return
+	}
+	old, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || old <= 0 || managed.Alive(old) {
+		return
+	}
+	if kids := serverChildren(old, server); len(kids) > 0 {
+		err := stopAll(kids, childGrace)
+		logNote(inst, fmt.Sprintf("stopped %d connection processes that firebird (PID %d) left when it died: %v", len(kids), old, err))
+	}
 }
 
 // DSN returns the DSN of database file db (an absolute path) on the managed server inst,

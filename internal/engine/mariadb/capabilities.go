@@ -18,6 +18,8 @@ var (
 	_ engine.Comparer   = Engine{}
 	_ engine.Batcher    = Engine{}
 	_ engine.BulkLoader = Engine{}
+	_ engine.Restorer   = Engine{}
+	_ engine.Templater  = Engine{}
 )
 
 // Launcher implements engine.Manager.

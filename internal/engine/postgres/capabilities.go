@@ -18,6 +18,7 @@ var (
 	_ engine.Manager        = Engine{}
 	_ engine.Sockets        = Engine{}
 	_ engine.Restorer       = Engine{}
+	_ engine.Templater      = Engine{}
 	_ engine.Settler        = Engine{}
 	_ engine.Comparer       = Engine{}
 	_ engine.Batcher        = Engine{}

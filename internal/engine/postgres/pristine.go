@@ -2,9 +2,16 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dblat/dblat/internal/managed"
 )
 
 // pristineName is the template database holding the pristine copy of db.
@@ -84,6 +91,80 @@ func (Engine) RestorePristine(ctx context.Context, dsn string) error {
 	} {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return fmt.Errorf("restore %s from its pristine copy: %w", db, oneLine(err))
+		}
+	}
+	return nil
+}
+
+// templateDBFile names, in a template's directory, the database that holds the template.
+const templateDBFile = "database"
+
+// TemplateKey implements engine.Templater. A PostgreSQL database is copied with CREATE
+// DATABASE … TEMPLATE, which copies within one cluster only: a template is a database of
+// the managed server it was loaded on (its data directory is part of the key), which later
+// studies on that server restore; its content is fixed by the server's version, block size,
+// encoding and collation besides what was loaded.
+func (Engine) TemplateKey(ctx context.Context, dsn string, inst *managed.Instance) (map[string]string, bool, error) {
+	if inst == nil {
+		return nil, false, nil
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, false, err
+	}
+	defer c.Close(ctx)
+	var version, block, encoding, collate string
+	if err := c.QueryRow(ctx, `SELECT current_setting('server_version_num'), current_setting('block_size'),
+		pg_encoding_to_char(encoding), datcollate FROM pg_database WHERE datname = current_database()`).
+		Scan(&version, &block, &encoding, &collate); err != nil {
+		return nil, false, err
+	}
+	return map[string]string{"version": version, "block_size": block, "encoding": encoding, "collate": collate,
+		"cluster": inst.Dir}, true, nil
+}
+
+// SaveTemplate implements engine.Templater: a template database copied from dsn's, named
+// in dir.
+func (Engine) SaveTemplate(ctx context.Context, dsn, dir string) error {
+	c, db, err := admin(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	tpl := "dblat_template_" + hex.EncodeToString(b)
+	for _, q := range []string{"CHECKPOINT", copyFrom(ctx, c, tpl, db)} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("save template of %s: %w", db, oneLine(err))
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, templateDBFile), []byte(tpl+"\n"), 0o644)
+}
+
+// RestoreTemplate implements engine.Templater: dsn's database and its pristine copy are
+// made anew from the template database.
+func (Engine) RestoreTemplate(ctx context.Context, dsn, dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, templateDBFile))
+	if err != nil {
+		return err
+	}
+	tpl := strings.TrimSpace(string(b))
+	c, db, err := admin(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS " + pgx.Identifier{db}.Sanitize() + " WITH (FORCE)",
+		copyFrom(ctx, c, db, tpl),
+		"DROP DATABASE IF EXISTS " + pgx.Identifier{pristineName(db)}.Sanitize(),
+		copyFrom(ctx, c, pristineName(db), tpl),
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("restore %s from template %s: %w", db, tpl, oneLine(err))
 		}
 	}
 	return nil
