@@ -45,6 +45,6 @@ func (c *checker) clientBound() {
 			msg += "; the server runs on the same machine (managed) and competes for the same cores, so the contention is worse than this share shows"
 		}
 		c.add(Finding{Rule: RuleClientBound, Severity: sev, Message: msg, Evidence: listed(lines, 8), Runs: ids,
-			Fix: "run fewer terminals per client, give dblat its own machine or cores, or use a faster client; the latency link's precise waits also cost CPU (package latency: Config.NoSpin)"})
+			Fix: "run fewer terminals per client, give dblat its own machine or cores, or use a faster client; the latency link's own relaying costs CPU too (see BenchmarkLinkCPU)"})
 	}
 }

@@ -105,16 +105,17 @@ func BenchmarkLinkCPU(b *testing.B) {
 		name string
 		rtt  time.Duration
 		link bool
+		spin bool
 	}
-	paths := []path{{"direct", 0, false}, {"rtt 0", 0, true}, {"0.1 ms", 100 * time.Microsecond, true},
-		{"1 ms", time.Millisecond, true}, {"10 ms", 10 * time.Millisecond, true}}
+	paths := []path{{"direct", 0, false, false}, {"rtt 0", 0, true, false}, {"0.1 ms", 100 * time.Microsecond, true, false}, {"0.1 ms spin", 100 * time.Microsecond, true, true},
+		{"1 ms", time.Millisecond, true, false}, {"1 ms spin", time.Millisecond, true, true}, {"10 ms", 10 * time.Millisecond, true, false}, {"10 ms spin", 10 * time.Millisecond, true, true}}
 	cpu, tps, late50, late99 := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for b.Loop() {
 		for round := range 3 {
 			for _, p := range paths {
 				s := spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 8 * time.Second, Warmup: 2 * time.Second, Seed: int64(round)}, Workload: "select-only"}, Target: dsn}
 				if p.link {
-					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true}
+					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true, Spin: p.spin}
 				}
 				r, err := c.Run(ctx, nil, s)
 				if err != nil {
@@ -130,14 +131,14 @@ func BenchmarkLinkCPU(b *testing.B) {
 		}
 	}
 	var t strings.Builder
-	fmt.Fprintf(&t, "%-8s %10s %14s %10s %22s %16s\n", "path", "TPS", "CPU µs/tx", "× direct", "lateness p50 up+down", "lateness p99")
+	fmt.Fprintf(&t, "%-12s %10s %14s %10s %22s %16s\n", "path", "TPS", "CPU µs/tx", "× direct", "lateness p50 up+down", "lateness p99")
 	direct := medianOf(cpu["direct"])
 	for _, p := range paths {
 		l50, l99 := "–", "–"
 		if v := late50[p.name]; len(v) > 0 {
 			l50, l99 = fmt.Sprintf("%.1f µs", medianOf(v)), fmt.Sprintf("%.1f µs", medianOf(late99[p.name]))
 		}
-		fmt.Fprintf(&t, "%-8s %10.0f %14.1f %10.2f %22s %16s\n", p.name, medianOf(tps[p.name]), medianOf(cpu[p.name]),
+		fmt.Fprintf(&t, "%-12s %10.0f %14.1f %10.2f %22s %16s\n", p.name, medianOf(tps[p.name]), medianOf(cpu[p.name]),
 			medianOf(cpu[p.name])/direct, l50, l99)
 	}
 	fmt.Fprintf(&t, "TPS at RTT 0 through the link: %.3f of direct (target ≥ 0.97); CPU through the link: target ≤ 2× direct",

@@ -240,7 +240,7 @@ func BenchmarkAccuracy(b *testing.B) {
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-7s %5s %9s %12s %12s %12s %12s  %s\n", "path", "conns", "rtt", "err p50", "err p99", "late up p50", "late dn p50", "on target")
-	for _, path := range []string{"inline", "proxy"} {
+	for _, path := range []string{"inline", "inline-spin", "proxy"} {
 		for _, conns := range []int{1, 10, 32} {
 			for _, rtt := range []time.Duration{100 * time.Microsecond, 500 * time.Microsecond, time.Millisecond,
 				10 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond} {
@@ -253,12 +253,12 @@ func BenchmarkAccuracy(b *testing.B) {
 
 func benchmarkAccuracy(b *testing.B, path string, conns int, rtt time.Duration, table *strings.Builder) {
 	b.Run(fmt.Sprintf("path=%s/conns=%d/rtt=%v", path, conns, rtt), func(b *testing.B) {
-		opts := CalibrateOptions{Conns: conns, Inline: path == "inline"}
+		opts := CalibrateOptions{Conns: conns, Inline: path != "proxy"}
 		opts.Samples = min(2000, max(20, int(2*time.Second/opts.Interval(rtt)))) * conns
 		var last *Calibration
 		var p50, p99 []float64
 		for range b.N {
-			c, err := Calibrate(context.Background(), Config{RTT: rtt}, opts)
+			c, err := Calibrate(context.Background(), Config{RTT: rtt, Spin: path == "inline-spin"}, opts)
 			if err != nil {
 				b.Fatal(err)
 			}

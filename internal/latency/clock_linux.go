@@ -180,11 +180,24 @@ func (t *timerfd) wait(until int64, precise bool) error {
 	if until <= now {
 		return nil
 	}
-	if !precise || t.c.noSpin {
-		return t.sleep(until)
-	}
 	s := t.c.spin
 	lead := s.lead()
+	if precise && t.c.noSpin {
+		// Without spinning: wake early by the predicted wake-up latency and return on
+		// waking, early or late by the error of the prediction (see wakeEarly).
+		if until-now <= lead/2 {
+			return nil
+		}
+		armed := max(until-lead, now+1)
+		if err := t.sleep(armed); err != nil {
+			return err
+		}
+		s.observe(t.c.now() - armed)
+		return nil
+	}
+	if !precise {
+		return t.sleep(until)
+	}
 	if until-now > lead {
 		armed := until - lead
 		if err := t.sleep(armed); err != nil {

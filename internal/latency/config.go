@@ -54,11 +54,12 @@ type Config struct {
 	// their own stream derived from Seed, so a run is reproducible; 0 is a valid seed.
 	Seed int64
 
-	// NoSpin disables the short busy-wait that makes release times exact to the microsecond
-	// (see the package documentation, "Clock"). It saves CPU and costs accuracy: the timer
-	// wake-up latency of the machine (25-70 µs at the median on the VM measured) is added
-	// to each one-way delay that is not zero.
-	NoSpin bool
+	// Spin busy-waits the last microseconds before each release, within a CPU budget,
+	// instead of the default: waking early by the predicted timer wake-up latency and
+	// releasing on waking, which puts the median release on time at no CPU (see the package
+	// documentation, "Clock"). Spinning narrows the spread of single releases on an idle
+	// machine, and costs the CPU the server under test would otherwise have.
+	Spin bool
 }
 
 // DefaultQueueLimit is the per-connection, per-direction queue bound used when

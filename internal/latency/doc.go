@@ -39,8 +39,8 @@
 // Go timers round sleeps below about 1 ms up to 1 ms (the netpoller waits with epoll_wait's
 // millisecond timeout, golang/go#53824), which would make sub-millisecond RTTs impossible.
 // The link sleeps on a timerfd registered in the netpoller (the goroutine parks like one
-// blocked on a socket and is woken at hrtimer precision), arms it a little early and
-// busy-waits the last tens of microseconds, within a CPU budget (see spinner in clock.go).
+// blocked on a socket and is woken at hrtimer precision) and arms it a little early, by the
+// wake-up latency it predicts.
 // BenchmarkClock on the 2-vCPU VM the package was tuned on (neighbours busy, p50 / p99 of
 // how late the wait returned; p99s are dominated by other tenants' load):
 //
@@ -51,14 +51,22 @@
 //	5 ms       176 / 2285 µs    195 / 13473 µs  67.9 / 12257 µs  1.41 / 3312 µs
 //
 // The timerfd alone is 25-70 µs late because the kernel must wake a halted vCPU (this VM
-// does no guest halt-polling); the spin tail removes that at the cost of up to a lead
-// (10-250 µs, adapted to the measured wake-up latency) of CPU per precise wait. Only the
-// last chunk queued in a direction is waited for precisely: chunks followed by others (bulk)
-// may leave a little late without changing throughput or when a message completes.
-// Config.NoSpin turns the spin off.
+// does no guest halt-polling). By default the link does not spin that away: it arms each
+// precise timer early by the predicted wake-up latency (a streaming median of the ones it
+// observed, 10-250 µs) and releases on waking, so about half the releases leave a few µs
+// early and half a few µs late, and the median is on time at no CPU. Config.Spin instead
+// arms early and busy-waits the rest within a CPU budget (see spinner in clock.go), which
+// narrows single releases on an idle machine and takes CPU from the server under test.
+// A/B in real runs (BenchmarkLinkCPU, select-only at 10 terminals on the managed
+// PostgreSQL, medians of three rounds, quiet machine): at 1 ms the in-run lateness p50 (up +
+// down) was 3.5 µs waking early against 23.6 µs spinning, for 83 against 93 µs of client
+// CPU per transaction; at 10 ms 43 against 90 µs. Only the last chunk queued in a direction
+// is waited for precisely: chunks followed by others (bulk) may leave a little late without
+// changing throughput or when a message completes. Lateness histograms record an early
+// release as 0: their median is exact while at least half the releases are on time or late.
 //
 // Those precise chunks are written by one releaser goroutine per link (see preciseReleaser):
-// it sleeps on its own timerfd, spins once for whatever falls due together and writes each
+// it sleeps on its own timerfd, wakes once for whatever falls due together and writes each
 // chunk with one non-blocking write, so concurrent connections no longer compete for the one
 // spin slot a 2-CPU machine has. With 32 connections at 1 ms this halved the in-band
 // lateness (p50 45-49 → 20 µs) and cut the error of the added RTT from +151-168 to +96-106
@@ -71,8 +79,9 @@
 // cap. On the VM itself, the idle vCPUs halt (its cpuidle haltpoll driver runs with
 // guest_halt_poll_ns=0): holding /dev/cpu_dma_latency at 0, as cyclictest does, makes idle
 // CPUs poll instead, and brought the one-connection error at 10 ms from +113 to +12 µs in
-// one A/B run. dblat does not do that for you: it would change how fast the database server
-// wakes up too, so runs with and without it would not compare.
+// one A/B run. Runs hold it by default where the machine permits (HoldCPULatency, called by
+// package execution), and record whether they did: it changes how fast the database server
+// wakes up too, so runs with and without it do not compare.
 //
 // # Accuracy and cost (BenchmarkAccuracy, BenchmarkOverhead, BenchmarkBulk)
 //

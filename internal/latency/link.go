@@ -57,7 +57,7 @@ func Listen(ctx context.Context, addr, upstream string, cfg Config, opts ...List
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	clk, err := newRealClock(cfg.NoSpin)
+	clk, err := newRealClock(!cfg.Spin)
 	if err != nil {
 		return nil, fmt.Errorf("latency: clock: %w", err)
 	}

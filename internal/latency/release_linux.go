@@ -92,6 +92,29 @@ func (r *preciseReleaser) sleep() error {
 	}
 }
 
+// wakeEarly decides, without spinning, whether the job due at t leaves now: it does when t
+// is within the predicted wake-up latency of now and the loop has just woken up for it (a
+// timer armed that early fired), or within half of it otherwise; so do all jobs due by the
+// cutoff it returns (at least half the predicted latency ahead: one wake-up for them all). Otherwise it arms the timerfd at t
+// less the predicted latency (or less half of it, when that is already past) and reports
+// false. A lone release is then early when the wake-up came sooner than predicted and late
+// when it came later: its median error is the error of the prediction, at no CPU, where
+// sleeping exactly to t makes every release late by the whole wake-up latency. Called with
+// mu held.
+func (r *preciseReleaser) wakeEarly(now, t int64, woken bool) (cutoff int64, ok bool) {
+	predicted := r.clk.spin.lead()
+	half := predicted / 2
+	if t-now <= half || woken && t-now <= predicted {
+		return now + max(t-now, half), true
+	}
+	a := t - predicted
+	if a <= now {
+		a = t - half
+	}
+	r.arm(a)
+	return 0, false
+}
+
 // lead is how long before a release the loop wakes to spin (0 without spinning).
 func (r *preciseReleaser) lead() int64 {
 	if r.clk.noSpin {
@@ -102,6 +125,9 @@ func (r *preciseReleaser) lead() int64 {
 
 func (r *preciseReleaser) submit(j *releaseJob) bool {
 	lead := r.lead()
+	if r.clk.noSpin {
+		lead = r.clk.spin.lead() // wakeEarly's arming
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -153,6 +179,7 @@ func (r *preciseReleaser) loop() {
 	s, clk := r.clk.spin, r.clk
 	var due []*releaseJob
 	woke := clk.now()
+	woken := false // without spinning: the last sleep ended on the timer just now
 	for {
 		r.mu.Lock()
 		if r.closed {
@@ -161,7 +188,28 @@ func (r *preciseReleaser) loop() {
 		}
 		now := clk.now()
 		lead := r.lead()
-		if len(r.jobs) == 0 || r.jobs[0].release-now > lead {
+		cutoff := now // jobs due by then leave on this pass
+		if len(r.jobs) > 0 && r.clk.noSpin {
+			// Without spinning: wake early by the predicted wake-up latency and release on
+			// waking (see wakeEarly).
+			var ok bool
+			if cutoff, ok = r.wakeEarly(now, r.jobs[0].release, woken); !ok {
+				r.mu.Unlock()
+				r.busy.Add(clk.now() - woke)
+				if r.sleep() != nil {
+					return
+				}
+				woke = clk.now()
+				r.mu.Lock()
+				if late := clk.now() - r.armed; r.armed != math.MaxInt64 && late >= 0 {
+					s.observe(late)
+				}
+				r.mu.Unlock()
+				woken = true
+				continue
+			}
+			woken = false
+		} else if len(r.jobs) == 0 || r.jobs[0].release-now > lead {
 			if len(r.jobs) == 0 {
 				r.arm(math.MaxInt64)
 			} else {
@@ -181,9 +229,7 @@ func (r *preciseReleaser) loop() {
 			}
 			r.mu.Unlock()
 			continue
-		}
-		t := r.jobs[0].release
-		if t > now {
+		} else if t := r.jobs[0].release; t > now {
 			// Within the lead: spin to t if the budget allows, else sleep exactly to t.
 			if lead == 0 || !s.tryAcquire(now, t-now) {
 				r.arm(t)
@@ -202,9 +248,11 @@ func (r *preciseReleaser) loop() {
 			}
 			s.release(now - start)
 			r.mu.Lock()
+			cutoff = clk.now()
+		} else {
+			cutoff = clk.now()
 		}
-		now = clk.now()
-		for len(r.jobs) > 0 && r.jobs[0].release <= now {
+		for len(r.jobs) > 0 && r.jobs[0].release <= cutoff {
 			due = append(due, heap.Pop(&r.jobs).(*releaseJob))
 		}
 		r.setEarliest()
