@@ -303,7 +303,8 @@ func worse(a, b *results.Lateness) *results.Lateness {
 	case b == nil:
 		return a
 	}
-	return &results.Lateness{N: a.N + b.N, P50: max(a.P50, b.P50), P90: max(a.P90, b.P90), P99: max(a.P99, b.P99),
+	return &results.Lateness{N: a.N + b.N, Mean: results.MeanOf(a.Mean, a.N, b.Mean, b.N),
+		P50: max(a.P50, b.P50), P90: max(a.P90, b.P90), P99: max(a.P99, b.P99),
 		P999: max(a.P999, b.P999), Max: max(a.Max, b.Max)}
 }
 

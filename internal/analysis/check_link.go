@@ -17,8 +17,9 @@ const RuleRTT = "rtt-off"
 var rttRule = rule{names: []string{RuleRTT}, check: (*checker).rtt}
 
 // RuleRTTUncertain: the RTT a run achieved is uncertain by more than the tolerance: the
-// link's release times during the window spread that far (RTTUncertainty), so the
-// transactions met RTTs that differ by more than a point on the RTT axis can say.
+// mean of the link's release lateness during the window lies that far from its median
+// (RTTUncertainty), so the point on the RTT axis does not stand for what the transactions
+// waited on average.
 const RuleRTTUncertain = "rtt-uncertain"
 
 var rttUncertainRule = rule{names: []string{RuleRTTUncertain}, check: (*checker).rttUncertain}
@@ -100,10 +101,10 @@ func (c *checker) rtt() {
 	}
 }
 
-// rttUncertain flags runs whose achieved RTT is uncertain by more than the tolerance: the
-// spread of the link's release lateness during the window (RTTUncertainty). How late the
-// link was is no error by itself (the run is placed at the RTT achieved); how much that
-// varied from one transaction to the next is.
+// rttUncertain flags runs whose achieved RTT is uncertain by more than the tolerance
+// (RTTUncertainty: the mean release lateness against the median). How late the link was is
+// no error by itself (the run is placed at the RTT achieved); a tail heavy enough to move
+// the mean away from that place is.
 func (c *checker) rttUncertain() {
 	var ids []int64
 	var lines []string
@@ -118,14 +119,14 @@ func (c *checker) rttUncertain() {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: rtt %s achieved %s ± %s (release lateness p50/p90 up %s, down %s; tolerance %s)", r.ID,
+		lines = append(lines, fmt.Sprintf("run %d: rtt %s achieved %s ± %s (release lateness p50/mean/p90 up %s, down %s; tolerance %s)", r.ID,
 			fmtDur(r.Params.RTT), fmtDur(got), fmtDur(u), latePart(l.LatenessUp), latePart(l.LatenessDown), fmtDur(tol)))
 	}
 	if len(ids) == 0 {
 		return
 	}
 	c.add(Finding{Rule: RuleRTTUncertain, Severity: Error,
-		Message:  "the RTT these runs achieved is uncertain by more than the tolerance: the link's release times spread that far during the window, so their transactions met different RTTs and no point on the RTT axis stands for them",
+		Message:  "the RTT these runs achieved is uncertain by more than the tolerance: the mean of the link's release lateness during the window, which throughput answers to, lies that far from the median the RTT axis places them at",
 		Evidence: listed(lines, 8), Runs: ids,
 		Fix: "give the client CPU (fewer terminals, a separate client machine), hold the CPUs out of deep idle states (the default where permitted; see --no-cpu-latency-hold), and rerun"})
 }
@@ -134,7 +135,7 @@ func latePart(l *results.Lateness) string {
 	if lateN(l) == 0 {
 		return "–"
 	}
-	return fmtDur(l.P50) + "/" + fmtDur(l.P90)
+	return fmtDur(l.P50) + "/" + fmtDur(l.Mean) + "/" + fmtDur(l.P90)
 }
 
 // linkCPU flags runs whose latency link used more than a quarter of a CPU for its timing

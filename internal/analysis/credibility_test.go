@@ -115,11 +115,11 @@ func TestCheckPlanted(t *testing.T) {
 				return runs
 			}},
 		{name: "achieved RTT uncertain", rule: RuleRTTUncertain, sev: Error, runs: []int64{7},
-			msg: []string{"run 7: rtt", "± 365µs (release lateness p50/p90 up 10µs/150µs, down 15µs/240µs"},
+			msg: []string{"run 7: rtt", "± 125µs (release lateness p50/mean/p90 up 10µs/60µs/150µs, down 15µs/90µs/240µs"},
 			plant: func(runs []results.Run) []results.Run {
 				r := byID(runs, 7)
-				r.Link.LatenessUp = &results.Lateness{N: 1000, P50: 10 * time.Microsecond, P90: 150 * time.Microsecond, P99: 300 * time.Microsecond}
-				r.Link.LatenessDown = &results.Lateness{N: 1000, P50: 15 * time.Microsecond, P90: 240 * time.Microsecond, P99: 500 * time.Microsecond}
+				r.Link.LatenessUp = &results.Lateness{N: 1000, Mean: 60 * time.Microsecond, P50: 10 * time.Microsecond, P90: 150 * time.Microsecond, P99: 300 * time.Microsecond}
+				r.Link.LatenessDown = &results.Lateness{N: 1000, Mean: 90 * time.Microsecond, P50: 15 * time.Microsecond, P90: 240 * time.Microsecond, P99: 500 * time.Microsecond}
 				for _, other := range runs {
 					if other.ID != 7 && other.Link != nil {
 						byID(runs, other.ID).Link.LatenessUp = &results.Lateness{N: 1000, P50: 5 * time.Microsecond, P90: 7 * time.Microsecond}

@@ -173,10 +173,12 @@ func AchievedRTT(r *results.Run) time.Duration {
 	return r.Params.RTT
 }
 
-// RTTUncertainty is how far run r's achieved RTT (AchievedRTT) may be off what its
-// transactions really waited: the spread of the link's lateness within the window (p90 −
-// p50, each way), or, for a run that recorded none, the gap between its calibration's median
-// and 99th percentile; 0 without a link.
+// RTTUncertainty is how far run r's achieved RTT (AchievedRTT, placed at the median
+// lateness) may be off what its transactions waited on average, which is what throughput
+// answers to: the distance between the mean and the median of the link's lateness within
+// the window, each way (p90 − p50 for runs stored before the mean was recorded), or, for a
+// run that recorded none, the gap between its calibration's median and 99th percentile; 0
+// without a link. Early releases count as on time, so it errs on the side of more.
 func RTTUncertainty(r *results.Run) time.Duration {
 	l := r.Link
 	switch {
@@ -187,7 +189,10 @@ func RTTUncertainty(r *results.Run) time.Duration {
 			if lateN(x) == 0 {
 				return 0
 			}
-			return max(x.P90-x.P50, 0)
+			if x.Mean == 0 && x.P90 > 0 { // stored before the mean was recorded
+				return max(x.P90-x.P50, 0)
+			}
+			return (x.Mean - x.P50).Abs()
 		}
 		return spread(l.LatenessUp) + spread(l.LatenessDown)
 	case l.Samples > 0:

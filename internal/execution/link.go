@@ -134,11 +134,12 @@ func worse(acc *results.Lateness, s latency.Summary) *results.Lateness {
 	if s.N == 0 {
 		return acc
 	}
-	l := &results.Lateness{N: int64(s.N), P50: s.P50, P90: s.P90, P99: s.P99, P999: s.P999, Max: s.Max}
+	l := &results.Lateness{N: int64(s.N), Mean: s.Mean, P50: s.P50, P90: s.P90, P99: s.P99, P999: s.P999, Max: s.Max}
 	if acc == nil {
 		return l
 	}
-	return &results.Lateness{N: acc.N + l.N, P50: max(acc.P50, l.P50), P90: max(acc.P90, l.P90), P99: max(acc.P99, l.P99),
+	return &results.Lateness{N: acc.N + l.N, Mean: results.MeanOf(acc.Mean, acc.N, l.Mean, l.N),
+		P50: max(acc.P50, l.P50), P90: max(acc.P90, l.P90), P99: max(acc.P99, l.P99),
 		P999: max(acc.P999, l.P999), Max: max(acc.Max, l.Max)}
 }
 

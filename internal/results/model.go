@@ -143,15 +143,21 @@ type Link struct {
 	LatenessUp   *Lateness `json:"lateness_up,omitempty"`
 	LatenessDown *Lateness `json:"lateness_down,omitempty"`
 	// CPUSeconds is the CPU the link's own timing work took during the measurement window
-	// (its releaser's busy time and every precise wait's spin), part of
+	// (its releaser's busy time, without the writes a direct client would make too, and every
+	// precise wait's spin), part of
 	// Client.CPUSeconds; 0 when not measured.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 }
 
 // Lateness is a distribution of how late the latency link released data, in nanoseconds;
-// quantiles are accurate to 12.5 % (upper bounds of log-linear buckets).
+// quantiles are accurate to 12.5 % (upper bounds of log-linear buckets). A release that left
+// early counts as on time (0).
 type Lateness struct {
-	N    int64         `json:"n"`
+	N int64 `json:"n"`
+	// Mean is exact (0 for runs stored before it was recorded): throughput answers to the
+	// mean RTT, so its distance from P50 says how far the run's place on the RTT axis may be
+	// off (analysis.RTTUncertainty).
+	Mean time.Duration `json:"mean_ns,omitempty"`
 	P50  time.Duration `json:"p50_ns"`
 	P90  time.Duration `json:"p90_ns"`
 	P99  time.Duration `json:"p99_ns"`
@@ -329,4 +335,12 @@ type Sample struct {
 	// RespP99Us is the interval's 99th percentile of response time (from the intended
 	// start); P50Us … MaxUs are service times.
 	RespP99Us int64 `json:"resp_p99_us,omitempty"`
+}
+
+// MeanOf is the mean of two groups of a and b values whose means are ma and mb.
+func MeanOf(ma time.Duration, a int64, mb time.Duration, b int64) time.Duration {
+	if a+b == 0 {
+		return 0
+	}
+	return time.Duration((float64(ma)*float64(a) + float64(mb)*float64(b)) / float64(a+b))
 }
