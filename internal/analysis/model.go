@@ -178,7 +178,7 @@ func AchievedRTT(r *results.Run) time.Duration {
 // answers to: the distance between the mean and the median of the link's lateness within
 // the window, each way (p90 − p50 for runs stored before the mean was recorded), or, for a
 // run that recorded none, the gap between its calibration's median and 99th percentile; 0
-// without a link. Early releases count as on time, so it errs on the side of more.
+// without a link.
 func RTTUncertainty(r *results.Run) time.Duration {
 	l := r.Link
 	switch {

@@ -125,7 +125,7 @@ really ran with, in a results database.
 
 Start here:
   dblat quickstart                                  the embedded study: managed PostgreSQL, TPC-C
-                                                    at 3 RTTs × 2 terminal counts, about 4½ minutes
+                                                    at 5 RTTs × 2 terminal counts, about 6 minutes
   dblat server start postgres --name pg1            a private server; prints its DSN
   dblat load tpcc --target pg1 --warehouses 10
   dblat run tpcc --target pg1 --terminals 20 --duration 5m --warmup 1m

@@ -173,6 +173,7 @@ func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, 
 func (c *inlineConn) Read(b []byte) (int, error) {
 	for {
 		if c.pend == nil && c.pendKind == kData {
+			c.takeOverUp()
 			if err := c.fill(); err != nil {
 				return 0, err
 			}
@@ -458,6 +459,50 @@ func (c *inlineConn) sendQueued() error {
 			return werr
 		}
 	}
+}
+
+// takeOverMax bounds the request a reading goroutine releases itself (takeOverUp): one
+// that fits a socket buffer, so that the write does not wait for the server to read.
+const takeOverMax = 16 << 10
+
+// takeOverUp lets the goroutine that is about to wait for the server's answer release its
+// own request: when the up queue holds one small chunk the releaser has not taken yet, Read
+// withdraws it, waits for its release time on a timer of its own and writes it, as the down
+// direction does. Where the CPUs are saturated the one releaser goroutine waits for a CPU
+// behind the terminals, a terminal woken by its own timer does not: TPC-C on 2 CPUs at 16
+// terminals and 0.2 ms released requests 147-180 µs late at p50 through the releaser
+// (98-106 µs with its thread at nice -20), while the answers, timed by each terminal, were
+// 1 µs late. Write errors are kept for the next Write, as the releaser's are.
+func (c *inlineConn) takeOverUp() {
+	if c.job == nil {
+		return
+	}
+	c.upMu.Lock()
+	one := c.upSent && c.upQ.n == 1 && c.upQ.head().n <= takeOverMax
+	c.upMu.Unlock()
+	if !one || !c.e.rel.cancel(c.job) {
+		return
+	}
+	c.upMu.Lock()
+	h := c.upQ.head() // only popAndContinue pops, and the releaser no longer holds it
+	c.upMu.Unlock()
+	clk := c.e.clk
+	if h.release > clk.now() {
+		t, err := c.e.timers.get()
+		if err != nil {
+			c.popAndContinue(err)
+			return
+		}
+		err = t.wait(h.release, true)
+		c.e.timers.put(t)
+		if err != nil {
+			c.popAndContinue(net.ErrClosed)
+			return
+		}
+	}
+	c.e.lateness[up].record(clk.now() - h.release)
+	_, err := c.server.Write((*h.buf)[:h.n]) // metered by submitHead
+	c.popAndContinue(err)                    // and hands what was queued meanwhile to the releaser
 }
 
 // submitHead hands the head of the queue to the releaser.

@@ -84,10 +84,12 @@ func histUpper(i int) int64 {
 	return 1<<e + sub<<(e-histSub)
 }
 
+// record adds v. A negative value (a release that left early) counts in the sum as it is,
+// so the mean is exact, and in the buckets and the maximum as 0.
 func (h *histogram) record(v int64) {
+	h.sum.Add(v)
 	v = max(v, 0)
 	h.counts[histIndex(v)].Add(1)
-	h.sum.Add(v)
 	for {
 		m := h.max.Load()
 		if v <= m || h.max.CompareAndSwap(m, v) {

@@ -151,12 +151,12 @@ type Link struct {
 
 // Lateness is a distribution of how late the latency link released data, in nanoseconds;
 // quantiles are accurate to 12.5 % (upper bounds of log-linear buckets). A release that left
-// early counts as on time (0).
+// early counts as on time (0) in the quantiles, and as early (negative) in the mean.
 type Lateness struct {
 	N int64 `json:"n"`
-	// Mean is exact (0 for runs stored before it was recorded): throughput answers to the
-	// mean RTT, so its distance from P50 says how far the run's place on the RTT axis may be
-	// off (analysis.RTTUncertainty).
+	// Mean is exact, early releases included (0 for runs stored before it was recorded):
+	// throughput answers to the mean RTT, so its distance from P50 says how far the run's
+	// place on the RTT axis may be off (analysis.RTTUncertainty).
 	Mean time.Duration `json:"mean_ns,omitempty"`
 	P50  time.Duration `json:"p50_ns"`
 	P90  time.Duration `json:"p90_ns"`
