@@ -83,7 +83,7 @@ fig openloop-rate ./internal/runner '^BenchmarkOpenLoopRate$' 1x 1 30m "" \
 	'its doc comment (internal/runner/openloop_bench_test.go)' \
 	'achieved rate within 1 % of the target; schedule lag p99 ≤ 1 ms while unsaturated'
 fig openloop-co ./internal/runner '^BenchmarkOpenLoopCoordinatedOmission$' 1x 1 30m "" \
-	'its doc comment; README.md, "Closed and open loop"' \
+	'its doc comment (internal/runner/openloop_bench_test.go)' \
 	'a 1 s stall shows in the open loop'"'"'s response p99 (≥ 1 s), not necessarily in its service p99 or the closed loop'"'"'s'
 fig openloop-overload ./internal/runner '^BenchmarkOpenLoopOverload$' 1x 1 30m "" \
 	'its doc comment (internal/runner/openloop_bench_test.go)' \
@@ -95,7 +95,7 @@ fig predict-pgbench ./internal/observe '^BenchmarkPredictPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
 	'predicted TPS and mean latency of pgbench -N at +5 and +20 ms within 5 % of pgbench'"'"'s through a link'
 fig predict-contention ./internal/observe '^BenchmarkPredictContention$' 1x 1 30m "" \
-	'its doc comment (issue 24); README.md, "Your own application through the proxy"' \
+	'its doc comment (issue 24)' \
 	'tpcb-like at scale 1: prediction within 10 %, the model blind to the serial section overestimating'
 fig observe-cost ./internal/observe '^BenchmarkObserveCost$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
