@@ -6,7 +6,7 @@ BIN     := bin/dblat
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dblat/dblat/internal/sysinfo.version=$(VERSION)
 
-.PHONY: all setup build test quickstart bench vet clean
+.PHONY: all setup build test quickstart bench bench-all vet clean
 
 all: build
 
@@ -28,8 +28,15 @@ vet:
 quickstart: setup build
 	./$(BIN) quickstart
 
-# Benchmarks that print the figures quoted in issues and commit messages.
+# The figures the documentation quotes, each in the configuration it quotes, one after
+# another, with where it is quoted and its reference (scripts/bench.sh --list);
+# FIGURE=name runs one (or FIGURE="a b" several). Run it alone: the figures are timings.
+FIGURE ?=
 bench: setup
+	DBLAT_REQUIRE_SERVERS=1 GO=$(GO) ./scripts/bench.sh $(FIGURE)
+
+# Every benchmark once, quoted or not (what make bench ran before the figures were listed).
+bench-all: setup
 	DBLAT_REQUIRE_SERVERS=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
 
 clean:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what dblat and its tests need on a fresh Debian/Ubuntu machine, idempotently:
-# the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services are never
-# started), an unprivileged "dblat" user for managed servers when run as root, and the Go
-# modules.
+# Installs what dblat, its tests and its benchmarks need on a fresh Debian/Ubuntu machine,
+# idempotently: the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services
+# are never started), Chromium and socat, an unprivileged "dblat" user for managed servers
+# when run as root, and the Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +19,8 @@ have_postgres || need_pkgs+=(postgresql)
 command -v isql-fb >/dev/null 2>&1 || need_pkgs+=(firebird3.0-utils)
 # The report tests render HTML in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+# BenchmarkLinkOverheadPgbench (make bench) runs pgbench through socat, the floor any proxy costs.
+command -v socat >/dev/null 2>&1 || need_pkgs+=(socat)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then

@@ -229,9 +229,10 @@ func BenchmarkBulk(b *testing.B) {
 // does, and prints the error of the added RTT (achieved − requested, direct baseline
 // subtracted) at p50 and p99 next to the targets: p50 within max(2 %, 25 µs), p99 within
 // max(5 %, 150 µs). Each level measures about 2 s per path, pinging at most 10,000 times a
-// second over all connections (CalibrateOptions.MaxRate).
+// second over all connections (CalibrateOptions.MaxRate). The package documentation's
+// ranges are two runs (make bench FIGURE=latency-accuracy):
 //
-//	go test ./internal/latency -run '^$' -bench Accuracy -benchtime 1x
+//	go test ./internal/latency -run '^$' -bench Accuracy -benchtime 1x -count 2 -v
 func BenchmarkAccuracy(b *testing.B) {
 	if h, err := HoldCPULatency(); err == nil {
 		defer h.Release()

@@ -59,10 +59,13 @@ type txOutcome struct {
 // warm-up and window come from DBLAT_TXPARAMS_ARCHS (default Super), DBLAT_TXPARAMS_ROUNDS
 // (1), DBLAT_TXPARAMS_WARMUP (5s) and DBLAT_TXPARAMS_WINDOW (30s): about 6 minutes per
 // architecture and round, after a load of 1 to 2 minutes. The package documentation's
-// figures come from, run alone:
+// figures come from, run alone (make bench FIGURE=firebird-txparams, and
+// FIGURE=firebird-txparams-classic for its Classic column, one round):
 //
 //	DBLAT_TXPARAMS_ARCHS=Super,SuperClassic DBLAT_TXPARAMS_ROUNDS=2 \
 //	go test ./internal/engine/firebird -run '^$' -bench TxParams -benchtime 1x -timeout 2h
+//	DBLAT_TXPARAMS_ARCHS=Classic \
+//	go test ./internal/engine/firebird -run '^$' -bench TxParams -benchtime 1x -timeout 1h
 func BenchmarkTxParams(b *testing.B) {
 	ctx := context.Background()
 	archs := strings.Split(envOr("DBLAT_TXPARAMS_ARCHS", "Super"), ",")
