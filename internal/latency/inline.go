@@ -463,7 +463,13 @@ func (c *inlineConn) sendQueued() error {
 
 // takeOverMax bounds the request a reading goroutine releases itself (takeOverUp): one
 // that fits a socket buffer, so that the write does not wait for the server to read.
-const takeOverMax = 16 << 10
+// takeOverWithin bounds how far ahead its release may be: longer waits stay with the
+// releaser, whose one timer serves them all (2,000 terminals at 200 ms each holding a
+// precise timer of their own ran at 0.70 of the throughput bound, against 0.97).
+const (
+	takeOverMax    = 16 << 10
+	takeOverWithin = int64(2 * time.Millisecond)
+)
 
 // takeOverUp lets the goroutine that is about to wait for the server's answer release its
 // own request: when the up queue holds one small chunk the releaser has not taken yet, Read
@@ -478,7 +484,8 @@ func (c *inlineConn) takeOverUp() {
 		return
 	}
 	c.upMu.Lock()
-	one := c.upSent && c.upQ.n == 1 && c.upQ.head().n <= takeOverMax
+	one := c.upSent && c.upQ.n == 1 && c.upQ.head().n <= takeOverMax &&
+		c.upQ.head().release-c.e.clk.now() <= takeOverWithin
 	c.upMu.Unlock()
 	if !one || !c.e.rel.cancel(c.job) {
 		return
