@@ -228,6 +228,7 @@ func (r *preciseReleaser) loop() {
 				}
 			}
 			r.mu.Unlock()
+			woken = r.clk.noSpin // idle until a submit armed the timer for its job
 			continue
 		} else if t := r.jobs[0].release; t > now {
 			// Within the lead: spin to t if the budget allows, else sleep exactly to t.
