@@ -188,7 +188,10 @@ func (t *timerfd) wait(until int64, precise bool) error {
 		if until-now <= lead/2 {
 			return nil
 		}
-		armed := max(until-lead, now+1)
+		armed := until - lead
+		if armed <= now { // within the lead already: aim at half of it, as wakeEarly does
+			armed = until - lead/2
+		}
 		if err := t.sleep(armed); err != nil {
 			return err
 		}
