@@ -194,17 +194,9 @@ func (r *preciseReleaser) loop() {
 			// waking (see wakeEarly).
 			var ok bool
 			if cutoff, ok = r.wakeEarly(now, r.jobs[0].release, woken); !ok {
-				r.mu.Unlock()
-				r.busy.Add(clk.now() - woke)
-				if r.sleep() != nil {
+				if !r.park(&woke, true) {
 					return
 				}
-				woke = clk.now()
-				r.mu.Lock()
-				if late := clk.now() - r.armed; r.armed != math.MaxInt64 && late >= 0 {
-					s.observe(late)
-				}
-				r.mu.Unlock()
 				woken = true
 				continue
 			}
@@ -215,31 +207,18 @@ func (r *preciseReleaser) loop() {
 			} else {
 				r.arm(r.jobs[0].release - lead)
 			}
-			r.mu.Unlock()
-			r.busy.Add(clk.now() - woke)
-			if r.sleep() != nil {
+			if !r.park(&woke, lead > 0 || r.clk.noSpin) {
 				return
 			}
-			woke = clk.now()
-			r.mu.Lock()
-			if armed := r.armed; armed != math.MaxInt64 && lead > 0 {
-				if late := clk.now() - armed; late >= 0 {
-					s.observe(late)
-				}
-			}
-			r.mu.Unlock()
 			woken = r.clk.noSpin // idle until a submit armed the timer for its job
 			continue
 		} else if t := r.jobs[0].release; t > now {
 			// Within the lead: spin to t if the budget allows, else sleep exactly to t.
 			if lead == 0 || !s.tryAcquire(now, t-now) {
 				r.arm(t)
-				r.mu.Unlock()
-				r.busy.Add(clk.now() - woke)
-				if r.sleep() != nil {
+				if !r.park(&woke, false) {
 					return
 				}
-				woke = clk.now()
 				continue
 			}
 			r.mu.Unlock()
@@ -267,6 +246,29 @@ func (r *preciseReleaser) loop() {
 		woke = clk.now()
 		due = due[:0]
 	}
+}
+
+// park releases mu, which the caller holds with the timerfd armed, and sleeps until the
+// timerfd fires, adding the time since *woke to the busy time and setting *woke to the
+// wake-up; with observe it feeds the wake-up's lateness to the spinner's estimate. It
+// reports false when the releaser was closed.
+func (r *preciseReleaser) park(woke *int64, observe bool) bool {
+	r.mu.Unlock()
+	r.busy.Add(r.clk.now() - *woke)
+	if r.sleep() != nil {
+		return false
+	}
+	*woke = r.clk.now()
+	if observe {
+		r.mu.Lock()
+		if armed := r.armed; armed != math.MaxInt64 {
+			if late := *woke - armed; late >= 0 {
+				r.clk.spin.observe(late)
+			}
+		}
+		r.mu.Unlock()
+	}
+	return true
 }
 
 // write makes the job's one non-blocking write and signals its owner (or calls its then).
