@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"unsafe" // for go:linkname and the driver connection's address
 
 	"github.com/nakagami/firebirdsql"
@@ -72,10 +73,6 @@ type txParams struct {
 	noWait       bool
 	noRecVersion bool
 }
-
-// isDriverDefault reports whether the driver starts such transactions by itself, so that
-// connections need no wrapper.
-func (p txParams) isDriverDefault() bool { return !p.noWait && !p.noRecVersion }
 
 // String renders p as DSN parameters.
 func (p txParams) String() string {
@@ -175,18 +172,24 @@ func driverBegin(fc unsafe.Pointer, isolationLevel int) (driver.Tx, error)
 const driverConnType = "*firebirdsql.firebirdsqlConn"
 
 // txConn is one of the driver's connections whose read-write READ COMMITTED transactions
-// start with p's parameters. Everything else passes through to the driver's connection.
+// start with p's parameters, and which survives a failed begin (see lost). Everything else
+// passes through to the driver's connection.
 type txConn struct {
 	base driver.Conn
 	p    txParams
+
+	// lost is set when a begin failed. The driver (v0.9.23) then leaves the connection with
+	// no current transaction, and closing a statement prepared on it dereferences that
+	// missing transaction and panics. database/sql closes a pooled connection's statements
+	// before the connection itself when it discards it (a ping that fails after the server
+	// went away), so a server killed during a run crashed dblat. A lost connection is not
+	// valid, and its statements' Close does nothing: the server drops them with the
+	// attachment, or has already gone.
+	lost atomic.Bool
 }
 
-// wrapConn returns c with p applied, or c itself when the driver's own transactions are
-// p's.
+// wrapConn returns c with p applied and its failed begins survived.
 func wrapConn(c driver.Conn, p txParams) (driver.Conn, error) {
-	if p.isDriverDefault() {
-		return c, nil
-	}
 	if p.noRecVersion && reflect.TypeOf(c).String() != driverConnType {
 		c.Close()
 		return nil, fmt.Errorf("%s=%s needs the connections of github.com/nakagami/firebirdsql, got %T", ParamRecordVersion, NoRecVersion, c)
@@ -210,6 +213,14 @@ var (
 // through driverBegin, whose single round trip ctx does not bound (the driver's BeginTx
 // would), and whose Commit is not bounded by ctx either.
 func (c *txConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.beginTx(ctx, opts)
+	if err != nil {
+		c.lost.Store(true)
+	}
+	return tx, err
+}
+
+func (c *txConn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	level := sql.IsolationLevel(opts.Isolation)
 	if opts.ReadOnly || (level != sql.LevelDefault && level != sql.LevelReadCommitted) {
 		return c.base.(driver.ConnBeginTx).BeginTx(ctx, opts)
@@ -232,14 +243,20 @@ func (c *txConn) Begin() (driver.Tx, error) {
 }
 
 // Prepare implements driver.Conn.
-func (c *txConn) Prepare(query string) (driver.Stmt, error) { return c.base.Prepare(query) }
+func (c *txConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
 
 // Close implements driver.Conn.
 func (c *txConn) Close() error { return c.base.Close() }
 
 // PrepareContext implements driver.ConnPrepareContext.
 func (c *txConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.base.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	s, err := c.base.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &txStmt{Stmt: s, c: c}, nil
 }
 
 // ExecContext implements driver.ExecerContext.
@@ -257,6 +274,9 @@ func (c *txConn) Ping(ctx context.Context) error { return c.base.(driver.Pinger)
 
 // IsValid implements driver.Validator.
 func (c *txConn) IsValid() bool {
+	if c.lost.Load() {
+		return false
+	}
 	v, ok := c.base.(driver.Validator)
 	return !ok || v.IsValid()
 }
@@ -272,3 +292,32 @@ func (c *txConn) CheckNamedValue(nv *driver.NamedValue) error {
 // Unwrap returns the driver's connection, for callers of (*sql.Conn).Raw that need the
 // driver's own methods.
 func (c *txConn) Unwrap() driver.Conn { return c.base }
+
+// txStmt is a statement of a txConn: its Close does nothing once the connection is lost.
+type txStmt struct {
+	driver.Stmt
+	c *txConn
+}
+
+var (
+	_ driver.StmtExecContext  = (*txStmt)(nil)
+	_ driver.StmtQueryContext = (*txStmt)(nil)
+)
+
+// Close implements driver.Stmt.
+func (s *txStmt) Close() error {
+	if s.c.lost.Load() {
+		return nil
+	}
+	return s.Stmt.Close()
+}
+
+// ExecContext implements driver.StmtExecContext.
+func (s *txStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+// QueryContext implements driver.StmtQueryContext.
+func (s *txStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}

@@ -3,7 +3,10 @@ package firebird_test
 import (
 	"context"
 	"database/sql"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,5 +166,109 @@ func TestTxParamsConflict(t *testing.T) {
 				time.Sleep(hold) // let the first commit before the next case
 			}
 		})
+	}
+}
+
+// TestLostConnectionIsDiscardedCleanly makes a pooled connection's server go silent, as a
+// server killed during a run can (what is written is taken, nothing comes back), after a
+// statement was prepared on the connection: the next transaction's begin fails, and
+// database/sql discards the connection, closing its statements first. With the driver's own
+// connection that Close panicked (a failed begin leaves it with no current transaction) and
+// took the whole run down.
+func TestLostConnectionIsDiscardedCleanly(t *testing.T) {
+	dsn := fbtest.NewDatabase(t, "Super")
+	ctx := context.Background()
+	var mu sync.Mutex
+	var sockets []*silencing
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		s := &silencing{Conn: c, silent: make(chan struct{})}
+		mu.Lock()
+		sockets = append(sockets, s)
+		mu.Unlock()
+		return s, nil
+	}
+	// rec_version: its begin is bounded by the context (no_rec_version's is not).
+	runDSN, err := firebird.Engine{}.RunDSN(dsn, option.Values{firebird.OptionRecordVersion: firebird.RecVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, runDSN, engine.OpenOptions{Dial: dial})
+	st, err := db.PrepareContext(ctx, "SELECT 1 FROM RDB$DATABASE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one int
+	if err := tx.StmtContext(ctx, st).QueryRowContext(ctx).Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, s := range sockets {
+		s.silence()
+	}
+	sockets = nil
+	mu.Unlock()
+	bctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if _, err := conn.BeginTx(bctx, nil); err == nil {
+		t.Fatal("a transaction began on a connection whose server is silent")
+	}
+	if err := conn.PingContext(ctx); err == nil {
+		t.Fatal("a connection whose server is silent answered a ping")
+	}
+	// The pool dials a new connection for the next statement.
+	if err := st.QueryRowContext(ctx).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after the lost connection: %d, %v", one, err)
+	}
+}
+
+// silencing is a connection whose peer can be made silent: writes are then accepted and
+// dropped, and reads wait until the connection is closed.
+type silencing struct {
+	net.Conn
+	once   sync.Once
+	silent chan struct{}
+}
+
+func (s *silencing) silence() { s.once.Do(func() { close(s.silent) }) }
+
+func (s *silencing) Write(p []byte) (int, error) {
+	select {
+	case <-s.silent:
+		return len(p), nil
+	default:
+		return s.Conn.Write(p)
+	}
+}
+
+func (s *silencing) Read(p []byte) (int, error) {
+	select {
+	case <-s.silent:
+		return 0, io.EOF
+	default:
+	}
+	n, err := s.Conn.Read(p)
+	select {
+	case <-s.silent:
+		return 0, io.EOF
+	default:
+		return n, err
 	}
 }
