@@ -150,6 +150,11 @@ type Dialect struct {
 	// PostgreSQL folds them to lower case; a script's \gset then stores them as PostgreSQL
 	// would name them.
 	FoldsUpper bool
+	// ExecCountsRows is set when the driver's Exec of a statement that returns no rows
+	// costs a second round trip to read how many rows it changed, which running the same
+	// statement as a query does not (Firebird: op_info_sql after op_execute). A caller that
+	// does not need the count runs such statements as queries, one round trip each.
+	ExecCountsRows bool
 }
 
 // Rebind rewrites a query written with "?" placeholders into the dialect's markers.

@@ -65,6 +65,8 @@ func dialect() engine.Dialect {
 		// run in (only IN AUTONOMOUS TRANSACTION blocks commit, separately).
 		ProcedureLanguage: "psql",
 		FoldsUpper:        true,
+		// github.com/nakagami/firebirdsql's Exec asks for the row count after executing.
+		ExecCountsRows: true,
 	}
 }
 

@@ -258,7 +258,7 @@ func (e *sqlExec) run(ctx context.Context, q querier, st *Stmt, info *stmtInfo) 
 			return err
 		}
 	}
-	if !info.rows && st.Capture == CaptureNone {
+	if !info.rows && st.Capture == CaptureNone && !e.w.queryAll {
 		var err error
 		if stmt != nil {
 			_, err = stmt.ExecContext(ctx, e.args...)

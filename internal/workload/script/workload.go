@@ -80,6 +80,9 @@ type Workload struct {
 	locking sql.IsolationLevel
 	// lower reports captured columns in lower case (engine.Dialect.FoldsUpper).
 	lower bool
+	// queryAll runs statements that return no rows as queries too: a script never reads
+	// their row counts, which cost a round trip of their own (engine.Dialect.ExecCountsRows).
+	queryAll bool
 
 	// scripts are the transaction types (weight > 0), in the order given; total is the
 	// sum of their weights.
@@ -199,7 +202,7 @@ func New(t workload.Target, cfg workload.Config) (*Workload, error) {
 func newWorkload(eng engine.Engine, protocol string) (*Workload, error) {
 	w := &Workload{eng: eng, protocol: protocol, id: workloads.Add(1)}
 	d := eng.Dialect()
-	w.locking, w.lower = d.LockingIsolation, d.FoldsUpper
+	w.locking, w.lower, w.queryAll = d.LockingIsolation, d.FoldsUpper, d.ExecCountsRows
 	if to, ok := eng.(engine.TxOnly); ok {
 		w.txOnly = to.TxOnly()
 	}
