@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -101,6 +102,7 @@ type inlineConn struct {
 	e      *env
 	id     uint64
 	server net.Conn
+	sw     io.Writer // server's writes (quickWrites)
 	meter  Meter
 
 	// Up: chunks written by the caller wait in upQ until the releaser writes them.
@@ -143,7 +145,7 @@ type inlineConn struct {
 
 func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, error) {
 	e := l.env
-	c := &inlineConn{l: l, e: e, id: id, server: server, upSpace: make(chan struct{}, 1), done: make(chan struct{}),
+	c := &inlineConn{l: l, e: e, id: id, server: server, sw: quickWrites(server), upSpace: make(chan struct{}, 1), done: make(chan struct{}),
 		dlChanged: make(chan struct{}, 1)}
 	c.upSched.cfg, c.downSch.cfg = &e.dirs[up], &e.dirs[down]
 	if e.delayConnect && e.rtt > 0 {
@@ -344,7 +346,7 @@ func (c *inlineConn) Write(b []byte) (int, error) {
 	if !c.upSched.cfg.line() && c.upQ.n == 0 && now >= c.upSched.gate {
 		c.upMu.Unlock()
 		c.meter.Up(len(b))
-		n, err := c.server.Write(b)
+		n, err := c.sw.Write(b)
 		if n < len(b) {
 			c.meter.bytesUp.Add(int64(n - len(b)))
 		}
@@ -448,7 +450,7 @@ func (c *inlineConn) sendQueued() error {
 		}
 		c.e.lateness[up].record(c.e.clk.now() - h.release)
 		c.meter.Up(h.n)
-		_, werr := c.server.Write((*h.buf)[:h.n])
+		_, werr := c.sw.Write((*h.buf)[:h.n])
 		c.upMu.Lock()
 		c.popUp()
 		c.upMu.Unlock()
@@ -508,8 +510,8 @@ func (c *inlineConn) takeOverUp() {
 		}
 	}
 	c.e.lateness[up].record(clk.now() - h.release)
-	_, err := c.server.Write((*h.buf)[:h.n]) // metered by submitHead
-	c.popAndContinue(err)                    // and hands what was queued meanwhile to the releaser
+	_, err := c.sw.Write((*h.buf)[:h.n]) // metered by submitHead
+	c.popAndContinue(err)                // and hands what was queued meanwhile to the releaser
 }
 
 // submitHead hands the head of the queue to the releaser.
@@ -548,7 +550,7 @@ func (c *inlineConn) afterRelease() {
 	if err == nil && n < h.n {
 		c.upMu.Unlock()
 		go func() {
-			_, werr := c.server.Write((*h.buf)[n:h.n])
+			_, werr := c.sw.Write((*h.buf)[n:h.n])
 			c.popAndContinue(werr)
 		}()
 		return

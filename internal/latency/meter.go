@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"io"
 	"net"
 	"sync/atomic"
 )
@@ -92,13 +93,14 @@ func (m *Meter) Snapshot() Counts {
 type MeteredConn struct {
 	net.Conn
 	meter Meter
+	w     io.Writer // Conn's writes (quickWrites)
 }
 
 // MeterConn wraps c so that its traffic is counted. The runner wraps every database
 // connection with it (through the driver's dialer) and snapshots Counts before and after each
 // transaction.
 func MeterConn(c net.Conn) *MeteredConn {
-	return &MeteredConn{Conn: c}
+	return &MeteredConn{Conn: c, w: quickWrites(c)}
 }
 
 // Read reads from the wrapped conn and counts the bytes returned.
@@ -112,7 +114,7 @@ func (c *MeteredConn) Read(p []byte) (int, error) {
 // before the write (see Meter.Up) and corrected if the write fails part-way.
 func (c *MeteredConn) Write(p []byte) (int, error) {
 	c.meter.Up(len(p))
-	n, err := c.Conn.Write(p)
+	n, err := c.w.Write(p)
 	if n < len(p) {
 		c.meter.bytesUp.Add(int64(n - len(p)))
 	}

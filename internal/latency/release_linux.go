@@ -296,19 +296,15 @@ func newReleaseJob(rc syscall.RawConn, h *histogram) *releaseJob {
 
 // writeOnce is the RawConn.Write callback: one non-blocking write, never a wait.
 func (j *releaseJob) writeOnce(fd uintptr) bool {
-	for {
-		n, err := unix.Write(int(fd), j.buf)
-		switch err {
-		case nil:
-			j.n = n
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-		default:
-			j.err = err
-		}
-		return true
+	n, errno := sysWrite(fd, j.buf)
+	switch errno {
+	case 0:
+		j.n = n
+	case unix.EAGAIN:
+	default:
+		j.err = errno
 	}
+	return true
 }
 
 // timingCPU is the releaser's busy time, ns.
