@@ -28,7 +28,7 @@ var _ engine.TxStatements = Engine{}
 //     COMMIT and ROLLBACK RETAINING are refused (they keep the transaction open: scripts end
 //     theirs).
 func (Engine) TxStatement(query string) (engine.TxOp, *sql.TxOptions, error) {
-	w := words(query, 12)
+	w := engine.LeadingWords(query, 12)
 	if len(w) == 0 {
 		return engine.TxNone, nil, nil
 	}
@@ -123,42 +123,4 @@ func beginOptions(query string, w []string) (engine.TxOp, *sql.TxOptions, error)
 		}
 	}
 	return engine.TxBegin, opts, nil
-}
-
-// words returns up to n of the statement's first words in upper case: runs of letters,
-// digits and underscores, after blanks, comments and the final semicolon are dropped.
-func words(query string, n int) []string {
-	var out []string
-	for i := 0; i < len(query) && len(out) < n; {
-		c := query[i]
-		switch {
-		case c == '-' && i+1 < len(query) && query[i+1] == '-':
-			for i < len(query) && query[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(query) && query[i+1] == '*':
-			end := strings.Index(query[i+2:], "*/")
-			if end < 0 {
-				return out
-			}
-			i += end + 4
-		case isWordByte(c):
-			j := i
-			for j < len(query) && isWordByte(query[j]) {
-				j++
-			}
-			out = append(out, strings.ToUpper(query[i:j]))
-			i = j
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ';':
-			i++
-		default:
-			// Anything else (a parenthesis, a quote) is not a transaction statement's.
-			return append(out, string(c))
-		}
-	}
-	return out
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }

@@ -14,7 +14,7 @@ import (
 // anything else are other statements. Engines whose SQL cannot begin a transaction say it
 // themselves (engine.TxStatements).
 func txOf(query string) engine.TxOp {
-	w := firstWords(query, 3)
+	w := engine.LeadingWords(query, 3)
 	if len(w) == 0 {
 		return engine.TxNone
 	}
@@ -48,45 +48,12 @@ func txOf(query string) engine.TxOp {
 	return engine.TxNone
 }
 
-// firstWords returns up to n of the statement's first words in upper case, after blanks
-// and leading comments; it stops at anything but a word.
-func firstWords(query string, n int) []string {
-	var out []string
-	for i := 0; i < len(query) && len(out) < n; {
-		c := query[i]
-		switch {
-		case c == '-' && i+1 < len(query) && query[i+1] == '-':
-			for i < len(query) && query[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(query) && query[i+1] == '*':
-			end := strings.Index(query[i+2:], "*/")
-			if end < 0 {
-				return out
-			}
-			i += end + 4
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case isIdentStart(c):
-			j := i
-			for j < len(query) && isIdentCont(query[j]) {
-				j++
-			}
-			out = append(out, strings.ToUpper(query[i:j]))
-			i = j
-		default:
-			return out
-		}
-	}
-	return out
-}
-
 // returnsRows reports whether a statement returns rows by its first word (or RETURNING),
 // so that the database/sql path reads them as a query (a Firebird SELECT does its work
 // only as its rows are fetched; EXECUTE PROCEDURE with output parameters answers in the
 // same round trip as a query).
 func returnsRows(query string) bool {
-	w := firstWords(query, 1)
+	w := engine.LeadingWords(query, 1)
 	if len(w) == 0 {
 		return false
 	}
