@@ -141,6 +141,14 @@ func TestWirePsql(t *testing.T) {
 		"COPY wt FROM STDIN|1 stmts|2 rt|autocommit|failed=false|errors=0",
 		"SELECT count(*) FROM wt|1 stmts|1 rt|autocommit|failed=false|errors=0",
 	}
+	// pgx's CopyFrom writes the COPY data from a goroutine of its own without waiting for
+	// CopyInResponse, and CopyDone after it: how those writes and the server's answers
+	// interleave depends on scheduling, and on a loaded machine the proxy once saw three
+	// turns instead of two.
+	copyFrom := slices.Index(want, `copy "px" ("id", "v") from stdin binary|1|2|autocommit|false`)
+	if copyFrom >= 0 && copyFrom < len(got) && got[copyFrom] == `copy "px" ("id", "v") from stdin binary|1|3|autocommit|false` {
+		got[copyFrom] = want[copyFrom]
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("transactions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -322,6 +330,14 @@ func TestWirePgx(t *testing.T) {
 		"begin; SELECT ?/?; rollback|3|3|rollback|true",
 		`copy "px" ("id", "v") from stdin binary|1|2|autocommit|false`,
 		"COPY px TO STDOUT|1|1|autocommit|false",
+	}
+	// pgx's CopyFrom writes the COPY data from a goroutine of its own without waiting for
+	// CopyInResponse, and CopyDone after it: how those writes and the server's answers
+	// interleave depends on scheduling, and on a loaded machine the proxy once saw three
+	// turns instead of two.
+	copyFrom := slices.Index(want, `copy "px" ("id", "v") from stdin binary|1|2|autocommit|false`)
+	if copyFrom >= 0 && copyFrom < len(got) && got[copyFrom] == `copy "px" ("id", "v") from stdin binary|1|3|autocommit|false` {
+		got[copyFrom] = want[copyFrom]
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("transactions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
