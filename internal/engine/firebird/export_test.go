@@ -3,6 +3,8 @@ package firebird
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -52,4 +54,22 @@ func ExternalLoads(db *sql.DB) int64 {
 		return 0
 	}
 	return d.c.externalLoads.Load()
+}
+
+// WireConn returns the connection the driver's wire channel reads and writes under c.
+func WireConn(c *sql.Conn) (net.Conn, error) {
+	var nc net.Conn
+	err := c.Raw(func(dc any) error {
+		d, _ := dc.(driver.Conn)
+		if u, ok := d.(interface{ Unwrap() driver.Conn }); ok {
+			d = u.Unwrap()
+		}
+		w, ok := wireOf(d)
+		if !ok {
+			return fmt.Errorf("no wire channel in %T", dc)
+		}
+		nc, _ = w.conn.Interface().(net.Conn)
+		return nil
+	})
+	return nc, err
 }

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -123,13 +122,13 @@ const cancelGrace = 500 * time.Millisecond
 // asked for the connection with. The driver has no dialer hook (v0.9.23 dials with its own
 // net.Dialer), so Open bridges: for each new connection it calls opts.Dial for the server's
 // address, listens once on an ephemeral 127.0.0.1 port, lets the driver connect there and
-// copies bytes both ways until either side closes. Everything the driver sends and receives
-// passes through the Dial-ed connection unchanged, so round trips and bytes counted on it
-// are the driver's. The price is one more loopback hop (two socket copies) per message:
-// about 11 µs per round trip (BenchmarkRoundTrip: 120 µs direct, 143 µs bridged for a
-// 2-round-trip prepared SELECT), which matters only when no latency is added. Between
-// Listen and Accept another local process could connect to the bridge first; it would then
-// talk to the server (which listens on loopback anyway) and the driver's attach would fail.
+// copies bytes both ways while the driver attaches; then it points the driver's wire channel
+// at the Dial-ed connection and closes the loopback socket (adopt.go), so that a round trip
+// costs no more socket copies than on the other engines' drivers. Everything the driver
+// sends and receives passes through the Dial-ed connection unchanged, so round trips and
+// bytes counted on it are the driver's. Between Listen and Accept another local process
+// could connect to the bridge first; it would then talk to the server (which listens on
+// loopback anyway) and the driver's attach would fail.
 func (e Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*sql.DB, error) {
 	u, err := parseDSN(dsn)
 	if err != nil {
@@ -256,7 +255,9 @@ func (d connDriver) Open(name string) (driver.Conn, error) {
 	return dc.(driver.Driver).Open(name)
 }
 
-// bridged connects the driver to the server through c.dial (see Engine.Open).
+// bridged connects the driver to the server through c.dial (see Engine.Open and adopt.go):
+// through a loopback bridge for the attach, then, where the driver's wire channel can be
+// reached, on the Dial-ed connection itself.
 func (c *connector) bridged(ctx context.Context) (driver.Conn, error) {
 	up, err := c.dial(ctx, "tcp", c.u.Host)
 	if err != nil {
@@ -267,14 +268,18 @@ func (c *connector) bridged(ctx context.Context) (driver.Conn, error) {
 		up.Close()
 		return nil, err
 	}
+	accepted := make(chan *bridge, 1)
 	go func() {
 		down, err := ln.AcceptTCP()
 		ln.Close()
 		if err != nil {
 			up.Close()
+			accepted <- nil
 			return
 		}
-		bridge(down, up)
+		b := &bridge{down: down, up: up}
+		b.run()
+		accepted <- b
 	}()
 	local := *c.u
 	local.Host = ln.Addr().String()
@@ -295,23 +300,19 @@ func (c *connector) bridged(ctx context.Context) (driver.Conn, error) {
 		ln.Close()
 		return nil, err
 	}
+	b := <-accepted
+	w, ok := wireOf(conn)
+	if !ok || !w.idle() || b == nil {
+		return conn, nil // the bridge stays
+	}
+	if !b.detach() {
+		conn.Close()
+		return nil, errors.New("firebird: the connection to the server ended as it was made")
+	}
+	if old := w.repoint(up); old != nil {
+		old.Close()
+	}
 	return conn, nil
-}
-
-// bridge copies bytes between the driver's socket and the Dial-ed connection until either
-// side ends, then closes both.
-func bridge(down *net.TCPConn, up net.Conn) {
-	done := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(up, down)
-		up.Close()
-		down.Close()
-		close(done)
-	}()
-	_, _ = io.Copy(down, up)
-	down.Close()
-	up.Close()
-	<-done
 }
 
 // codeUpdateErasedRecord is "cannot update erased record" (not among the driver's constants).

@@ -97,7 +97,8 @@ func BenchmarkCopyRows(b *testing.B) {
 }
 
 // BenchmarkRoundTrip measures one prepared singleton SELECT (execute + fetch, 2 round trips
-// with this driver) directly and through OpenOptions.Dial's bridge, whose cost is the
+// with this driver) directly and through OpenOptions.Dial (the driver attaches through a
+// loopback bridge, then talks on the Dial-ed connection: adopt.go), whose cost is the
 // difference.
 func BenchmarkRoundTrip(b *testing.B) {
 	dsn := fbtest.NewDatabase(b, "Super")

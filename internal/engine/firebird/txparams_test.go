@@ -272,3 +272,45 @@ func (s *silencing) Read(p []byte) (int, error) {
 		return n, err
 	}
 }
+
+// TestDriverTalksOnTheDialedConnection: with OpenOptions.Dial the driver attaches through a
+// loopback bridge, which is then taken out: its wire channel reads and writes the Dial-ed
+// connection itself, and statements run on it.
+func TestDriverTalksOnTheDialedConnection(t *testing.T) {
+	dsn := fbtest.NewDatabase(t, "Super")
+	ctx := context.Background()
+	var mu sync.Mutex
+	dialed := map[net.Conn]bool{}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			dialed[c] = true
+			mu.Unlock()
+		}
+		return c, err
+	}
+	db := open(t, dsn, engine.OpenOptions{Dial: dial})
+	for range 3 {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one int
+		if err := conn.QueryRowContext(ctx, "SELECT 1 FROM RDB$DATABASE").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("SELECT 1: %d, %v", one, err)
+		}
+		nc, err := firebird.WireConn(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		direct := dialed[nc]
+		mu.Unlock()
+		if !direct {
+			t.Errorf("the driver's wire is %T %v, not a Dial-ed connection", nc, nc.LocalAddr())
+		}
+		conn.Close()
+	}
+}
