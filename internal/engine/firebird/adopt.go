@@ -20,8 +20,9 @@ import (
 // the bridge is taken out: the driver's wire channel is pointed at the Dial-ed connection
 // and the loopback socket is closed. Every round trip then costs what it costs on
 // PostgreSQL's and MariaDB's drivers, which take a dialer, instead of two more socket
-// writes, two more reads and two goroutine wake-ups, which took about a third of a
-// Firebird TPC-C client's CPU and added their time, unmeasured, to every round trip through
+// writes, two more reads and two goroutine wake-ups: a Firebird TPC-C client spent 61.6 µs
+// of CPU per round trip through the bridge, 52.5 µs without (BenchmarkClientCPU, medians of
+// 3, same sitting), and the bridge's time was added, unmeasured, to every round trip through
 // the link. Where the channel cannot be reached (another driver version) or is not idle,
 // the bridge stays.
 
