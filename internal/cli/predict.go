@@ -37,8 +37,9 @@ The model: each transaction takes the time it took in the observation plus its r
 times the RTT added beyond the observation's; each client waits the observed time between its
 transactions. Where the observation found that a shape's transactions run one at a time
 from some round trip to their end (a lock they all take, a hot row), that section is a
-queue whose holding time grows by one RTT per round trip it spans, solved by exact
-mean-value analysis, and the output says so. Where waits were seen that it could not place,
+queue whose holding time grows by one RTT per round trip it spans, solved by mean-value
+analysis (the rest of a lock's holding time counted as nearly constant once added RTT makes
+up most of it), and the output says so. Where waits were seen that it could not place,
 it says the predicted throughput is an upper bound.
 
 --format json prints one object per RTT with at least rtt_ns, clients, tps, latency_ms and

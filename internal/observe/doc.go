@@ -23,7 +23,8 @@
 // a closed loop, each transaction takes its observed time plus its round trips times the
 // RTT added beyond the observation's, the clients keep their observed time between
 // transactions, and serial sections are queues whose holding time grows with the round trips
-// they span (exact mean-value analysis). It gives response time per shape and overall,
+// they span (mean-value analysis, the lock's residual holding time corrected for the
+// constant part added RTT makes of it). It gives response time per shape and overall,
 // throughput, the RTTs at which throughput falls by 10 % and 50 %, the shapes that lose
 // most and what would help.
 //

@@ -111,6 +111,30 @@ func TestPredictSerial(t *testing.T) {
 	}
 }
 
+// TestPredictConstantHolding: a lock held only across round trips of added RTT (no server
+// time in it) is held the same time every time, so the transaction that arrives behind the
+// holder waits on average half a holding time for it, not a whole one as for an
+// exponential time. Two clients, by hand: the first alone finds the lock free, R1 = D and
+// U1 = Q1 = D/(Z+D); the second waits for the half of the holder's time that is left,
+// R2 = D·(1 + Q1 − U1/2), and X = 2/(Z+R2).
+func TestPredictConstantHolding(t *testing.T) {
+	o := oneShape()
+	o.Shapes[0].LatencyMsMean, o.LatencyMsMean, o.BetweenMsMean = 1, 1, 0
+	o.Shapes[0].Serial = &Serial{FromRoundTrip: 4, RoundTripsHeld: 2}
+	f, err := Predict(o, 10*time.Millisecond, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := 20e-3              // 2 round trips of 10 ms
+	z := 1e-3 + 5*10e-3 - d // the rest of the transaction
+	q1 := d / (z + d)
+	r2 := d * (1 + q1 - q1/2)
+	near(t, "TPS", f.TPS, 2/(z+r2), 1e-9)
+	if exp := 2 / (z + d*(1+q1)); f.TPS <= exp {
+		t.Errorf("TPS %.4f not above exact MVA's %.4f for an exponential holding time", f.TPS, exp)
+	}
+}
+
 // TestPredictWaitNote: a round trip that waits far longer than the others makes the
 // prediction an upper bound.
 func TestPredictWaitNote(t *testing.T) {
