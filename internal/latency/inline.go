@@ -42,7 +42,7 @@ func (l *Link) Dial(ctx context.Context) (net.Conn, error) {
 	l.accepted.Add(1)
 	id := l.nextID.Add(1) - 1
 	if !e.dirs[up].line() && !e.dirs[down].line() && (!e.delayConnect || e.rtt == 0) {
-		p := &passConn{Conn: server, l: l}
+		p := &passConn{Conn: server, w: quickWrites(server), l: l}
 		if !l.register(p) {
 			server.Close()
 			return nil, net.ErrClosed
@@ -66,6 +66,7 @@ func (l *Link) Dial(ctx context.Context) (net.Conn, error) {
 // counted in the link's totals.
 type passConn struct {
 	net.Conn
+	w     io.Writer // Conn's writes (quickWrites)
 	meter Meter
 	l     *Link
 	once  sync.Once
@@ -79,7 +80,7 @@ func (p *passConn) Read(b []byte) (int, error) {
 
 func (p *passConn) Write(b []byte) (int, error) {
 	p.meter.Up(len(b))
-	n, err := p.Conn.Write(b)
+	n, err := p.w.Write(b)
 	if n < len(b) {
 		p.meter.bytesUp.Add(int64(n - len(b)))
 	}
