@@ -26,32 +26,32 @@ func quickWrites(c net.Conn) io.Writer {
 	if err != nil {
 		return c
 	}
-	return &rawWriter{rc: rc}
+	w := &rawWriter{rc: rc, network: c.LocalAddr().Network()}
+	w.fn = w.write
+	return w
 }
 
 // rawWriter writes to a non-blocking socket with sysWrite, and waits in the poller only
 // while the socket's send buffer is full (deadlines apply as to net.Conn.Write).
 type rawWriter struct {
-	mu      sync.Mutex // one Write at a time: the fields below are its state
 	rc      syscall.RawConn
+	network string                // for errors: "tcp" or "unix"
+	fn      func(fd uintptr) bool // write, bound once
+	mu      sync.Mutex            // one Write at a time: the fields below are its state
 	p       []byte
 	written int
 	errno   syscall.Errno
-	fn      func(fd uintptr) bool
 }
 
 // Write implements io.Writer; concurrent Writes go one after the other, as net.Conn's do.
 func (w *rawWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.fn == nil {
-		w.fn = w.write
-	}
 	w.p, w.written, w.errno = p, 0, 0
 	err := w.rc.Write(w.fn)
 	n := w.written
 	if err == nil && w.errno != 0 {
-		err = &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", w.errno)}
+		err = &net.OpError{Op: "write", Net: w.network, Err: os.NewSyscallError("write", w.errno)}
 	}
 	w.p = nil
 	return n, err
