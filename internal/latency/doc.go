@@ -77,12 +77,15 @@
 // terminals (TPC-C, 16 terminals, 0.2 ms: requests 147-180 µs late at p50 through the
 // releaser, 45 µs taken back).
 //
-// Every write to a socket — the releaser's, an in-process connection's to the server, a
-// metered connection's — is one non-blocking write(2) made with RawSyscall (sysWrite): the
-// goroutine keeps its P while the kernel hands the bytes to the receiver (~10 µs here), where
-// a system call of that length let Go's monitor thread give the P away and keep waking
-// every 20 µs (pgbench's tpcb-like as a script, 8 terminals: 250 → 220 µs of client CPU per
-// transaction).
+// Every read and write of a socket — the releaser's writes, an in-process connection's
+// traffic with the server, a metered connection's — is one non-blocking read(2), recvmsg(2)
+// or write(2) made with RawSyscall (sysRead, sysWrite): the goroutine keeps its P while the
+// kernel works, and the scheduler is not told. A system call let Go's monitor thread give
+// the P away when it lasted past 20 µs (a write hands the bytes to the receiver inline, ~10
+// µs here), and one made while every P was idle — the read after a wait for the server, on
+// almost every round trip — woke the monitor from its sleep to poll every 20 µs again
+// (pgbench's tpcb-like as a script, 8 terminals: 250 → 220 µs of client CPU per
+// transaction with raw writes, → 154-213 µs with raw reads too, pgbench 116-132 µs).
 //
 // What remains at 32 connections is the Go scheduler: every ping wakes about eight
 // goroutines (client, link readers and writers, echo server) through the netpoller, and a

@@ -42,7 +42,8 @@ func (l *Link) Dial(ctx context.Context) (net.Conn, error) {
 	l.accepted.Add(1)
 	id := l.nextID.Add(1) - 1
 	if !e.dirs[up].line() && !e.dirs[down].line() && (!e.delayConnect || e.rtt == 0) {
-		p := &passConn{Conn: server, w: quickWrites(server), l: l}
+		p := &passConn{Conn: server, l: l}
+		p.r, p.w = quickIO(server)
 		if !l.register(p) {
 			server.Close()
 			return nil, net.ErrClosed
@@ -66,14 +67,15 @@ func (l *Link) Dial(ctx context.Context) (net.Conn, error) {
 // counted in the link's totals.
 type passConn struct {
 	net.Conn
-	w     io.Writer // Conn's writes (quickWrites)
+	r     io.Reader // Conn's reads (quickIO)
+	w     io.Writer // Conn's writes (quickIO)
 	meter Meter
 	l     *Link
 	once  sync.Once
 }
 
 func (p *passConn) Read(b []byte) (int, error) {
-	n, err := p.Conn.Read(b)
+	n, err := p.r.Read(b)
 	p.meter.Down(n)
 	return n, err
 }
@@ -103,7 +105,7 @@ type inlineConn struct {
 	e      *env
 	id     uint64
 	server net.Conn
-	sw     io.Writer // server's writes (quickWrites)
+	sw     io.Writer // server's writes (quickIO)
 	meter  Meter
 
 	// Up: chunks written by the caller wait in upQ until the releaser writes them.
@@ -146,7 +148,8 @@ type inlineConn struct {
 
 func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, error) {
 	e := l.env
-	c := &inlineConn{l: l, e: e, id: id, server: server, sw: quickWrites(server), upSpace: make(chan struct{}, 1), done: make(chan struct{}),
+	_, sw := quickIO(server) // reads go through the conn's reader (recvmsg, for the stamps)
+	c := &inlineConn{l: l, e: e, id: id, server: server, sw: sw, upSpace: make(chan struct{}, 1), done: make(chan struct{}),
 		dlChanged: make(chan struct{}, 1)}
 	c.upSched.cfg, c.downSch.cfg = &e.dirs[up], &e.dirs[down]
 	if e.delayConnect && e.rtt > 0 {

@@ -93,19 +93,21 @@ func (m *Meter) Snapshot() Counts {
 type MeteredConn struct {
 	net.Conn
 	meter Meter
-	w     io.Writer // Conn's writes (quickWrites)
+	r     io.Reader // Conn's reads (quickIO)
+	w     io.Writer // Conn's writes (quickIO)
 }
 
 // MeterConn wraps c so that its traffic is counted. The runner wraps every database
 // connection with it (through the driver's dialer) and snapshots Counts before and after each
 // transaction.
 func MeterConn(c net.Conn) *MeteredConn {
-	return &MeteredConn{Conn: c, w: quickWrites(c)}
+	r, w := quickIO(c)
+	return &MeteredConn{Conn: c, r: r, w: w}
 }
 
 // Read reads from the wrapped conn and counts the bytes returned.
 func (c *MeteredConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+	n, err := c.r.Read(p)
 	c.meter.Down(n)
 	return n, err
 }

@@ -73,7 +73,8 @@ func (r *reader) recv(fd uintptr) bool {
 		r.msg.SetControllen(len(r.oob) * 8)
 	}
 	for {
-		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), unix.MSG_CMSG_CLOEXEC)
+		// RawSyscall, as sysRead and for its reasons: a non-blocking recvmsg never waits.
+		n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), unix.MSG_CMSG_CLOEXEC)
 		switch e {
 		case 0:
 			r.n, r.errno, r.wall = int(n), 0, 0
