@@ -2,6 +2,7 @@ package latency
 
 import (
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -122,6 +123,7 @@ type direction struct {
 	c        *conn
 	d        int
 	src, dst net.Conn
+	w        io.Writer // dst's writes (quickIO)
 	cfg      *dirConfig
 	rd       *reader
 	sched
@@ -157,6 +159,7 @@ func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit
 		// An observer gets kernel receive timestamps too: its server and client times
 		// should not include this process's wake-up latency.
 		x.rd = newReader(x.src, e.clk, x.cfg.line() || ob != nil)
+		_, x.w = quickIO(x.dst)
 		if e.delayConnect && e.rtt > 0 {
 			// See Config.DelayConnect: the client's connect() would return one RTT after its
 			// SYN; the server's accept() when the final ACK arrives, Up later.
@@ -329,7 +332,7 @@ func (x *direction) passLoop() {
 			if x.d == up {
 				x.count(n)
 			}
-			_, werr := x.dst.Write((*b)[:n])
+			_, werr := x.w.Write((*b)[:n])
 			putBuf(b)
 			if werr != nil {
 				x.c.teardown(true)
@@ -547,7 +550,7 @@ func (x *direction) writeLoop() {
 			if x.d == up {
 				x.c.meter.Up(c.n)
 			}
-			_, err := x.dst.Write((*c.buf)[:c.n])
+			_, err := x.w.Write((*c.buf)[:c.n])
 			x.pop()
 			if err != nil {
 				x.c.teardown(true)
@@ -588,7 +591,7 @@ func (x *direction) release(c chunk) bool {
 	n, err := j.n, j.err
 	j.buf = nil
 	if err == nil && n < c.n {
-		_, err = x.dst.Write((*c.buf)[n:c.n])
+		_, err = x.w.Write((*c.buf)[n:c.n])
 	}
 	x.pop()
 	if err != nil {
