@@ -19,7 +19,9 @@ var warmupRule = rule{names: []string{RuleWarmup}, check: (*checker).warmup}
 // window's first part (max(2 s, 10 % of the window)) against the rest, flagged when it is
 // more than 10 % lower and the shortfall is beyond chance: 3 standard deviations of the
 // difference, with the second-to-second noise the cell's windows showed (at least a
-// Poisson count's; see steady). Without samples it falls back to a rule of thumb: a warm-up
+// Poisson count's; see steady) — unless the warm-up's last seconds already ran at the
+// rest's pace, by the same test: a dip after throughput had settled is not a warm-up too
+// short. Without samples it falls back to a rule of thumb: a warm-up
 // shorter than max(MinWarmup, MinWarmupFraction × window); an automatic warm-up (warmup:
 // auto), which the run's own samples ended, only when it reached its ceiling. The warm-up
 // judged is the one the run had (results.Run.WarmupHad).
@@ -73,6 +75,13 @@ func (c *checker) warmup() {
 			if steady(ws, max(1, dispersion[r.ID])) {
 				continue
 			}
+			if ws.nBefore > 0 && steady(window{first: ws.before, rest: ws.rest, span: ws.span, restSeconds: ws.restSeconds}, max(1, dispersion[r.ID])) {
+				// The last seconds of the warm-up already ran at the rest's pace: the
+				// window's start dipped (a checkpoint, the host) after throughput had
+				// settled, which a longer warm-up would not have changed. The dip stays
+				// in the run's figures, for the variation rules to judge.
+				continue
+			}
 			note(r.ID, fmt.Sprintf("run %d: after a %s warm-up the window's first %s ran at %s of the rest", r.ID, what, fmtDur(span),
 				pct(first/rest)))
 			continue
@@ -111,12 +120,15 @@ func (c *checker) warmup() {
 // the rest, from its per-second samples (all types, Type ""): the transactions each part
 // completed, scaled to the first part's number of seconds (first, rest), the first part's
 // length (span), how many seconds the rest had (restSeconds), and the rest's per-second
-// counts (perSecond).
+// counts (perSecond). before is what the as many seconds just before the window completed
+// (the end of the warm-up), when the run has that many samples there (nBefore).
 type window struct {
 	first, rest float64
 	span        time.Duration
 	restSeconds int
 	perSecond   []float64
+	before      float64
+	nBefore     int
 }
 
 // windowStart splits r's window (see window). Only samples whose second lies inside the
@@ -130,7 +142,11 @@ func windowStart(r *results.Run) (w window, ok bool) {
 		return window{}, false
 	}
 	var nFirst int
+	var warm []float64 // the warm-up's seconds, in order
 	for _, s := range r.Samples {
+		if s.Type == "" && s.Offset < time.Second-time.Second/10 {
+			warm = append(warm, float64(s.Committed))
+		}
 		if s.Type != "" || s.Offset < time.Second-time.Second/10 || s.Offset > el {
 			continue
 		}
@@ -149,6 +165,12 @@ func windowStart(r *results.Run) (w window, ok bool) {
 	// Rates per sampled second, so the parts compare whatever their number of samples.
 	w.rest *= float64(nFirst) / float64(w.restSeconds)
 	w.span = time.Duration(nFirst) * time.Second
+	if len(warm) >= nFirst {
+		for _, n := range warm[len(warm)-nFirst:] {
+			w.before += n
+		}
+		w.nBefore = nFirst
+	}
 	return w, true
 }
 

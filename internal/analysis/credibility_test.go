@@ -491,6 +491,41 @@ func TestWarmupMeasured(t *testing.T) {
 	}
 }
 
+// TestWarmupDipAfterSteadyStart: a window whose first seconds dipped after the warm-up's
+// last seconds had already run at the rest's pace (as in a quickstart run: 768 and 864 a
+// second, then 619 and 693, then 876 and 903) is not flagged as too short a warm-up; the
+// same window after a warm-up that was still slow is.
+func TestWarmupDipAfterSteadyStart(t *testing.T) {
+	run := func(id int64, counts []int64) results.Run {
+		r := results.Run{ID: id, Status: results.StatusFinished,
+			Params:  results.Params{Drive: spec.Drive{Terminals: 2, Duration: 5 * time.Second, Warmup: 6 * time.Second, WarmupAuto: true}, Workload: "tpcc"},
+			Summary: results.Summary{Elapsed: 5 * time.Second, Warmup: 6 * time.Second}}
+		// Six warm-up seconds ending at −5 s … 0.09 s, then the window's five.
+		for i, n := range counts {
+			off := time.Duration(i-5)*time.Second + 90*time.Millisecond
+			if i > 5 {
+				off = time.Duration(i-5)*time.Second + 90*time.Microsecond
+			}
+			r.Summary.Committed += n
+			r.Samples = append(r.Samples, results.Sample{Offset: off, Committed: n})
+		}
+		return r
+	}
+	runs := []results.Run{
+		run(1, []int64{708, 852, 834, 817, 768, 864, 619, 693, 876, 903, 833}),
+		run(2, []int64{300, 350, 400, 450, 500, 560, 619, 693, 876, 903, 833}),
+	}
+	var found []Finding
+	for _, f := range Check(runs, CheckOptions{Factors: []string{"seed"}}) {
+		if f.Rule == RuleWarmup {
+			found = append(found, f)
+		}
+	}
+	if len(found) != 1 || !slices.Equal(found[0].Runs, []int64{2}) {
+		t.Errorf("warm-up findings %+v, want one for run 2 only", found)
+	}
+}
+
 // TestWarmupNoiseBeyondCounting: a busy server's throughput varies from second to second
 // far more than counting explains. A first part 10.5 % below the rest is within that noise
 // when every window of the cell shows it, and not a slow start; the same shortfall in a
