@@ -104,7 +104,7 @@ func (w *Workload) delivery(ctx context.Context, conn *sql.Conn, in deliveryInpu
 				return err
 			}
 			// C_BALANCE += Σ OL_AMOUNT, C_DELIVERY_CNT += 1.
-			if err := execOne(ctx, tx.StmtContext(ctx, st.dlCustomer), "customer", sum, in.wID, d, cID); err != nil {
+			if err := execOne(ctx, tx.StmtContext(ctx, st.dlCustomer), "customer", sum.arg(), in.wID, d, cID); err != nil {
 				return err
 			}
 		}

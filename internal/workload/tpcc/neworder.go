@@ -252,7 +252,7 @@ func (w *Workload) newOrder(ctx context.Context, conn *sql.Conn, in newOrderInpu
 			sum += amount
 			out.lineAmounts[l.number] = amount
 			out.brands[l.number] = brand(iData, sData)
-			if _, err := insertLine.ExecContext(ctx, out.oID, in.dID, in.wID, l.number, l.iID, l.supplyWID, l.quantity, amount, sDist); err != nil {
+			if _, err := insertLine.ExecContext(ctx, out.oID, in.dID, in.wID, l.number, l.iID, l.supplyWID, l.quantity, amount.arg(), sDist); err != nil {
 				return err
 			}
 		}

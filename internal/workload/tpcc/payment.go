@@ -107,15 +107,16 @@ func (s *paymentStmts) prepare(p *preparer) {
 func (w *Workload) payment(ctx context.Context, conn *sql.Conn, in paymentInput) (out paymentOutput, err error) {
 	st := w.st
 	now := time.Now()
+	amount := in.amount.arg()
 	err = inTx(ctx, conn, w.rw, func(tx *sql.Tx) error {
 		var wa, da [6]string // name, street 1, street 2, city, state, zip
 		// W_YTD += H_AMOUNT, then read the warehouse's name and address.
-		if err := w.updateRead(ctx, tx, st.pyWarehouse, st.pyWarehouseRead, []any{in.amount, in.wID}, []any{in.wID},
+		if err := w.updateRead(ctx, tx, st.pyWarehouse, st.pyWarehouseRead, []any{amount, in.wID}, []any{in.wID},
 			&wa[0], &wa[1], &wa[2], &wa[3], &wa[4], &wa[5]); err != nil {
 			return notFound(err, "warehouse %d", in.wID)
 		}
 		// D_YTD += H_AMOUNT, then read the district's name and address.
-		if err := w.updateRead(ctx, tx, st.pyDistrict, st.pyDistrictRead, []any{in.amount, in.wID, in.dID}, []any{in.wID, in.dID},
+		if err := w.updateRead(ctx, tx, st.pyDistrict, st.pyDistrictRead, []any{amount, in.wID, in.dID}, []any{in.wID, in.dID},
 			&da[0], &da[1], &da[2], &da[3], &da[4], &da[5]); err != nil {
 			return notFound(err, "district %d/%d", in.wID, in.dID)
 		}
@@ -135,7 +136,7 @@ func (w *Workload) payment(ctx context.Context, conn *sql.Conn, in paymentInput)
 		}
 		key := []any{in.cWID, in.cDID, out.cID}
 		// C_BALANCE -= H_AMOUNT, C_YTD_PAYMENT += H_AMOUNT, C_PAYMENT_CNT += 1, then read.
-		if err := w.updateRead(ctx, tx, st.pyCustomer, st.pyCustomerRead, append([]any{in.amount, in.amount}, key...), key,
+		if err := w.updateRead(ctx, tx, st.pyCustomer, st.pyCustomerRead, append([]any{amount, amount}, key...), key,
 			&c.first, &c.middle, &c.last, &c.st1, &c.st2, &c.city, &c.state, &c.zip, &c.phone, &c.since,
 			&out.credit, &c.creditLim, &c.discount, &out.balance, &out.cData); err != nil {
 			return notFound(err, "customer %d/%d/%d", in.cWID, in.cDID, out.cID)
@@ -153,7 +154,7 @@ func (w *Workload) payment(ctx context.Context, conn *sql.Conn, in paymentInput)
 		}
 		// H_DATA = W_NAME + 4 spaces + D_NAME (§2.5.2.2): at most 10 + 4 + 10 = 24 characters.
 		hData := wa[0] + "    " + da[0]
-		_, err := tx.StmtContext(ctx, st.pyInsertHistory).ExecContext(ctx, out.cID, in.cDID, in.cWID, in.dID, in.wID, now, in.amount, hData)
+		_, err := tx.StmtContext(ctx, st.pyInsertHistory).ExecContext(ctx, out.cID, in.cDID, in.cWID, in.dID, in.wID, now, amount, hData)
 		return err
 	})
 	return out, err

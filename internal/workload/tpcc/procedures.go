@@ -374,7 +374,7 @@ func (w *Workload) paymentProc(ctx context.Context, conn *sql.Conn, in paymentIn
 	if in.byName {
 		byName = 1
 	}
-	row, finish, err := w.call(ctx, conn, txPayment, w.rw, in.wID, in.dID, in.cWID, in.cDID, byName, in.cID, in.cLast, in.amount, time.Now())
+	row, finish, err := w.call(ctx, conn, txPayment, w.rw, in.wID, in.dID, in.cWID, in.cDID, byName, in.cID, in.cLast, in.amount.arg(), time.Now())
 	if err != nil {
 		return out, err
 	}

@@ -40,6 +40,12 @@ func (m *money) Scan(src any) error {
 
 func (m money) String() string { return string(appendFixed(nil, int64(m), moneyScale)) }
 
+// arg is m as a statement's argument: its decimal text, which every engine's driver passes
+// for a DECIMAL parameter as it is. Passed as a driver.Valuer, pgx first tries to encode
+// the Valuer's text as binary NUMERIC, fails (formatting an error), parses it and encodes
+// it again: 6 % of a TPC-C client's CPU; a string it sends as text.
+func (m money) arg() string { return m.String() }
+
 // AppendText implements encoding.TextAppender ("0.1234").
 func (r rate) AppendText(b []byte) ([]byte, error) { return appendFixed(b, int64(r), rateScale), nil }
 
