@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -325,7 +326,7 @@ func TestProxyObserveMysqlslap(t *testing.T) {
 // TestProxyObserveFirebirdTPCC: dblat's own TPC-C on Firebird through `dblat proxy
 // --engine firebird --observe` (its clients connect with wire_crypt=false): the TPC-C
 // transactions observed are the runner's, plus at most one in flight per terminal when its
-// window closed. A client that encrypts is forwarded, not followed, with one line saying
+// window closed, with the runner's round trips per transaction. A client that encrypts is forwarded, not followed, with one line saying
 // how to connect.
 func TestProxyObserveFirebirdTPCC(t *testing.T) {
 	dsn := fbtest.NewDatabase(t, "Super")
@@ -359,11 +360,17 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done int64
+	var runnerTrips, runnerTx float64 // over the committed and rolled-back transactions
 	for _, r := range runs {
 		if r.Params.Workload == "tpcc" && r.Status == results.StatusFinished {
 			done = r.Summary.Committed + r.Summary.Rollbacks
 			for _, n := range r.Summary.Errors {
 				done += n
+			}
+			for _, tx := range r.Tx {
+				n := float64(tx.Committed + tx.Rollbacks)
+				runnerTrips += tx.RoundTrips * n
+				runnerTx += n
 			}
 		}
 	}
@@ -374,13 +381,25 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 	// TPC-C's transactions, not the runner's queries about the server before and after.
 	tpcc := regexp.MustCompile(`(?i)^START TRANSACTION; .*\b(new_order|order_line|district|stock|warehouse|customer|orders|history)\b`)
 	var seen int64
+	var seenTrips float64
 	for _, s := range o.Shapes {
 		if tpcc.MatchString(s.Shape) {
 			seen += s.Count
+			seenTrips += s.RoundTripsMean * float64(s.Count)
 		}
 	}
 	if done == 0 || seen < done || seen > done+terminals {
 		t.Errorf("observed %d TPC-C transactions, the runner counted %d (+ up to %d in flight):\n%s", seen, done, terminals, p.stdout.String())
+	}
+	// Round trips per transaction, as the proxy saw them on the wire and as the runner's
+	// metered connections counted them (the proxy's include the few transactions in flight
+	// and those of the warm-up-free window's edges, hence a tolerance of 2 %).
+	if runnerTx > 0 && seen > 0 {
+		proxy, runner := seenTrips/float64(seen), runnerTrips/runnerTx
+		t.Logf("round trips per TPC-C transaction: %.2f through the proxy, %.2f by the runner", proxy, runner)
+		if math.Abs(proxy-runner) > 0.02*runner {
+			t.Errorf("round trips per TPC-C transaction: %.2f observed by the proxy, %.2f counted by the runner", proxy, runner)
+		}
 	}
 	if o.Unfollowed.Connections == 0 {
 		t.Errorf("the encrypting client's connections were followed: %+v", o.Unfollowed)

@@ -158,10 +158,11 @@ func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 // sysRead is read(2) on the non-blocking socket fd, made with RawSyscall for sysWrite's
 // reasons. The read that follows a wait in the poller is the first thing a goroutine does
 // when its server answers, most often on a P that was idle a moment before, and as a
-// system call it woke sysmon nearly every round trip: pgbench's tpcb-like, 8 clients on
-// one branch, spent 238-264 µs of client CPU per transaction with net.Conn's reads and 177-
-// 190 µs with these (pgbench itself 128-141 µs), with 8 instead of 13 context switches.
-// EINTR is retried.
+// system call it woke sysmon nearly every round trip. pgbench's tpcb-like, 8 clients on one
+// branch, from a bare pgconn client: 238-264 µs of client CPU per transaction with
+// net.Conn's reads, 177-190 µs with these (pgbench itself 128-141 µs), and 8 context
+// switches per transaction instead of 13; from dblat's script workload, 208-280 → 154-213
+// µs. EINTR is retried.
 func sysRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	for {
 		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
