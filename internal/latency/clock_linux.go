@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -116,12 +117,62 @@ func newTimerfd() (*os.File, syscall.RawConn, error) {
 	return f, rc, nil
 }
 
+// settime arms the timerfd fd to fire at spec (absolute CLOCK_MONOTONIC), or disarms it
+// (a zero spec). It is made with RawSyscall, as sysWrite and for its reasons: it never
+// waits, and as a system call entered by a goroutine that just woke on an idle process it
+// woke sysmon to poll every 20 µs again (see sysRead).
+func settime(fd uintptr, spec *unix.ItimerSpec) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, unix.TFD_TIMER_ABSTIME, uintptr(unsafe.Pointer(spec)), 0, 0, 0)
+	if e != 0 {
+		return os.NewSyscallError("timerfd_settime", e)
+	}
+	return nil
+}
+
+// expiry reads a timerfd's expiry count: its wait parks in the netpoller until the timer
+// has fired, and reads with sysRead (the os.File's Read is a system call that woke sysmon
+// on nearly every wake-up: see sysRead). One goroutine uses it at a time.
+type expiry struct {
+	buf   [8]byte
+	errno syscall.Errno
+	fn    func(fd uintptr) bool // read, bound once
+}
+
+func newExpiry() *expiry {
+	e := &expiry{}
+	e.fn = e.read
+	return e
+}
+
+// read is the RawConn.Read callback: the count, or false to wait for the timer.
+func (e *expiry) read(fd uintptr) bool {
+	_, errno := sysRead(fd, e.buf[:])
+	if errno == syscall.EAGAIN {
+		return false
+	}
+	e.errno = errno
+	return true
+}
+
+// wait parks until the timerfd behind rc has fired. It returns os.ErrDeadlineExceeded
+// when rc's read deadline passed first, and another error when the timerfd was closed.
+func (e *expiry) wait(rc syscall.RawConn) error {
+	e.errno = 0
+	if err := rc.Read(e.fn); err != nil {
+		return err
+	}
+	if e.errno != 0 {
+		return os.NewSyscallError("read", e.errno)
+	}
+	return nil
+}
+
 func (c *preciseClock) newTimer() (timer, error) {
 	f, rc, err := newTimerfd()
 	if err != nil {
 		return nil, err
 	}
-	t := &timerfd{c: c, f: f, rc: rc}
+	t := &timerfd{c: c, f: f, rc: rc, exp: newExpiry()}
 	t.setFn = t.set
 	return t, nil
 }
@@ -133,12 +184,12 @@ type timerfd struct {
 	spec  unix.ItimerSpec
 	err   error
 	setFn func(fd uintptr) // t.set, bound once so Control does not allocate a closure per call
-	buf   [8]byte
+	exp   *expiry
 	once  sync.Once
 }
 
 func (t *timerfd) set(fd uintptr) {
-	t.err = unix.TimerfdSettime(int(fd), unix.TFD_TIMER_ABSTIME, &t.spec, nil)
+	t.err = settime(fd, &t.spec)
 }
 
 // sleep parks on the timerfd until the clock reads t.
@@ -150,19 +201,12 @@ func (t *timerfd) sleep(until int64) error {
 	if t.err != nil {
 		return t.err
 	}
-	for {
-		// The read returns the expiry count once the timer has fired; EAGAIN is handled by
-		// os.File, which parks in the netpoller.
-		_, err := t.f.Read(t.buf[:])
-		if err == nil {
-			return nil
-		}
-		if err == syscall.EINTR {
-			continue
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return os.ErrDeadlineExceeded
-		}
+	switch err := t.exp.wait(t.rc); {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return os.ErrDeadlineExceeded
+	default:
 		return errTimerClosed
 	}
 }

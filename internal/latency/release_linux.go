@@ -30,6 +30,7 @@ type preciseReleaser struct {
 	clk *preciseClock
 	f   *os.File // the timerfd
 	rc  syscall.RawConn
+	exp *expiry // reads the timerfd
 
 	mu     sync.Mutex
 	jobs   jobHeap
@@ -55,7 +56,7 @@ func newReleaser(clk clock) (releaser, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &preciseReleaser{clk: pc, f: f, rc: rc, armed: math.MaxInt64, exited: make(chan struct{})}
+	r := &preciseReleaser{clk: pc, f: f, rc: rc, exp: newExpiry(), armed: math.MaxInt64, exited: make(chan struct{})}
 	r.earliest.Store(math.MaxInt64)
 	r.setFn = r.set
 	go r.loop()
@@ -77,20 +78,11 @@ func (r *preciseReleaser) arm(t int64) {
 }
 
 func (r *preciseReleaser) set(fd uintptr) {
-	_ = unix.TimerfdSettime(int(fd), unix.TFD_TIMER_ABSTIME, &r.spec, nil)
+	_ = settime(fd, &r.spec)
 }
 
 // sleep parks until the timerfd expires (or is closed).
-func (r *preciseReleaser) sleep() error {
-	var buf [8]byte
-	for {
-		_, err := r.f.Read(buf[:])
-		if err == syscall.EINTR {
-			continue
-		}
-		return err
-	}
-}
+func (r *preciseReleaser) sleep() error { return r.exp.wait(r.rc) }
 
 // wakeEarly decides, without spinning, whether the job due at t leaves now: it does when t
 // is within the predicted wake-up latency of now and the loop has just woken up for it (a
