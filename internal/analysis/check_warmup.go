@@ -72,10 +72,11 @@ func (c *checker) warmup() {
 		if ws, ok := windows[r.ID]; ok {
 			first, rest, span := ws.first, ws.rest, ws.span
 			measured = true
-			if steady(ws, max(1, dispersion[r.ID])) {
+			phi := max(1, dispersion[r.ID])
+			if steady(ws, phi) {
 				continue
 			}
-			if ws.nBefore > 0 && steady(window{first: ws.before, rest: ws.rest, span: ws.span, restSeconds: ws.restSeconds}, max(1, dispersion[r.ID])) {
+			if ws.nBefore > 0 && steady(window{first: ws.before, rest: ws.rest, span: ws.span, restSeconds: ws.restSeconds}, phi) {
 				// The last seconds of the warm-up already ran at the rest's pace: the
 				// window's start dipped (a checkpoint, the host) after throughput had
 				// settled, which a longer warm-up would not have changed. The dip stays
@@ -120,8 +121,8 @@ func (c *checker) warmup() {
 // the rest, from its per-second samples (all types, Type ""): the transactions each part
 // completed, scaled to the first part's number of seconds (first, rest), the first part's
 // length (span), how many seconds the rest had (restSeconds), and the rest's per-second
-// counts (perSecond). before is what the as many seconds just before the window completed
-// (the end of the warm-up), when the run has that many samples there (nBefore).
+// counts (perSecond). before is what the last nBefore seconds of the warm-up completed,
+// as many as the first part has; nBefore is 0 when the run has fewer warm-up samples.
 type window struct {
 	first, rest float64
 	span        time.Duration
