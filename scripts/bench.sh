@@ -99,7 +99,7 @@ fig predict-contention ./internal/observe '^BenchmarkPredictContention$' 1x 1 30
 	'tpcb-like at scale 1: prediction within 10 %, the model blind to the serial section overestimating'
 fig observe-cost ./internal/observe '^BenchmarkObserveCost$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
-	'the proxy with an observer: CPU per round trip ≤ 1.1× without, release lateness at 1 ms unchanged'
+	'the proxy with an observer: CPU per round trip ≤ 1.1× without at one offered rate (and saturated, for comparison), release lateness at 1 ms unchanged'
 fig replay-pgbench ./internal/cli '^BenchmarkReplayPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
 	'pgbench tpcb-like, scale 1, 4 clients, at 0 and 5 ms: the same 7 round trips, TPS within 10 %'
