@@ -149,8 +149,10 @@ func TestFitKneeNotReached(t *testing.T) {
 	if f.Knee50 != 0 || f.ModelKnee50 != 0 {
 		t.Errorf("knee50 %v, model %v: want 0 (not reached up to 200µs)", f.Knee50, f.ModelKnee50)
 	}
-	// X: 1600 at 0, 8/0.007 = 1142.9 at 100µs: 1440 is reached at 100·160/457.1 = 35µs.
-	within(t, "knee10 (µs)", float64(f.Knee10/us), 35, 1)
+	// X: 1600 at 0, 8/0.007 = 1142.9 at 100µs. A straight line in X would reach 1440 at
+	// 100·160/457.1 = 35µs; the line in time per transaction follows the model's curve and
+	// finds its knee.
+	within(t, "knee10 (µs)", float64(f.Knee10/us), 27.8, 1)
 	within(t, "model knee10 (µs)", float64(f.ModelKnee10/us), 27.8, 1)
 	if f.MaxRTT != 200*us || f.Base != 0 {
 		t.Errorf("range %v–%v", f.Base, f.MaxRTT)
@@ -243,13 +245,15 @@ func TestFitSeriesByOtherFactors(t *testing.T) {
 	}
 }
 
-// TestKnee: interpolation between the two levels that bracket the crossing, the first level
-// as reference, nothing extrapolated, degenerate input answered with 0.
+// TestKnee: interpolation in time per transaction between the two levels that bracket the
+// crossing, the first level as reference, nothing extrapolated, degenerate input answered
+// with 0.
 func TestKnee(t *testing.T) {
 	rtts := []time.Duration{0, ms, 10 * ms, 100 * ms}
 	ys := []float64{3000, 2400, 750, 120} // keeps 80 %, 25 %, 4 %
-	if got := Knee(rtts, ys, Knee10); got != 500*us {
-		t.Errorf("knee10 %v, want 500µs (halfway to the 80 %% at 1 ms)", got)
+	// 90 % between 0 (100 %) and 1 ms (80 %): a line in 1/X says 444 µs (one in X, 500).
+	if got := Knee(rtts, ys, Knee10); got != 444*us {
+		t.Errorf("knee10 %v, want 444µs (1/2700 is 4/9 of the way from 1/3000 to 1/2400)", got)
 	}
 	// 50 % between 1 ms (80 %) and 10 ms (25 %): a line in X says 5.9 ms, one in 1/X
 	// 3.5 ms; the levels are too far apart to place it.

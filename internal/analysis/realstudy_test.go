@@ -135,7 +135,7 @@ func TestRealStudies(t *testing.T) {
 	}{
 		{"an-real", []string{"terminals=2", "terminals=8"}, []float64{27.6, 52.0}, true, []float64{394, 390},
 			[]string{"repeat-variation:warning", "warmup:warning", "data-in-ram:info", "few-repeats:info", "rtt-off:info"}},
-		{"an-real2", []string{"terminals=1", "terminals=2"}, []float64{24.9, 23.8}, false, []float64{362, 504},
+		{"an-real2", []string{"terminals=1", "terminals=2"}, []float64{24.9, 23.8}, false, []float64{362, 452},
 			[]string{"repeat-variation:warning", "warmup:warning", "data-in-ram:info", "few-repeats:info", "rtt-off:info"}},
 	} {
 		t.Run(tc.study, func(t *testing.T) {

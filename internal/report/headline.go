@@ -40,8 +40,8 @@ type KneeRow struct {
 	BaseRTT   time.Duration `json:"base_rtt"`
 	MaxRTT    time.Duration `json:"max_rtt"`
 	// Knee10 and Knee50 are the achieved RTTs at which the measured mean has fallen to 90 %
-	// and 50 % of Base, interpolated linearly between levels (analysis.Knee); 0 when not
-	// reached up to MaxRTT.
+	// and 50 % of Base, interpolated between levels in time per transaction
+	// (analysis.KneeAt); 0 when not reached up to MaxRTT.
 	Knee10 time.Duration `json:"knee10,omitempty"`
 	Knee50 time.Duration `json:"knee50,omitempty"`
 	// Knee10Between and Knee50Between, when a knee is 0, are the two levels its crossing

@@ -15,8 +15,9 @@ import (
 
 // TestHeadlineFixture checks the headline of the synthetic study against the numbers it
 // was made from. Every series keeps 80 % of its NOPM at 1 ms and 25 % at 10 ms, so the
-// measured knees are, interpolated linearly: −10 % at 0.5 ms (halfway to 1 ms) and −50 %
-// at 1 + (0.8 − 0.5)/(0.8 − 0.25) × 9 = 5.909 ms. The fewest terminals first keep ≤ 50 % at
+// measured knees are, interpolated in time per transaction: −10 % at 0.444 ms (1/0.9 is
+// 4/9 of the way from 1 to 1/0.8) and −50 % only between 1 and 10 ms (a line in NOPM
+// would say 5.9 ms, one in time per transaction 3.5 ms: too far apart). The fewest terminals first keep ≤ 50 % at
 // 10 ms, where both terminal counts keep 25 %. At RTT 0 and 20 terminals Classic leads
 // (3600) by 7 % over SuperClassic (3360) and 50 % over SuperServer (1800), intervals apart.
 func TestHeadlineFixture(t *testing.T) {
@@ -30,7 +31,7 @@ func TestHeadlineFixture(t *testing.T) {
 	}
 	for _, k := range h.Knees {
 		// −50 % lies between 1 ms (80 %) and 10 ms (25 %): too far apart to place it.
-		if k.Knee10 != 500*time.Microsecond || k.Knee50 != 0 || !slices.Equal(k.Knee50Between, []time.Duration{time.Millisecond, 10 * time.Millisecond}) ||
+		if k.Knee10 != 444*time.Microsecond || k.Knee50 != 0 || !slices.Equal(k.Knee50Between, []time.Duration{time.Millisecond, 10 * time.Millisecond}) ||
 			k.BaseLevel != "0" || k.MaxRTT != 100*time.Millisecond {
 			t.Errorf("%s: knees %v, %v (between %v) from %s to %v", k.Series, k.Knee10, k.Knee50, k.Knee50Between, k.BaseLevel, k.MaxRTT)
 		}

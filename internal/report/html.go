@@ -328,7 +328,7 @@ const pageHTML = `<!DOCTYPE html>
 {{range .Headline.Knees}}<tr><td>{{.Series}}</td><td class="num">{{mean .Base}} at {{rttLevel .BaseLevel}}</td><td class="num">{{knee .Knee10 .Knee10Between .ModelKnee10 .}}</td><td class="num">{{knee .Knee50 .Knee50Between .ModelKnee50 .}}</td><td>{{if .Fits}}fits within {{f1 .MaxErrPct}} %{{else}}does not fit{{end}}</td></tr>
 {{end}}</tbody>
 </table></div>
-<p class="desc">Achieved RTTs. Where the latency model fits, its smooth curve gives the knee (the measured one, interpolated linearly between levels, beside it); nothing is extrapolated beyond the highest RTT measured.</p>
+<p class="desc">Achieved RTTs. Where the latency model fits, its smooth curve gives the knee (the measured one beside it, interpolated between levels in time per transaction); nothing is extrapolated beyond the highest RTT measured.</p>
 {{end}}
 {{with .Headline.Table}}{{if .Rows}}
 <h3>{{$.Metric}} by {{.Corner}}</h3>
