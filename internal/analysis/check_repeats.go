@@ -24,9 +24,14 @@ func (c *checker) repeats() {
 	need := c.opt.MinRepeats
 	if c.opt.Repeat > 0 && c.opt.Repeat < c.opt.MinRepeats {
 		need = c.opt.Repeat
+		asks, evidence := plural(c.opt.Repeat, "repeat")+" per cell", fmt.Sprintf("repeat: %d", c.opt.Repeat)
+		if c.opt.RepeatMax > c.opt.Repeat {
+			asks = fmt.Sprintf("%d to %d repeats per cell (%d where the interval is tight by then)", c.opt.Repeat, c.opt.RepeatMax, c.opt.Repeat)
+			evidence = fmt.Sprintf("repeat: %d..%d", c.opt.Repeat, c.opt.RepeatMax)
+		}
 		c.add(Finding{Rule: RuleFewRepeats, Severity: Info,
-			Message:  fmt.Sprintf("the study asks for %s per cell, fewer than %d: differences smaller than the noise cannot be told apart (seed 000: \"each test configuration is run at least five times\")", plural(c.opt.Repeat, "repeat"), c.opt.MinRepeats),
-			Evidence: fmt.Sprintf("repeat: %d", c.opt.Repeat),
+			Message:  fmt.Sprintf("the study asks for %s, fewer than %d: differences smaller than the noise cannot be told apart (seed 000: \"each test configuration is run at least five times\")", asks, c.opt.MinRepeats),
+			Evidence: evidence,
 			Fix:      fmt.Sprintf("set repeat: %d or more for figures to quote", c.opt.MinRepeats)})
 	}
 	var cells, lines []string

@@ -95,10 +95,13 @@ type CheckOptions struct {
 	// infers them (every key whose value differs between runs), which makes the mixed-*
 	// rules blind: give the study's factors whenever there is a study.
 	Factors []string
-	// Repeat is the number of finished runs per cell the study asks for (study.Study.Repeat);
-	// 0 when unknown. A study asking for fewer than MinRepeats gets one info finding, and
-	// its cells are then held to Repeat.
+	// Repeat is the number of finished runs per cell the study asks for at least
+	// (study.Study.RepeatMin); 0 when unknown. A study asking for fewer than MinRepeats
+	// gets one info finding, and its cells are then held to Repeat.
 	Repeat int
+	// RepeatMax is the most a study with a range (`repeat: 2..6`) runs in a cell whose
+	// interval stays wide; 0 or Repeat for a fixed number. It only words the finding.
+	RepeatMax int
 	// MinRepeats is the finished runs a cell needs [5]: seed 000 runs "each test
 	// configuration at least five times to eliminate anomalies"; with five, a 95 % interval
 	// of the mean is ±1.24 standard deviations (t = 2.776 for 4 degrees of freedom, /√5).

@@ -398,13 +398,19 @@ func TestCheckFactorsMayDiffer(t *testing.T) {
 }
 
 // TestCheckRepeatAsked: a study asking for 3 repeats gets one info finding, and its cells
-// are held to 3.
+// are held to 3; a range is worded as one.
 func TestCheckRepeatAsked(t *testing.T) {
 	runs := slices.DeleteFunc(cleanStudy(), func(r results.Run) bool { return r.ID > 12 })
 	fs := Check(runs, CheckOptions{Factors: factorsRT, Repeat: 3})
 	f := expect(t, fs, RuleFewRepeats, Info, nil, "asks for 3 repeats per cell, fewer than 5")
 	if len(fs) != 1 || len(f.Cells) != 0 {
 		t.Errorf("%+v", fs)
+	}
+	// A range says so: the quickstart's `repeat: 2..3` asks for 2 only where 2 suffice.
+	fs = Check(runs, CheckOptions{Factors: factorsRT, Repeat: 2, RepeatMax: 3})
+	f = expect(t, fs, RuleFewRepeats, Info, nil, "asks for 2 to 3 repeats per cell (2 where the interval is tight by then), fewer than 5")
+	if f.Evidence != "repeat: 2..3" {
+		t.Errorf("evidence %q", f.Evidence)
 	}
 	runs = slices.DeleteFunc(runs, func(r results.Run) bool { return r.ID == 9 })
 	fs = Check(runs, CheckOptions{Factors: factorsRT, Repeat: 3})

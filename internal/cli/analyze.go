@@ -41,7 +41,7 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 	opt := analysis.CheckOptions{Factors: rec.Factors}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
 		// A cell of sequential repeats that met its precision stops at the minimum.
-		opt.Repeat = st.RepeatMin
+		opt.Repeat, opt.RepeatMax = st.RepeatMin, st.Repeat
 	}
 	if opt.Parts, err = partsOf(ctx, store, runs); err != nil {
 		return nil, nil, analysis.CheckOptions{}, err
