@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,9 +17,9 @@ const RuleRTT = "rtt-off"
 
 var rttRule = rule{names: []string{RuleRTT}, check: (*checker).rtt}
 
-// RuleRTTUncertain: the RTT a run achieved is uncertain by more than the tolerance: the
-// mean of the link's release lateness during the window lies that far from its median
-// (RTTUncertainty), so the point on the RTT axis does not stand for what the transactions
+// RuleRTTUncertain: the RTT a run achieved is uncertain by more than the tolerance
+// (RTTUncertainty): too few delayed chunks, spread too wide, to fix the mean lateness that
+// places the run on the RTT axis, so the point may not stand for what the transactions
 // waited on average.
 const RuleRTTUncertain = "rtt-uncertain"
 
@@ -102,9 +103,9 @@ func (c *checker) rtt() {
 }
 
 // rttUncertain flags runs whose achieved RTT is uncertain by more than the tolerance
-// (RTTUncertainty: the mean release lateness against the median). How late the link was is
-// no error by itself (the run is placed at the RTT achieved); a tail heavy enough to move
-// the mean away from that place is.
+// (RTTUncertainty). How late the link was is no error by itself (the run is placed at the
+// RTT achieved, and rtt-off notes how far that is from the request); not knowing where to
+// place it is.
 func (c *checker) rttUncertain() {
 	var ids []int64
 	var lines []string
@@ -119,23 +120,23 @@ func (c *checker) rttUncertain() {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: rtt %s achieved %s ± %s (release lateness p50/mean/p90 up %s, down %s; tolerance %s)", r.ID,
+		lines = append(lines, fmt.Sprintf("run %d: rtt %s achieved %s ± %s (release lateness p50/mean/p90/max up %s, down %s; tolerance %s)", r.ID,
 			fmtDur(r.Params.RTT), fmtDur(got), fmtDur(u), latePart(l.LatenessUp), latePart(l.LatenessDown), fmtDur(tol)))
 	}
 	if len(ids) == 0 {
 		return
 	}
 	c.add(Finding{Rule: RuleRTTUncertain, Severity: Error,
-		Message:  "the RTT these runs achieved is uncertain by more than the tolerance: the mean of the link's release lateness during the window, which throughput answers to, lies that far from the median the RTT axis places them at",
+		Message:  "the RTT these runs achieved is uncertain by more than the tolerance: the link delayed too few chunks, with too wide a spread of lateness, to fix the mean lateness that places them on the RTT axis (the standard error of the mean, bounded by the largest lateness)",
 		Evidence: listed(lines, 8), Runs: ids,
-		Fix: "give the client CPU (fewer terminals, a separate client machine), hold the CPUs out of deep idle states (the default where permitted; see --no-cpu-latency-hold), and rerun"})
+		Fix: "lengthen the window so that more round trips are delayed, give the client CPU (fewer terminals, a separate client machine) and hold the CPUs out of deep idle states (the default where permitted; see --no-cpu-latency-hold), and rerun"})
 }
 
 func latePart(l *results.Lateness) string {
 	if lateN(l) == 0 {
 		return "–"
 	}
-	return fmtDur(l.P50) + "/" + fmtDur(l.Mean) + "/" + fmtDur(l.P90)
+	return fmtDur(l.P50) + "/" + fmtDur(l.Mean) + "/" + fmtDur(l.P90) + "/" + fmtDur(l.Max) + " of " + strconv.FormatInt(l.N, 10)
 }
 
 // linkCPU flags runs whose latency link used more than a quarter of a CPU for its timing

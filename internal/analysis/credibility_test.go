@@ -114,12 +114,14 @@ func TestCheckPlanted(t *testing.T) {
 				byID(runs, 3).Client.CPULatencyHold = true
 				return runs
 			}},
+		// 20 releases each way, up to 5 ms late: the mean is known to ± √((5000 − 10)·(10 +
+		// 250)/20) = 255 µs up and √((5000 − 15)·(15 + 250)/20) = 257 µs down.
 		{name: "achieved RTT uncertain", rule: RuleRTTUncertain, sev: Error, runs: []int64{7},
-			msg: []string{"run 7: rtt", "± 125µs (release lateness p50/mean/p90 up 10µs/60µs/150µs, down 15µs/90µs/240µs"},
+			msg: []string{"run 7: rtt", "± 512µs (release lateness p50/mean/p90/max up 5µs/10µs/150µs/5ms of 20, down 5µs/15µs/240µs/5ms of 20"},
 			plant: func(runs []results.Run) []results.Run {
 				r := byID(runs, 7)
-				r.Link.LatenessUp = &results.Lateness{N: 1000, Mean: 60 * time.Microsecond, P50: 10 * time.Microsecond, P90: 150 * time.Microsecond, P99: 300 * time.Microsecond}
-				r.Link.LatenessDown = &results.Lateness{N: 1000, Mean: 90 * time.Microsecond, P50: 15 * time.Microsecond, P90: 240 * time.Microsecond, P99: 500 * time.Microsecond}
+				r.Link.LatenessUp = &results.Lateness{N: 20, Mean: 10 * time.Microsecond, P50: 5 * time.Microsecond, P90: 150 * time.Microsecond, P99: 300 * time.Microsecond, Max: 5 * time.Millisecond}
+				r.Link.LatenessDown = &results.Lateness{N: 20, Mean: 15 * time.Microsecond, P50: 5 * time.Microsecond, P90: 240 * time.Microsecond, P99: 500 * time.Microsecond, Max: 5 * time.Millisecond}
 				for _, other := range runs {
 					if other.ID != 7 && other.Link != nil {
 						byID(runs, other.ID).Link.LatenessUp = &results.Lateness{N: 1000, P50: 5 * time.Microsecond, P90: 7 * time.Microsecond}

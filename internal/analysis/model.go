@@ -153,32 +153,36 @@ func FitLatency(runs []results.Run, factors []string) []Fit {
 }
 
 // AchievedRTT is the RTT the link added in run r, as the run itself measured it: the RTT
-// requested plus the median lateness of the link's releases during the window, toward the
+// requested plus the mean lateness of the link's releases during the window, toward the
 // server and back (results.Link.LatenessUp and LatenessDown: every delayed chunk of the
-// run's own traffic, under the run's own load). A run that recorded no lateness (one from
-// before it was recorded, or with no delay line) falls back to its calibration's median
-// (results.Link.AchievedP50, measured just before the run), else to the RTT requested. It is
-// the x of every throughput-against-RTT figure, here and in the report, with the requested
-// RTT beside it.
+// run's own traffic, under the run's own load). The mean, because throughput answers to
+// it: a terminal's cycle is the sum of its round trips, so N/X = R·(r + mean lateness) + s,
+// however the lateness is spread. A run stored before the mean was recorded is placed at
+// its median lateness instead; one that recorded no lateness (or had no delay line) at its
+// calibration's median (results.Link.AchievedP50, measured just before the run), else at
+// the RTT requested. It is the x of every throughput-against-RTT figure, here and in the
+// report, with the requested RTT beside it.
 func AchievedRTT(r *results.Run) time.Duration {
 	l := r.Link
 	switch {
 	case l == nil:
 		return r.Params.RTT
 	case lateN(l.LatenessUp)+lateN(l.LatenessDown) > 0:
-		return r.Params.RTT + lateP50(l.LatenessUp) + lateP50(l.LatenessDown)
+		return r.Params.RTT + lateAt(l.LatenessUp) + lateAt(l.LatenessDown)
 	case l.Samples > 0:
 		return l.AchievedP50
 	}
 	return r.Params.RTT
 }
 
-// RTTUncertainty is how far run r's achieved RTT (AchievedRTT, placed at the median
-// lateness) may be off what its transactions waited on average, which is what throughput
-// answers to: the distance between the mean and the median of the link's lateness within
-// the window, each way (p90 − p50 for runs stored before the mean was recorded), or, for a
-// run that recorded none, the gap between its calibration's median and 99th percentile; 0
-// without a link.
+// RTTUncertainty is how far run r's achieved RTT (AchievedRTT) may be off what its
+// transactions waited on average, which is what throughput answers to. Placed at the mean
+// lateness, it is the standard error of that mean, bounded without the distribution's
+// shape: a lateness between a floor and its recorded maximum has at most the variance
+// (max − mean)·(mean − floor) (Bhatia–Davis), the floor being the earliest the link
+// releases (earliestRelease before its time). Placed at the median (a run stored before the
+// mean was recorded) it is the spread p90 − p50, each way; for a run that recorded no
+// lateness, the gap between its calibration's median and 99th percentile; 0 without a link.
 func RTTUncertainty(r *results.Run) time.Duration {
 	l := r.Link
 	switch {
@@ -186,13 +190,15 @@ func RTTUncertainty(r *results.Run) time.Duration {
 		return 0
 	case lateN(l.LatenessUp)+lateN(l.LatenessDown) > 0:
 		spread := func(x *results.Lateness) time.Duration {
-			if lateN(x) == 0 {
+			switch {
+			case lateN(x) == 0:
 				return 0
-			}
-			if x.Mean == 0 && x.P90 > 0 { // stored before the mean was recorded
+			case !meanRecorded(x):
 				return max(x.P90-x.P50, 0)
 			}
-			return (x.Mean - x.P50).Abs()
+			floor := min(x.Mean, 0) - earliestRelease
+			v := float64(max(x.Max-x.Mean, 0)) * float64(x.Mean-floor)
+			return time.Duration(math.Sqrt(v / float64(x.N)))
 		}
 		return spread(l.LatenessUp) + spread(l.LatenessDown)
 	case l.Samples > 0:
@@ -201,18 +207,32 @@ func RTTUncertainty(r *results.Run) time.Duration {
 	return 0
 }
 
+// earliestRelease bounds how early the link releases a chunk: it arms its timers at most
+// 250 µs before the release time (package latency's lead) and, when it does not spin, may
+// release on that wake-up.
+const earliestRelease = 250 * time.Microsecond
+
+// meanRecorded reports whether x carries its mean: runs stored before it was recorded read
+// back 0 with a positive p90.
+func meanRecorded(x *results.Lateness) bool { return x.Mean != 0 || x.P90 == 0 }
+
+// lateAt is the lateness a run is placed at, one way: the mean, or the median for a run
+// stored before the mean was recorded.
+func lateAt(x *results.Lateness) time.Duration {
+	switch {
+	case lateN(x) == 0:
+		return 0
+	case meanRecorded(x):
+		return x.Mean
+	}
+	return x.P50
+}
+
 func lateN(x *results.Lateness) int64 {
 	if x == nil {
 		return 0
 	}
 	return x.N
-}
-
-func lateP50(x *results.Lateness) time.Duration {
-	if lateN(x) == 0 {
-		return 0
-	}
-	return x.P50
 }
 
 // roundTrips returns the round trips per completed transaction of r's transaction types

@@ -301,7 +301,9 @@ func TestPredict(t *testing.T) {
 	}
 }
 
-// TestAchievedRTT: the calibrated median where the run has one, else the request.
+// TestAchievedRTT: the mean in-run lateness where the run recorded it, the median for runs
+// stored before the mean was, else the calibrated median, else the request; and how
+// uncertain each is.
 func TestAchievedRTT(t *testing.T) {
 	r := results.Run{Params: results.Params{RTT: ms}}
 	if got := AchievedRTT(&r); got != ms {
@@ -314,5 +316,24 @@ func TestAchievedRTT(t *testing.T) {
 	r.Link.Samples = 200
 	if got := AchievedRTT(&r); got != 1070*us {
 		t.Errorf("calibrated: %v", got)
+	}
+	if got := RTTUncertainty(&r); got != 0 {
+		t.Errorf("calibration with no spread recorded: uncertain by %v", got)
+	}
+	// In-run lateness wins, at its mean: a seed 000 run at 1 ms on a saturated machine,
+	// 1 µs late at the median each way and 33 and 25 µs on average.
+	r.Link.LatenessUp = &results.Lateness{N: 20000, Mean: 33 * us, P50: us, P90: 98 * us, Max: 3 * ms}
+	r.Link.LatenessDown = &results.Lateness{N: 20000, Mean: 25 * us, P50: us, P90: 90 * us, Max: 2 * ms}
+	if got := AchievedRTT(&r); got != 1058*us {
+		t.Errorf("in-run lateness: %v, want 1.058ms", got)
+	}
+	// √((3000 − 33)·(33 + 250)/20000) + √((2000 − 25)·(25 + 250)/20000) = 6.5 + 5.2 µs.
+	if got := RTTUncertainty(&r); got < 11*us || got > 12*us {
+		t.Errorf("uncertainty of the mean %v, want 11.7µs", got)
+	}
+	// Stored before the mean was recorded: at the median, give or take p90 − p50.
+	r.Link.LatenessUp.Mean, r.Link.LatenessDown.Mean = 0, 0
+	if got, u := AchievedRTT(&r), RTTUncertainty(&r); got != 1002*us || u != 186*us {
+		t.Errorf("old run: %v ± %v, want 1.002ms ± 186µs", got, u)
 	}
 }

@@ -947,7 +947,7 @@ func percentileNote(ch Chart, pooled, response bool) string {
 func axisNote(x, y Axis) string {
 	var b strings.Builder
 	if x.Key == results.FactorRTT && x.Scale != ScaleCategorical {
-		b.WriteString("X is the RTT the link added as each run measured it (the requested RTT plus the link's median lateness each way during the window; mean over the cell's runs; 0 where none was requested); ticks mark the requested levels. ")
+		b.WriteString("X is the RTT the link added as each run measured it (the requested RTT plus the link's mean lateness each way during the window; mean over the cell's runs; 0 where none was requested); ticks mark the requested levels. ")
 	}
 	if x.Scale == ScaleLog || y.Scale == ScaleLog {
 		fmt.Fprintf(&b, "Logarithmic axes where the values span more than %.0f×; ", math.Pow(10, LogSpan))

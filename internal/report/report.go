@@ -138,7 +138,7 @@ type Cell struct {
 	// Throughput is Report.Metric over the finished repeats.
 	Throughput Estimate `json:"throughput"`
 	// AchievedRTT is the RTT the link added, as each run measured it (analysis.AchievedRTT:
-	// the requested RTT plus the link's median lateness each way during the window),
+	// the requested RTT plus the link's mean lateness each way during the window),
 	// averaged over the finished repeats and rounded to the microsecond. In JSON,
 	// nanoseconds.
 	AchievedRTT time.Duration `json:"achieved_rtt"`

@@ -155,8 +155,8 @@ type Link struct {
 type Lateness struct {
 	N int64 `json:"n"`
 	// Mean is exact, early releases included (0 for runs stored before it was recorded):
-	// throughput answers to the mean RTT, so its distance from P50 says how far the run's
-	// place on the RTT axis may be off (analysis.RTTUncertainty).
+	// throughput answers to the mean RTT, so the mean places the run on the RTT axis
+	// (analysis.AchievedRTT).
 	Mean time.Duration `json:"mean_ns,omitempty"`
 	P50  time.Duration `json:"p50_ns"`
 	P90  time.Duration `json:"p90_ns"`
