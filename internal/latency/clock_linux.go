@@ -129,23 +129,46 @@ func settime(fd uintptr, spec *unix.ItimerSpec) error {
 	return nil
 }
 
-// expiry reads a timerfd's expiry count: its wait parks in the netpoller until the timer
-// has fired, and reads with sysRead (the os.File's Read is a system call that woke sysmon
-// on nearly every wake-up: see sysRead). One goroutine uses it at a time.
+// expiry waits for a timerfd to fire: its wait parks in the netpoller until the timer has
+// fired. One goroutine uses it at a time.
+//
+// A wait with a deadline on the clock (timerfd.sleep) tells that the timer fired by the
+// clock, not by reading the count: the read was two system calls per wait (one that found
+// nothing before parking, one after), on every round trip of a delayed connection. The
+// count then stays unread until the next timerfd_settime, which clears it, and edge-triggered
+// epoll reports the next expiry all the same. The netpoller keeps an edge that comes after
+// the wait began (RawConn.Read resets readiness before calling back, then parks only if the
+// callback says not yet), so the clock is read after that reset and a timer that fires in
+// between is not missed. A wake-up that the clock does not confirm (a stale edge; the clock's
+// conversion to the kernel's scale, good to ~0.1 µs) reads the count to decide. A wait with
+// no deadline (the releaser's, whose timer other goroutines re-arm) reads the count, with
+// sysRead: the os.File's Read is a system call that woke sysmon on nearly every wake-up.
 type expiry struct {
 	buf   [8]byte
 	errno syscall.Errno
 	fn    func(fd uintptr) bool // read, bound once
+	now   func() int64          // the clock, when waits have a deadline
+	until int64                 // the deadline of the current wait, on now's scale
+	woke  bool                  // the callback has already said not yet once in this wait
 }
 
-func newExpiry() *expiry {
-	e := &expiry{}
+func newExpiry(now func() int64) *expiry {
+	e := &expiry{now: now}
 	e.fn = e.read
 	return e
 }
 
-// read is the RawConn.Read callback: the count, or false to wait for the timer.
+// read is the RawConn.Read callback: true when the timer has fired, false to wait for it.
 func (e *expiry) read(fd uintptr) bool {
+	if e.now != nil {
+		if e.now() >= e.until {
+			return true
+		}
+		if !e.woke {
+			e.woke = true
+			return false
+		}
+	}
 	_, errno := sysRead(fd, e.buf[:])
 	if errno == syscall.EAGAIN {
 		return false
@@ -154,10 +177,11 @@ func (e *expiry) read(fd uintptr) bool {
 	return true
 }
 
-// wait parks until the timerfd behind rc has fired. It returns os.ErrDeadlineExceeded
-// when rc's read deadline passed first, and another error when the timerfd was closed.
-func (e *expiry) wait(rc syscall.RawConn) error {
-	e.errno = 0
+// wait parks until the timerfd behind rc has fired (for an expiry with a clock: until the
+// clock reads until). It returns os.ErrDeadlineExceeded when rc's read deadline passed
+// first, and another error when the timerfd was closed.
+func (e *expiry) wait(rc syscall.RawConn, until int64) error {
+	e.errno, e.until, e.woke = 0, until, false
 	if err := rc.Read(e.fn); err != nil {
 		return err
 	}
@@ -172,7 +196,7 @@ func (c *preciseClock) newTimer() (timer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &timerfd{c: c, f: f, rc: rc, exp: newExpiry()}
+	t := &timerfd{c: c, f: f, rc: rc, exp: newExpiry(c.now)}
 	t.setFn = t.set
 	return t, nil
 }
@@ -201,7 +225,7 @@ func (t *timerfd) sleep(until int64) error {
 	if t.err != nil {
 		return t.err
 	}
-	switch err := t.exp.wait(t.rc); {
+	switch err := t.exp.wait(t.rc, until); {
 	case err == nil:
 		return nil
 	case errors.Is(err, os.ErrDeadlineExceeded):

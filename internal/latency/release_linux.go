@@ -56,7 +56,7 @@ func newReleaser(clk clock) (releaser, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &preciseReleaser{clk: pc, f: f, rc: rc, exp: newExpiry(), armed: math.MaxInt64, exited: make(chan struct{})}
+	r := &preciseReleaser{clk: pc, f: f, rc: rc, exp: newExpiry(nil), armed: math.MaxInt64, exited: make(chan struct{})}
 	r.earliest.Store(math.MaxInt64)
 	r.setFn = r.set
 	go r.loop()
@@ -82,7 +82,7 @@ func (r *preciseReleaser) set(fd uintptr) {
 }
 
 // sleep parks until the timerfd expires (or is closed).
-func (r *preciseReleaser) sleep() error { return r.exp.wait(r.rc) }
+func (r *preciseReleaser) sleep() error { return r.exp.wait(r.rc, 0) }
 
 // wakeEarly decides, without spinning, whether the job due at t leaves now: it does when t
 // is within the predicted wake-up latency of now and the loop has just woken up for it (a
