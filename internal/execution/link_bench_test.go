@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,10 @@ func BenchmarkLinkInRunTPCC(b *testing.B) {
 // BenchmarkLinkCPU: select-only, 10 terminals, 8 s windows, three rounds alternating the
 // paths direct, RTT 0 through the link, 0.1 ms, 1 ms and 10 ms: client CPU per transaction
 // (target ≤ 2× direct through the link), the in-run lateness at the same time, and TPS at
-// RTT 0 against direct (target ≥ 0.97).
+// RTT 0 against direct (target ≥ 0.97). Direct and 1 ms run again with the runtime held to
+// one P (1P): the ratio without the second thread the runtime wakes on every wake-up from
+// idle, of which a delayed round trip has three (the releaser's, the answer's arrival, the
+// answer's release) where a direct one has one.
 func BenchmarkLinkCPU(b *testing.B) {
 	dsn := pgtest.NewDatabase(b)
 	c := benchCore(b)
@@ -106,9 +110,11 @@ func BenchmarkLinkCPU(b *testing.B) {
 		rtt  time.Duration
 		link bool
 		spin bool
+		oneP bool // the runtime held to one P (see BenchmarkClientCPU's -1p figures)
 	}
-	paths := []path{{"direct", 0, false, false}, {"rtt 0", 0, true, false}, {"0.1 ms", 100 * time.Microsecond, true, false}, {"0.1 ms spin", 100 * time.Microsecond, true, true},
-		{"1 ms", time.Millisecond, true, false}, {"1 ms spin", time.Millisecond, true, true}, {"10 ms", 10 * time.Millisecond, true, false}, {"10 ms spin", 10 * time.Millisecond, true, true}}
+	paths := []path{{"direct", 0, false, false, false}, {"rtt 0", 0, true, false, false}, {"0.1 ms", 100 * time.Microsecond, true, false, false}, {"0.1 ms spin", 100 * time.Microsecond, true, true, false},
+		{"1 ms", time.Millisecond, true, false, false}, {"1 ms spin", time.Millisecond, true, true, false}, {"10 ms", 10 * time.Millisecond, true, false, false}, {"10 ms spin", 10 * time.Millisecond, true, true, false},
+		{"direct 1P", 0, false, false, true}, {"1 ms 1P", time.Millisecond, true, false, true}}
 	cpu, tps, late50, late99 := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for b.Loop() {
 		for round := range 3 {
@@ -117,7 +123,12 @@ func BenchmarkLinkCPU(b *testing.B) {
 				if p.link {
 					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true, Spin: p.spin}
 				}
+				procs := runtime.GOMAXPROCS(0)
+				if p.oneP {
+					runtime.GOMAXPROCS(1)
+				}
 				r, err := c.Run(ctx, nil, s)
+				runtime.GOMAXPROCS(procs)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -146,6 +157,7 @@ func BenchmarkLinkCPU(b *testing.B) {
 	b.Logf("select-only, 10 terminals, medians of 3 rounds:\n%s", t.String())
 	b.ReportMetric(medianOf(tps["rtt 0"])/medianOf(tps["direct"]), "rtt0/direct")
 	b.ReportMetric(medianOf(cpu["1 ms"])/direct, "cpu-1ms/direct")
+	b.ReportMetric(medianOf(cpu["1 ms 1P"])/medianOf(cpu["direct 1P"]), "cpu-1ms/direct-1P")
 }
 
 // rssKB reads a field of /proc/self/status in kB ("VmRSS", "VmHWM").
