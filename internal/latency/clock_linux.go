@@ -139,8 +139,10 @@ func settime(fd uintptr, spec *unix.ItimerSpec) error {
 // epoll reports the next expiry all the same. The netpoller keeps an edge that comes after
 // the wait began (RawConn.Read resets readiness before calling back, then parks only if the
 // callback says not yet), so the clock is read after that reset and a timer that fires in
-// between is not missed. A wake-up that the clock does not confirm (a stale edge; the clock's
-// conversion to the kernel's scale, good to ~0.1 µs) reads the count to decide. A wait with
+// between is not missed. Within clockSlack of the deadline the clock cannot tell whether
+// the timer fired before that reset (its conversion to the kernel's scale is good to ~0.1
+// µs), and a wake-up that the clock does not confirm may be a stale edge: both read the
+// count to decide. A wait with
 // no deadline (the releaser's, whose timer other goroutines re-arm) reads the count, with
 // sysRead: the os.File's Read is a system call that woke sysmon on nearly every wake-up.
 type expiry struct {
@@ -152,6 +154,10 @@ type expiry struct {
 	woke  bool                  // the callback has already said not yet once in this wait
 }
 
+// clockSlack is how close to its deadline an expiry reads the timerfd's count rather than
+// trust the clock: twenty times the error of the clock's offset to the kernel's.
+const clockSlack = 2 * time.Microsecond
+
 func newExpiry(now func() int64) *expiry {
 	e := &expiry{now: now}
 	e.fn = e.read
@@ -161,10 +167,11 @@ func newExpiry(now func() int64) *expiry {
 // read is the RawConn.Read callback: true when the timer has fired, false to wait for it.
 func (e *expiry) read(fd uintptr) bool {
 	if e.now != nil {
-		if e.now() >= e.until {
+		left := e.until - e.now()
+		if left <= 0 {
 			return true
 		}
-		if !e.woke {
+		if !e.woke && left > int64(clockSlack) {
 			e.woke = true
 			return false
 		}
