@@ -58,7 +58,7 @@ fig link-overhead-runner ./internal/workload/simple '^BenchmarkLinkOverheadRunne
 	'select-only at 10 terminals: in process (Link.Dial) 0.987 of direct, through the proxy (Link.Addr) 0.404'
 fig proxy-pgbench-20ms ./internal/workload/simple '^BenchmarkProxyPgbench20ms$' 1x 1 30m "" \
 	'its doc comment (internal/workload/simple/link_bench_test.go)' \
-	'pgbench -S -c 10 average latency through a 20 ms link: +20 ms within 2 % (19.6-20.4 ms)'
+	'pgbench -S -c 10 average latency through a 20 ms link: +20 ms within 2 % (19.6-20.4 ms) over direct at the same rate (added-ms-paced), and over direct flat out'
 fig select-only-vs-pgbench ./internal/workload/simple '^BenchmarkSelectOnlyVsPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 7); internal/workload/simple/doc.go' \
 	'dblat select-only at 10 terminals ≥ 0.9 of pgbench -S -M prepared -c 10 -j 2 TPS'
