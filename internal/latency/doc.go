@@ -58,9 +58,11 @@
 // arms early and busy-waits the rest within a CPU budget (see spinner in clock.go), which
 // narrows single releases on an idle machine and takes CPU from the server under test.
 // A/B in real runs (BenchmarkLinkCPU, select-only at 10 terminals on the managed
-// PostgreSQL, medians of three rounds, quiet machine): at 1 ms the in-run lateness p50 (up +
-// down) was 3.5 µs waking early against 23.6 µs spinning, for 83 against 93 µs of client
-// CPU per transaction; at 10 ms 43 against 90 µs. Only the last chunk queued in a direction
+// PostgreSQL, medians of three rounds, quiet machine, 2026-11-28): at 1 ms the in-run
+// lateness p50 (up + down) was 2.8 µs waking early against 49.2 µs spinning, for 61 against
+// 67 µs of client CPU per transaction; at 10 ms 10.2 against 43.0 µs, for 67 against 82 µs
+// (direct: 14 µs; a delayed round trip costs three timed wake-ups where a direct one costs
+// one wake-up on the answer's arrival). Only the last chunk queued in a direction
 // is waited for precisely: chunks followed by others (bulk) may leave a little late without
 // changing throughput or when a message completes. Lateness histograms record an early
 // release as 0: their median is exact while at least half the releases are on time or late.
