@@ -31,7 +31,11 @@ func (c *checker) clientBound() {
 			}
 			ids = append(ids, r.ID)
 			shared = shared || r.Server.Managed
-			lines = append(lines, fmt.Sprintf("run %d: %.1f CPU-s in %.1f s on %s = %s", r.ID, r.Client.CPUSeconds, el, plural(r.Client.Cores, "core"), pct(u)))
+			on := plural(r.Client.Cores, "core")
+			if n := clientCores(r); n < r.Client.Cores {
+				on = fmt.Sprintf("%d of %s (GOMAXPROCS %d)", n, on, n)
+			}
+			lines = append(lines, fmt.Sprintf("run %d: %.1f CPU-s in %.1f s on %s = %s", r.ID, r.Client.CPUSeconds, el, on, pct(u)))
 		}
 		if len(ids) == 0 {
 			continue

@@ -165,6 +165,12 @@ func (c *checker) items() []item {
 			}
 			return fmt.Sprintf("%s × %d", r.Client.CPUModel, r.Client.Cores)
 		}),
+		cl("Go runtime threads (GOMAXPROCS: fewer make the client cheaper and queue its terminals)", Warning, func(r *results.Run) string {
+			if r.Client.Procs == 0 {
+				return ""
+			}
+			return strconv.Itoa(r.Client.Procs)
+		}),
 		cl("client memory", Error, func(r *results.Run) string {
 			if r.Client.MemoryBytes == 0 {
 				return ""

@@ -308,10 +308,20 @@ func (c *checker) rttTolerance(rtt time.Duration) time.Duration {
 // run did not record it.
 func clientUse(r *results.Run) (float64, bool) {
 	el := r.Summary.Elapsed.Seconds()
-	if r.Client.CPUSeconds <= 0 || r.Client.Cores <= 0 || el <= 0 {
+	cores := clientCores(r)
+	if r.Client.CPUSeconds <= 0 || cores <= 0 || el <= 0 {
 		return 0, false
 	}
-	return r.Client.CPUSeconds / (el * float64(r.Client.Cores)), true
+	return r.Client.CPUSeconds / (el * float64(cores)), true
+}
+
+// clientCores is how many cores dblat could use in run r: its machine's, or fewer when
+// the Go runtime was held to fewer (Client.Procs, GOMAXPROCS).
+func clientCores(r *results.Run) int {
+	if p := r.Client.Procs; p > 0 && p < r.Client.Cores {
+		return p
+	}
+	return r.Client.Cores
 }
 
 // byCount orders the values of vals by their number of runs (most first), then by value.

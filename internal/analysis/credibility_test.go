@@ -261,6 +261,14 @@ func TestCheckPlanted(t *testing.T) {
 				byID(runs, 12).Client.CPUSeconds = 0.9 * 60 * 16
 				return runs
 			}},
+		// Held to one P, the client saturates its one thread long before the machine.
+		{name: "saturated client at GOMAXPROCS 1", rule: RuleClientBound, sev: Error, runs: []int64{12},
+			msg: []string{"run 12: 54.0 CPU-s in 60.0 s on 1 of 16 cores (GOMAXPROCS 1) = 90 %"},
+			plant: func(runs []results.Run) []results.Run {
+				r := byID(runs, 12)
+				r.Client.Procs, r.Client.CPUSeconds = 1, 0.9*60
+				return runs
+			}},
 		{name: "busy client, local server", rule: RuleClientBound, sev: Warning, runs: []int64{12},
 			msg: []string{"50 %", "same machine"},
 			opt: CheckOptions{Factors: factorsRT},

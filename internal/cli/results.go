@@ -110,8 +110,12 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			printSummary(a.st.Stdout, r)
 			w := a.st.Stdout
 			fmt.Fprintf(w, "server: %s\n", r.Server.Version)
+			cores := plural(r.Client.Cores, "core")
+			if p := r.Client.Procs; p > 0 && p < r.Client.Cores {
+				cores += fmt.Sprintf(" (GOMAXPROCS %d)", p)
+			}
 			fmt.Fprintf(w, "client: %s, %s, %s, %s, %.1f GiB, %s, dblat %s\n", r.Client.Hostname, r.Client.OS,
-				r.Client.CPUModel, plural(r.Client.Cores, "core"), float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
+				r.Client.CPUModel, cores, float64(r.Client.MemoryBytes)/(1<<30), r.Client.GoVersion, r.Client.DblatVersion)
 			fmt.Fprintf(w, "started %s, ended %s, database %.1f MB\n", r.Started.Format("2006-01-02 15:04:05"),
 				r.Ended.Format("15:04:05"), float64(r.Server.DatabaseBytes)/1e6)
 			if len(r.Observation) > 0 {

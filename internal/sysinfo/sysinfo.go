@@ -88,6 +88,7 @@ func Client() results.Client {
 		Kernel:       kernel(),
 		CPUModel:     cpuModel(),
 		Cores:        runtime.NumCPU(),
+		Procs:        runtime.GOMAXPROCS(0),
 		MemoryBytes:  memTotal(),
 		GoVersion:    runtime.Version(),
 		DblatVersion: Version(),

@@ -78,7 +78,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			DatabaseBytes: 1 << 30,
 		},
 		Client: results.Client{
-			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2,
+			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2, Procs: 2,
 			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
 			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal,
 		},
