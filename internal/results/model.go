@@ -178,17 +178,17 @@ type Server struct {
 
 // Client describes the machine and build that drove the run.
 type Client struct {
-	Hostname     string `json:"hostname"`
-	OS           string `json:"os"`
-	Kernel       string `json:"kernel"`
-	CPUModel     string `json:"cpu_model"`
-	Cores        int    `json:"cores"`
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Kernel   string `json:"kernel"`
+	CPUModel string `json:"cpu_model"`
+	Cores    int    `json:"cores"`
 	// Procs is the Go runtime's GOMAXPROCS during the run: how many threads ran dblat's Go
 	// code at once (GOMAXPROCS in the environment sets it; by default Cores). With fewer
 	// the client costs less CPU, since the runtime stops waking a spare thread on every
 	// wake-up from idle, and its terminals queue for the ones it has. 0 for runs stored
 	// before it was recorded.
-	Procs int `json:"procs,omitempty"`
+	Procs        int    `json:"procs,omitempty"`
 	MemoryBytes  int64  `json:"memory_bytes"`
 	GoVersion    string `json:"go_version"`
 	DblatVersion string `json:"dblat_version"`
