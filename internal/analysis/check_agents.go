@@ -50,7 +50,7 @@ func (c *checker) partProblems(r *results.Run, sev Severity) []string {
 	var out []string
 	if u, ok := clientUse(r); ok {
 		if sev == Error && u >= c.opt.ClientCPUError || sev == Warning && u >= c.opt.ClientCPUWarning && u < c.opt.ClientCPUError {
-			out = append(out, fmt.Sprintf("client used %s of its %d cores", pct(u), r.Client.Cores))
+			out = append(out, fmt.Sprintf("client used %s of its %d cores", pct(u), clientCores(r)))
 		}
 	}
 	l := r.Link
