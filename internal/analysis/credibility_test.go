@@ -144,6 +144,16 @@ func TestCheckPlanted(t *testing.T) {
 				r.Link.CPUSeconds = 0.9 * r.Summary.Elapsed.Seconds()
 				return runs
 			}},
+		{name: "GOMAXPROCS in some runs only", rule: RuleMixedClient, sev: Warning, runs: []int64{5},
+			msg: []string{"Go runtime threads", "differs"},
+			plant: func(runs []results.Run) []results.Run {
+				for i := range runs {
+					runs[i].Client.Procs = 16
+				}
+				r := byID(runs, 5)
+				r.Client.Procs, r.Client.CPUSeconds = 1, 6 // 10 % of its one thread
+				return runs
+			}},
 		{name: "dblat version", rule: RuleMixedClient, sev: Warning, runs: []int64{1},
 			msg: []string{"dblat version differs"},
 			plant: func(runs []results.Run) []results.Run {
