@@ -298,3 +298,13 @@ func TestScaleRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPctText: shares read with two significant digits, never a float's long tail (seed
+// 000's retry rate 0.1331 printed as 13.309999999999999 %).
+func TestPctText(t *testing.T) {
+	for f, want := range map[float64]string{0: "–", 0.1331: "13 %", 0.0089: "0.89 %", 0.025: "2.5 %", 1: "100 %", 0.00012: "0.012 %"} {
+		if got := pctText(f); got != want {
+			t.Errorf("pctText(%v) = %q, want %q", f, got, want)
+		}
+	}
+}

@@ -363,12 +363,16 @@ func (r *Report) Retried() bool {
 	return false
 }
 
-// pctText writes a share as a percentage: "2.5 %", "–" for none.
+// pctText writes a share as a percentage to two significant digits: "2.5 %", "13 %", "–"
+// for none.
 func pctText(f float64) string {
 	if f == 0 {
 		return "–"
 	}
-	return strconv.FormatFloat(100*f, 'f', -1, 64) + " %"
+	// Two significant digits: 100 × 0.1331 is 13.309999999999999 in floating point.
+	v := 100 * f
+	scale := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(v))))
+	return strconv.FormatFloat(math.Round(v*scale)/scale, 'f', -1, 64) + " %"
 }
 
 // overloadText says how many of a cell's finished runs were overload points.
