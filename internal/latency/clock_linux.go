@@ -142,9 +142,9 @@ func settime(fd uintptr, spec *unix.ItimerSpec) error {
 // between is not missed. Within clockSlack of the deadline the clock cannot tell whether
 // the timer fired before that reset (its conversion to the kernel's scale is good to ~0.1
 // µs), and a wake-up that the clock does not confirm may be a stale edge: both read the
-// count to decide. A wait with
-// no deadline (the releaser's, whose timer other goroutines re-arm) reads the count, with
-// sysRead: the os.File's Read is a system call that woke sysmon on nearly every wake-up.
+// count to decide. A wait with no deadline (the releaser's, whose timer other goroutines
+// re-arm) reads the count, with sysRead: the os.File's Read is a system call that woke
+// sysmon on nearly every wake-up.
 type expiry struct {
 	buf   [8]byte
 	errno syscall.Errno
@@ -177,6 +177,9 @@ func (e *expiry) read(fd uintptr) bool {
 		}
 	}
 	_, errno := sysRead(fd, e.buf[:])
+	for errno == syscall.EINTR { // os.File's Read retried it too
+		_, errno = sysRead(fd, e.buf[:])
+	}
 	if errno == syscall.EAGAIN {
 		return false
 	}
