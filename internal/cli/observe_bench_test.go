@@ -3,17 +3,25 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblat/dblat/internal/cli"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
@@ -25,12 +33,21 @@ import (
 // clients) recorded through `dblat proxy --record`, replayed by `dblat run script -f` at 4
 // terminals, beside pgbench itself, at no added RTT and at 5 ms (pgbench through a link
 // adding it, dblat run --rtt 5ms): round trips per transaction the same (7) and TPS within
-// 10 %. Three rounds, alternating pgbench and the replay and which of them runs first; it
-// reports the median TPS ratios.
+// 10 %. pgbench runs with two threads (-j 2), its best on two cores; the replay runs with
+// the Go runtime's default (a thread per core) and held to one thread (GOMAXPROCS=1, as
+// `GOMAXPROCS=1 dblat run` does): on a machine whose cores the server shares, the second
+// thread's hand-offs cost the client CPU the server then lacks. Before each measurement
+// the tables are cleaned as pgbench cleans them before its own runs (branches, tellers
+// and accounts vacuumed, history truncated), so no measurement inherits another's dead
+// rows. At RTT 0 a bare loop of the driver (pgconnTPCB: the same seven statements, none of
+// dblat) runs beside them: the floor of a Go client on this machine, so that the replay's
+// distance from pgbench splits into dblat's share (replay ÷ pgconn) and the runtime's and
+// driver's (pgconn ÷ pgbench). Five rounds, the order rotating; it reports the median TPS
+// ratios.
 //
 //	go test ./internal/cli -run '^$' -bench ReplayPgbench -benchtime 1x
 func BenchmarkReplayPgbench(b *testing.B) {
-	const rounds, window = 3, 10 * time.Second
+	const rounds, window = 5, 10 * time.Second
 	dsn := pgtest.NewDatabase(b)
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -123,26 +140,141 @@ func BenchmarkReplayPgbench(b *testing.B) {
 		}
 		return r.Summary.TPS, rts / max(n, 1)
 	}
-	for b.Loop() {
-		for _, rtt := range []time.Duration{0, 5 * time.Millisecond} {
-			var ratios []float64
-			for r := range rounds {
-				// Who runs second inherits the first's dead rows (every transaction
-				// updates a row of each table): the order alternates.
-				var p, d, rts float64
-				if r%2 == 0 {
-					p = pgb(rtt)
-					d, rts = replay(rtt)
-				} else {
-					d, rts = replay(rtt)
-					p = pgb(rtt)
-				}
-				ratios = append(ratios, d/p)
-				b.Logf("rtt %v, round %d: pgbench %.1f TPS, the replay %.1f TPS at %.2f round trips per transaction: %.3f", rtt, r+1, p, d, rts, d/p)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	clean := func() {
+		for _, q := range []string{"VACUUM pgbench_branches", "VACUUM pgbench_tellers", "VACUUM pgbench_accounts", "TRUNCATE pgbench_history"} {
+			if _, err := db.Exec(q); err != nil {
+				b.Fatalf("%s: %v", q, err)
 			}
-			b.ReportMetric(medianOf(ratios), "ratio-"+strings.TrimSuffix(rtt.String(), "0s")+"rtt")
 		}
 	}
+	type measure struct {
+		name string
+		run  func(time.Duration) (tps, rts float64)
+	}
+	measures := []measure{
+		{"pgbench", func(rtt time.Duration) (float64, float64) { return pgb(rtt), 0 }},
+		{"replay", replay},
+		{"replay-1thread", func(rtt time.Duration) (float64, float64) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			return replay(rtt)
+		}},
+		{"pgconn", func(rtt time.Duration) (float64, float64) {
+			if rtt > 0 {
+				return 0, 0
+			}
+			return pgconnTPCB(b, dsn, 4, window), 0
+		}},
+	}
+	for b.Loop() {
+		for _, rtt := range []time.Duration{0, 5 * time.Millisecond} {
+			ratios := map[string][]float64{}
+			for r := range rounds {
+				tps := map[string]float64{}
+				line := fmt.Sprintf("rtt %v, round %d:", rtt, r+1)
+				for i := range measures {
+					m := measures[(i+r)%len(measures)]
+					if m.name == "pgconn" && rtt > 0 {
+						continue
+					}
+					clean()
+					t, rts := m.run(rtt)
+					tps[m.name] = t
+					if rts > 0 {
+						line += fmt.Sprintf(" %s %.1f TPS (%.2f round trips per transaction)", m.name, t, rts)
+					} else {
+						line += fmt.Sprintf(" %s %.1f TPS", m.name, t)
+					}
+				}
+				for _, m := range measures[1:] {
+					if tps[m.name] == 0 {
+						continue
+					}
+					ratios[m.name] = append(ratios[m.name], tps[m.name]/tps["pgbench"])
+					line += fmt.Sprintf(", %s/pgbench %.3f", m.name, tps[m.name]/tps["pgbench"])
+				}
+				b.Log(line)
+			}
+			for _, m := range measures[1:] {
+				if len(ratios[m.name]) == 0 {
+					continue
+				}
+				unit := "ratio-" + strings.TrimSuffix(rtt.String(), "0s") + "rtt"
+				switch m.name {
+				case "replay-1thread":
+					unit += "-1thread"
+				case "pgconn":
+					unit = "pgconn-ratio-" + strings.TrimSuffix(rtt.String(), "0s") + "rtt"
+				}
+				b.ReportMetric(medianOf(ratios[m.name]), unit)
+			}
+		}
+	}
+}
+
+// pgconnTPCB runs pgbench's tpcb-like transaction (its seven statements, each a round trip
+// of the simple query protocol, values written in) in a bare loop of the driver on n
+// connections of dsn for window, with none of dblat, and returns its TPS: the most a Go
+// client with this driver makes of the machine's CPUs beside the server.
+func pgconnTPCB(b *testing.B, dsn string, n int, window time.Duration) float64 {
+	ctx := context.Background()
+	conns := make([]*pgconn.PgConn, n)
+	for i := range conns {
+		c, err := pgconn.Connect(ctx, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(ctx)
+		conns[i] = c
+	}
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	start := time.Now()
+	for i, c := range conns {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 2))
+			var q []byte
+			exec := func(format string, args ...any) error {
+				q = fmt.Appendf(q[:0], format, args...)
+				_, err := c.Exec(ctx, string(q)).ReadAll()
+				return err
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				aid, tid, delta := 1+rng.IntN(100000), 1+rng.IntN(10), rng.IntN(10001)-5000
+				for _, err := range []error{
+					exec("BEGIN"),
+					exec("UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d", delta, aid),
+					exec("SELECT abalance FROM pgbench_accounts WHERE aid = %d", aid),
+					exec("UPDATE pgbench_tellers SET tbalance = tbalance + %d WHERE tid = %d", delta, tid),
+					exec("UPDATE pgbench_branches SET bbalance = bbalance + %d WHERE bid = 1", delta),
+					exec("INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (%d, 1, %d, %d, CURRENT_TIMESTAMP)", tid, aid, delta),
+					exec("END"),
+				} {
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+				done.Add(1)
+			}
+		})
+	}
+	time.Sleep(window)
+	close(stop)
+	n64 := done.Load()
+	elapsed := time.Since(start)
+	wg.Wait()
+	return float64(n64) / elapsed.Seconds()
 }
 
 var processedTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)

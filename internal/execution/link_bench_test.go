@@ -98,6 +98,13 @@ func BenchmarkLinkInRunTPCC(b *testing.B) {
 // one P (1P): the ratio without the second thread the runtime wakes on every wake-up from
 // idle, of which a delayed round trip has three (the releaser's, the answer's arrival, the
 // answer's release) where a direct one has one.
+//
+// "direct paced" runs direct again, open-loop at the rate the round's 1 ms run reached
+// (constant arrivals, the same 10 terminals): the same transactions per second, so the
+// client goes idle between them as it does at 1 ms, and each arrival is a timed wake-up
+// of the runner's schedule. Beside it the 1 ms run's ratio is the link's own cost; beside
+// a saturated direct run it is also the cost of waking from idle, which any client pays
+// when its server is far.
 func BenchmarkLinkCPU(b *testing.B) {
 	dsn := pgtest.NewDatabase(b)
 	c := benchCore(b)
@@ -114,7 +121,7 @@ func BenchmarkLinkCPU(b *testing.B) {
 	}
 	paths := []path{{"direct", 0, false, false, false}, {"rtt 0", 0, true, false, false}, {"0.1 ms", 100 * time.Microsecond, true, false, false}, {"0.1 ms spin", 100 * time.Microsecond, true, true, false},
 		{"1 ms", time.Millisecond, true, false, false}, {"1 ms spin", time.Millisecond, true, true, false}, {"10 ms", 10 * time.Millisecond, true, false, false}, {"10 ms spin", 10 * time.Millisecond, true, true, false},
-		{"direct 1P", 0, false, false, true}, {"1 ms 1P", time.Millisecond, true, false, true}}
+		{"direct 1P", 0, false, false, true}, {"1 ms 1P", time.Millisecond, true, false, true}, {name: "direct paced"}}
 	cpu, tps, late50, late99 := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for b.Loop() {
 		for round := range 3 {
@@ -122,6 +129,9 @@ func BenchmarkLinkCPU(b *testing.B) {
 				s := spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 8 * time.Second, Warmup: 2 * time.Second, Seed: int64(round)}, Workload: "select-only"}, Target: dsn}
 				if p.link {
 					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true, Spin: p.spin}
+				}
+				if p.name == "direct paced" {
+					s.Rate = tps["1 ms"][round]
 				}
 				procs := runtime.GOMAXPROCS(0)
 				if p.oneP {
@@ -158,6 +168,7 @@ func BenchmarkLinkCPU(b *testing.B) {
 	b.ReportMetric(medianOf(tps["rtt 0"])/medianOf(tps["direct"]), "rtt0/direct")
 	b.ReportMetric(medianOf(cpu["1 ms"])/direct, "cpu-1ms/direct")
 	b.ReportMetric(medianOf(cpu["1 ms 1P"])/medianOf(cpu["direct 1P"]), "cpu-1ms/direct-1P")
+	b.ReportMetric(medianOf(cpu["1 ms"])/medianOf(cpu["direct paced"]), "cpu-1ms/direct-paced")
 }
 
 // rssKB reads a field of /proc/self/status in kB ("VmRSS", "VmHWM").

@@ -62,7 +62,11 @@
 // lateness p50 (up + down) was 2.8 µs waking early against 49.2 µs spinning, for 61 against
 // 67 µs of client CPU per transaction; at 10 ms 10.2 against 43.0 µs, for 67 against 82 µs
 // (direct: 14 µs; a delayed round trip costs three timed wake-ups where a direct one costs
-// one wake-up on the answer's arrival). Only the last chunk queued in a direction
+// one wake-up on the answer's arrival). Most of that difference is the rate, not the link:
+// run direct at the 1 ms run's own rate (open-loop, 8,920 TPS, so that the client goes
+// idle between transactions as it does at 1 ms), a transaction cost 54.5 µs, and the link's
+// 65.6 µs at 1 ms was 1.20× that (BenchmarkLinkCPU's "direct paced", a later sitting of
+// the same day, where saturated direct cost 15.6 µs). Only the last chunk queued in a direction
 // is waited for precisely: chunks followed by others (bulk) may leave a little late without
 // changing throughput or when a message completes. Lateness histograms record an early
 // release as 0: their median is exact while at least half the releases are on time or late.

@@ -3,14 +3,20 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird"
@@ -20,6 +26,7 @@ import (
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
+	"github.com/dblat/dblat/internal/workload/simple"
 	"github.com/dblat/dblat/internal/workload/tpcc"
 )
 
@@ -39,6 +46,14 @@ import (
 // own code removes. With one P the client queues its terminals behind each other, so it is
 // not dblat's default (a select-only run at RTT 0 lost 30 % of its TPS so).
 //
+// Two more rows place TPC-C's figure between floors, each pgbench's own statement
+// (`SELECT abalance FROM pgbench_accounts WHERE aid = $1`, prepared, 4 connections): dblat's
+// select-only workload through the runner (select-us/roundtrip: what dblat's terminals,
+// metering and recording add to the driver), and a bare loop of the driver with none of
+// dblat (pgconn-us/roundtrip: four goroutines of pgconn.ExecPrepared, the process's CPU).
+// The bare loop is the cheapest a Go client with this driver can be for one round trip;
+// TPC-C's round trips carry more values and rows than this one.
+//
 //	go test ./internal/runner -run '^$' -bench ClientCPU -benchtime 1x
 func BenchmarkClientCPU(b *testing.B) {
 	const terminals, rounds, window = 4, 3, 10 * time.Second
@@ -54,6 +69,10 @@ func BenchmarkClientCPU(b *testing.B) {
 	bin := filepath.Join(pgtest.Server(b).Binaries, "pgbench")
 	if out, err := exec.Command(bin, "-i", "-q", "-s", "1", pgDSN).CombinedOutput(); err != nil {
 		b.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	sel := metered(b, postgres.Engine{}, pgtest.NewDatabase(b))
+	if err := simple.Load(ctx, sel, simple.LoadConfig{Workload: "select-only", Scale: 1}); err != nil {
+		b.Fatal(err)
 	}
 	for b.Loop() {
 		per := map[string][]float64{}
@@ -75,9 +94,20 @@ func BenchmarkClientCPU(b *testing.B) {
 			us := pgbenchCPUPerTx(b, bin, pgDSN, terminals, window)
 			per["pgbench"] = append(per["pgbench"], us)
 			b.Logf("round %d pgbench  -S -M prepared: %.2f µs of pgbench CPU per round trip", r+1, us)
+			us = selectCPUPerRoundTrip(b, sel, terminals, window)
+			per["select"] = append(per["select"], us)
+			b.Logf("round %d dblat select-only (prepared): %.2f µs of dblat CPU per round trip", r+1, us)
+			us = pgconnCPUPerRoundTrip(b, pgDSN, terminals, window)
+			per["pgconn"] = append(per["pgconn"], us)
+			b.Logf("round %d bare pgconn loop, same statement: %.2f µs of CPU per round trip", r+1, us)
 		}
 		pgbench := median(per["pgbench"])
 		b.ReportMetric(pgbench, "pgbench-us/roundtrip")
+		for _, name := range []string{"select", "pgconn"} {
+			m := median(per[name])
+			b.ReportMetric(m, name+"-us/roundtrip")
+			b.ReportMetric(m/pgbench, name+"-x-pgbench")
+		}
 		for _, name := range []string{"postgres", "firebird", "postgres-1p", "firebird-1p"} {
 			m := median(per[name])
 			b.ReportMetric(m, "tpcc-"+name+"-us/roundtrip")
@@ -129,6 +159,84 @@ func tpccCPUPerRoundTrip(b *testing.B, tg workload.Target, terminals int, window
 		b.Fatal("no round trips counted")
 	}
 	return res.CPUSeconds / trips * 1e6, trips / done
+}
+
+// selectCPUPerRoundTrip runs dblat's select-only workload (prepared) on tg and returns
+// dblat's CPU per round trip in µs.
+func selectCPUPerRoundTrip(b *testing.B, tg workload.Target, terminals int, window time.Duration) float64 {
+	w, err := simple.New(tg, simple.Config{Workload: "select-only", Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Drive: spec.Drive{Terminals: terminals, Warmup: 2 * time.Second, Duration: window, MaxTries: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var trips float64
+	for _, tx := range res.Tx {
+		trips += tx.RoundTrips * float64(tx.Committed+tx.Rollbacks)
+	}
+	if trips == 0 {
+		b.Fatal("no round trips counted")
+	}
+	return res.CPUSeconds / trips * 1e6
+}
+
+// pgconnCPUPerRoundTrip runs pgbench's select-only statement, prepared, in a bare loop of
+// the driver on n connections of dsn for window, and returns the process's CPU per round
+// trip in µs.
+func pgconnCPUPerRoundTrip(b *testing.B, dsn string, n int, window time.Duration) float64 {
+	ctx := context.Background()
+	conns := make([]*pgconn.PgConn, n)
+	for i := range conns {
+		c, err := pgconn.Connect(ctx, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(ctx)
+		if _, err := c.Prepare(ctx, "sel", "SELECT abalance FROM pgbench_accounts WHERE aid = $1", nil); err != nil {
+			b.Fatal(err)
+		}
+		conns[i] = c
+	}
+	var trips atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	cpu0 := processCPU()
+	for i, c := range conns {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), 1))
+			arg := [][]byte{nil}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				arg[0] = strconv.AppendInt(arg[0][:0], 1+rng.Int64N(100000), 10)
+				if err := c.ExecPrepared(ctx, "sel", arg, nil, nil).Read().Err; err != nil {
+					b.Error(err)
+					return
+				}
+				trips.Add(1)
+			}
+		})
+	}
+	time.Sleep(window)
+	close(stop)
+	wg.Wait()
+	return (processCPU() - cpu0) / float64(trips.Load()) * 1e6
+}
+
+// processCPU is this process's user and system CPU time in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // pgbenchCPUPerTx runs `pgbench -S -M prepared` and returns its own CPU per transaction in
