@@ -78,7 +78,7 @@ fig runner-overhead ./internal/runner '^BenchmarkRunnerOverhead$' 1x 1 30m "" \
 	'pgbench TPC-B-like, 10 clients, on the same PostgreSQL for as long, side by side: TPS and client CPU per transaction and per round trip'
 fig client-cpu ./internal/runner '^BenchmarkClientCPU$' 1x 1 30m "" \
 	'its doc comment (issue 26)' \
-	'client CPU per round trip against pgbench -S -M prepared -c 4: PostgreSQL ≤ 2×, Firebird ≤ 3×; beside them dblat select-only and a bare pgconn loop on pgbench'"'"'s own statement (the floor of a Go client)'
+	'client CPU per round trip against pgbench -S -M prepared -c 4: PostgreSQL ≤ 2×, Firebird ≤ 3×; beside them dblat select-only and a bare pgconn loop on pgbench'"'"'s own statement (a plain Go client of the driver)'
 fig openloop-rate ./internal/runner '^BenchmarkOpenLoopRate$' 1x 1 30m "" \
 	'its doc comment (internal/runner/openloop_bench_test.go)' \
 	'achieved rate within 1 % of the target; schedule lag p99 ≤ 1 ms while unsaturated'
@@ -102,7 +102,7 @@ fig observe-cost ./internal/observe '^BenchmarkObserveCost$' 1x 1 30m "" \
 	'the proxy with an observer: CPU per round trip ≤ 1.1× without at one offered rate (and saturated, for comparison), release lateness at 1 ms unchanged'
 fig replay-pgbench ./internal/cli '^BenchmarkReplayPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
-	'pgbench tpcb-like, scale 1, 4 clients, at 0 and 5 ms: the same 7 round trips, TPS within 10 %; at RTT 0 a bare pgconn loop of the same statements beside them (the floor of a Go client)'
+	'pgbench tpcb-like, scale 1, 4 clients, at 0 and 5 ms: the same 7 round trips, TPS within 10 %; at RTT 0 a bare pgconn loop of the same statements beside them (a plain Go client of the driver)'
 fig agents ./internal/cli '^BenchmarkAgents$' 1x 1 30m "" \
 	'its doc comment (issue 15)' \
 	'select-only at 12 terminals in one process, beside 3 agents × 4: start skew, throughput ratio'

@@ -39,10 +39,10 @@ import (
 // thread's hand-offs cost the client CPU the server then lacks. Before each measurement
 // the tables are cleaned as pgbench cleans them before its own runs (branches, tellers
 // and accounts vacuumed, history truncated), so no measurement inherits another's dead
-// rows. At RTT 0 a bare loop of the driver (pgconnTPCB: the same seven statements, none of
-// dblat) runs beside them: the floor of a Go client on this machine, so that the replay's
-// distance from pgbench splits into dblat's share (replay ÷ pgconn) and the runtime's and
-// driver's (pgconn ÷ pgbench). Five rounds, the order rotating; it reports the median TPS
+// rows. At RTT 0 a plain Go client of the same driver runs beside them (pgconnTPCB: the
+// same seven statements, none of dblat), so that the replay's distance from pgbench
+// splits into what dblat adds (replay ÷ pgconn) and what a Go client of this driver costs
+// the server's CPUs anyway (pgconn ÷ pgbench). Five rounds, the order rotating; it reports the median TPS
 // ratios.
 //
 //	go test ./internal/cli -run '^$' -bench ReplayPgbench -benchtime 1x
@@ -218,8 +218,8 @@ func BenchmarkReplayPgbench(b *testing.B) {
 
 // pgconnTPCB runs pgbench's tpcb-like transaction (its seven statements, each a round trip
 // of the simple query protocol, values written in) in a bare loop of the driver on n
-// connections of dsn for window, with none of dblat, and returns its TPS: the most a Go
-// client with this driver makes of the machine's CPUs beside the server.
+// connections of dsn for window, with none of dblat, as an application would write it
+// over Go's net.Conn, and returns its TPS.
 func pgconnTPCB(b *testing.B, dsn string, n int, window time.Duration) float64 {
 	ctx := context.Background()
 	conns := make([]*pgconn.PgConn, n)

@@ -46,13 +46,13 @@ import (
 // own code removes. With one P the client queues its terminals behind each other, so it is
 // not dblat's default (a select-only run at RTT 0 lost 30 % of its TPS so).
 //
-// Two more rows place TPC-C's figure between floors, each pgbench's own statement
-// (`SELECT abalance FROM pgbench_accounts WHERE aid = $1`, prepared, 4 connections): dblat's
-// select-only workload through the runner (select-us/roundtrip: what dblat's terminals,
-// metering and recording add to the driver), and a bare loop of the driver with none of
-// dblat (pgconn-us/roundtrip: four goroutines of pgconn.ExecPrepared, the process's CPU).
-// The bare loop is the cheapest a Go client with this driver can be for one round trip;
-// TPC-C's round trips carry more values and rows than this one.
+// Two more rows run pgbench's own statement (`SELECT abalance FROM pgbench_accounts WHERE
+// aid = $1`, prepared, 4 connections), so that TPC-C's ratio splits into what a Go client
+// of this driver costs on pgbench's round trip and what TPC-C's round trips add: dblat's
+// select-only workload through the runner (select-us/roundtrip), and a plain loop of the
+// driver as an application would write it, with none of dblat (pgconn-us/roundtrip: four
+// goroutines of pgconn.ExecPrepared over Go's net.Conn, the process's CPU). TPC-C's round
+// trips go through database/sql and carry more values and rows.
 //
 //	go test ./internal/runner -run '^$' -bench ClientCPU -benchtime 1x
 func BenchmarkClientCPU(b *testing.B) {
