@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/dblat/dblat/internal/cli"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
@@ -222,15 +220,7 @@ func BenchmarkReplayPgbench(b *testing.B) {
 // over Go's net.Conn, and returns its TPS.
 func pgconnTPCB(b *testing.B, dsn string, n int, window time.Duration) float64 {
 	ctx := context.Background()
-	conns := make([]*pgconn.PgConn, n)
-	for i := range conns {
-		c, err := pgconn.Connect(ctx, dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close(ctx)
-		conns[i] = c
-	}
+	conns := pgtest.Conns(b, dsn, n)
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

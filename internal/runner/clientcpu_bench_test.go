@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
@@ -189,17 +187,11 @@ func selectCPUPerRoundTrip(b *testing.B, tg workload.Target, terminals int, wind
 // trip in µs.
 func pgconnCPUPerRoundTrip(b *testing.B, dsn string, n int, window time.Duration) float64 {
 	ctx := context.Background()
-	conns := make([]*pgconn.PgConn, n)
-	for i := range conns {
-		c, err := pgconn.Connect(ctx, dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close(ctx)
+	conns := pgtest.Conns(b, dsn, n)
+	for _, c := range conns {
 		if _, err := c.Prepare(ctx, "sel", "SELECT abalance FROM pgbench_accounts WHERE aid = $1", nil); err != nil {
 			b.Fatal(err)
 		}
-		conns[i] = c
 	}
 	var trips atomic.Int64
 	var wg sync.WaitGroup

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/managed"
@@ -130,4 +131,20 @@ func NewDatabase(t testing.TB) string {
 		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+"_pristine WITH (FORCE)")
 	})
 	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, name)
+}
+
+// Conns opens n connections of the bare driver (pgconn: no database/sql, none of dblat) to
+// dsn, closed when the test ends: a plain Go client to measure dblat against.
+func Conns(t testing.TB, dsn string, n int) []*pgconn.PgConn {
+	t.Helper()
+	conns := make([]*pgconn.PgConn, n)
+	for i := range conns {
+		c, err := pgconn.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		conns[i] = c
+	}
+	return conns
 }
