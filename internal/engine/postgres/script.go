@@ -113,7 +113,8 @@ func (c *scriptConn) Do(ctx context.Context, conn *sql.Conn, fn func() error) (o
 	return open, err
 }
 
-// Exec implements engine.ScriptConn.
+// Exec implements engine.ScriptConn. The statement runs on the context Do bound, which Do
+// watches: the ctx argument is Do's.
 func (c *scriptConn) Exec(_ context.Context, st *engine.ScriptStmt) error {
 	ctx := c.ctx
 	if c.pipe != nil {
