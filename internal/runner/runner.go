@@ -225,7 +225,7 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	// The terminals' context: the run's, canceled also DrainTimeout after stop closes.
 	termCtx, cancelTerms := context.WithCancel(ctx)
 	defer cancelTerms()
-	d := &driver{ctx: termCtx, cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
+	d := &driver{ctx: termCtx, quiet: workload.WithStopping(termCtx), cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
 		windowStart: &windowStartNs, windowEnd: &windowEnd}
 	if cfg.Rate > 0 {
 		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked by Open

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 
 // driver is what every terminal of one run shares.
 type driver struct {
-	ctx      context.Context
+	ctx context.Context
+	// quiet is ctx never canceled, carrying its cancellation (workload.WithStopping): the
+	// context a transaction on a metered connection runs on (see run).
+	quiet    context.Context
 	cfg      *Config
 	eng      engine.Engine
 	db       *sql.DB
@@ -196,11 +200,24 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 	if p.meter != nil {
 		before = p.meter.Counts()
 	}
+	// The drivers watch a cancelable context for every statement: pgx registers and removes
+	// a callback on it, go-sql-driver/mysql hands it to its watcher goroutine and back,
+	// firebirdsql starts a goroutine per statement and joins it (a fifth of Firebird's
+	// TPC-C client CPU). A transaction on a metered connection runs on a context never
+	// canceled instead, and the run's cancellation (DrainTimeout after the window, or the
+	// caller's) reaches it by closing its connection, which fails the statement in flight
+	// at once, as the drivers' own cancellation does (pgx sets a past deadline, the MySQL
+	// driver and firebirdsql's hard drop close the socket).
+	ctx, unwatch := d.ctx, func() bool { return true }
+	if c, ok := p.meter.(io.Closer); ok {
+		ctx = d.quiet
+		unwatch = context.AfterFunc(d.ctx, func() { _ = c.Close() })
+	}
 	var err error
 	tries := 0
 	for {
 		tries++
-		err = term.Run(d.ctx, p.conn)
+		err = term.Run(ctx, p.conn)
 		if err == nil || errors.Is(err, workload.ErrExpectedRollback) || tries >= d.cfg.MaxTries || d.ctx.Err() != nil {
 			break
 		}
@@ -211,6 +228,7 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 			break // pgbench: no retry past the latency limit
 		}
 	}
+	unwatch()
 	t2 := time.Now()
 	o = outcome{txType: txType, wait: t1.Sub(t0), svc: t2.Sub(t1), resp: t2.Sub(intended), lag: t1.Sub(intended),
 		inWindow: d.inWindow(t2), retries: tries - 1}

@@ -112,5 +112,28 @@ type Terminal interface {
 	// out of its pool for this transaction only. It returns nil on commit,
 	// ErrExpectedRollback for a designed rollback, or the driver's error after rolling
 	// back. Called again before the next Next, it runs the same input again (a retry).
+	//
+	// ctx may never be canceled itself: the runner stops a transaction in flight by closing
+	// its connection, and carries its own cancellation as Stopping(ctx) for what Run waits
+	// on other than the server (a script's \sleep).
 	Run(ctx context.Context, conn *sql.Conn) error
+}
+
+type stoppingKey struct{}
+
+// WithStopping returns a context that is never canceled (context.WithoutCancel(ctx)) but
+// carries ctx's cancellation, for Stopping: database drivers watch every statement's
+// cancelable context (a goroutine or a callback per statement), and a transaction run on
+// this one costs them nothing.
+func WithStopping(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), stoppingKey{}, ctx.Done())
+}
+
+// Stopping returns the cancellation WithStopping put in ctx, or ctx.Done() where there is
+// none: a wait that is not on the server selects on it.
+func Stopping(ctx context.Context) <-chan struct{} {
+	if ch, ok := ctx.Value(stoppingKey{}).(<-chan struct{}); ok {
+		return ch
+	}
+	return ctx.Done()
 }

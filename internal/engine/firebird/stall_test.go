@@ -3,6 +3,7 @@ package firebird_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -70,8 +71,8 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 	}
 	select {
 	case <-time.After(200 * time.Millisecond):
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-workload.Stopping(ctx):
+		return context.Canceled
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE cross_rows SET v = v + 1 WHERE id = ?", second); err != nil {
 		return err
@@ -87,18 +88,34 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 // by the update conflicts of Firebird 3.0 on hot rows (see lostRaces).
 func TestRunEndsOnTime(t *testing.T) {
 	e := firebird.Engine{}
-	t.Run("deadlock", func(t *testing.T) {
-		dsn := fbtest.NewDatabase(t, "Super")
-		db := open(t, dsn, engine.OpenOptions{})
-		mustExec(t, db, "CREATE TABLE cross_rows (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
-		mustExec(t, db, "INSERT INTO cross_rows VALUES (1, 0)", "INSERT INTO cross_rows VALUES (2, 0)")
-		_, over := timedRun(t, workload.Target{Engine: e, DB: db}, crossing{},
-			runner.Config{Drive: spec.Drive{Terminals: 2, Duration: 3 * time.Second}})
-		t.Logf("deadlocked terminals: the run ended %v after its window", over.Round(time.Millisecond))
-		if over > overrunLimit {
-			t.Errorf("the run ended %v after its window, want at most %v", over, overrunLimit)
-		}
-	})
+	// Unmetered, the runner cancels the statements' context and the driver sends op_cancel;
+	// metered (as in every run dblat stores), the statements run on a context never
+	// canceled and the runner closes the connection.
+	for _, metered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deadlock, metered %v", metered), func(t *testing.T) {
+			dsn := fbtest.NewDatabase(t, "Super")
+			var opts engine.OpenOptions
+			if metered {
+				opts.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					var d net.Dialer
+					c, err := d.DialContext(ctx, network, addr)
+					if err != nil {
+						return nil, err
+					}
+					return runner.Metered(ctx, c), nil
+				}
+			}
+			db := open(t, dsn, opts)
+			mustExec(t, db, "CREATE TABLE cross_rows (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
+			mustExec(t, db, "INSERT INTO cross_rows VALUES (1, 0)", "INSERT INTO cross_rows VALUES (2, 0)")
+			_, over := timedRun(t, workload.Target{Engine: e, DB: db}, crossing{},
+				runner.Config{Drive: spec.Drive{Terminals: 2, Duration: 3 * time.Second}})
+			t.Logf("deadlocked terminals: the run ended %v after its window", over.Round(time.Millisecond))
+			if over > overrunLimit {
+				t.Errorf("the run ended %v after its window, want at most %v", over, overrunLimit)
+			}
+		})
+	}
 	t.Run("tpcc", func(t *testing.T) {
 		ctx := context.Background()
 		dsn := fbtest.NewDatabase(t, "Super")

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // Executor runs a client's SQL statements on one database connection; the interpreter
@@ -584,9 +586,13 @@ func (c *Client) sleep(ctx context.Context, cmd *Command) error {
 	select {
 	case <-c.timer.C:
 		return nil
-	case <-ctx.Done():
+	case <-workload.Stopping(ctx):
 		c.timer.Stop()
-		return &RunError{File: c.cur.s.name, Line: cmd.Line, Err: ctx.Err()}
+		err := ctx.Err()
+		if err == nil { // the run's cancellation, carried by a context never canceled
+			err = context.Canceled
+		}
+		return &RunError{File: c.cur.s.name, Line: cmd.Line, Err: err}
 	}
 }
 
