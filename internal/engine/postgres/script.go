@@ -88,11 +88,15 @@ func (c *scriptConn) Do(ctx context.Context, conn *sql.Conn, fn func() error) (o
 		pc := sc.Conn().PgConn()
 		c.pc, c.ctx = pc, context.WithoutCancel(ctx)
 		defer func() { c.pc, c.ctx = nil, nil }()
-		interrupted := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			_ = pc.Conn().SetDeadline(time.Unix(1, 0))
-			close(interrupted)
-		})
+		var interrupted chan struct{}
+		stop := func() bool { return true }
+		if ctx.Done() != nil { // the runner's is never canceled: it closes the connection
+			interrupted = make(chan struct{})
+			stop = context.AfterFunc(ctx, func() {
+				_ = pc.Conn().SetDeadline(time.Unix(1, 0))
+				close(interrupted)
+			})
+		}
 		ferr := fn()
 		if c.pipe != nil {
 			c.AbortPipeline()
