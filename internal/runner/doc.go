@@ -15,6 +15,13 @@
 // the arrivals of its window that were offered, skipped and left unstarted, and marks itself
 // an overload point when it did not keep its rate (results.IsOverload).
 //
+// A transaction on a metered connection runs on a context that is never canceled
+// (workload.WithStopping): the database drivers watch every statement's cancelable context,
+// with a goroutine or a callback each time, which cost Firebird's TPC-C client a fifth of
+// its CPU. When the run is canceled (its window ended DrainTimeout ago, or its caller
+// gave up), the runner closes the connections of the transactions still in flight, which
+// fails their statements at once.
+//
 // It does not load data, parse flags, print, or store anything: package execution builds
 // its Config (with the Samples callback it stores and reports) and stores the Result.
 // Below it sit package workload (what runs: Terminal.Next draws a transaction, Run executes
