@@ -33,11 +33,9 @@ type ScriptConn interface {
 	// Do runs fn with the executor bound to conn, the pool connection it belongs to: Exec
 	// and the pipeline methods may only be called inside fn. When fn returns, Do ends a
 	// transaction the script left open by rolling it back, and reports it: open is true
-	// when there was one. err is fn's error, else the rollback's. Canceling ctx ends the
-	// statement in flight as far as the driver can.
+	// when there was one. err is fn's error, else the rollback's.
 	Do(ctx context.Context, conn *sql.Conn, fn func() error) (open bool, err error)
-	// Exec runs st (in a pipeline: queues it). Errors are the driver's. ctx is Do's: an
-	// engine may watch Do's once for the whole transaction rather than each statement's.
+	// Exec runs st (in a pipeline: queues it). Errors are the driver's.
 	Exec(ctx context.Context, st *ScriptStmt) error
 	// StartPipeline, SyncPipeline and EndPipeline are pgbench's \startpipeline,
 	// \syncpipeline and \endpipeline; errors of queued statements surface at the sync

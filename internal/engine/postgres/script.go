@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -52,10 +51,7 @@ type scriptConn struct {
 	// prepared holds the names of the statements prepared on the connection.
 	prepared map[string]struct{}
 
-	pc *pgconn.PgConn // bound during Do
-	// ctx is Do's context without its cancellation, bound during Do: the statements run
-	// on it, so pgconn watches no context per statement (Do watches one per transaction).
-	ctx  context.Context
+	pc   *pgconn.PgConn // bound during Do
 	pipe *pgconn.Pipeline
 	// pending lists what the pipeline has sent and not yet read back, in order: a
 	// prepare (its name), a query ("") or a sync point (sync).
@@ -73,54 +69,30 @@ type pipeRequest struct {
 
 // Do implements engine.ScriptConn. A transaction still open when fn returns (in progress,
 // or failed by fn's error) is rolled back with one more round trip, as pgbench does.
-//
-// ctx is watched once for the whole transaction: its cancellation sets a deadline in the
-// past on the connection, which interrupts the statement in flight as pgconn's own watch
-// does (its default handler sets the same deadline). Given ctx, pgconn would register and
-// remove a watch on it for every statement (context.AfterFunc and its stop, under the
-// context's lock): 8 % of a replay's CPU at RTT 0 in a profile of tpcb-like.
 func (c *scriptConn) Do(ctx context.Context, conn *sql.Conn, fn func() error) (open bool, err error) {
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("postgres: not a pgx connection: %T", dc)
 		}
-		pc := sc.Conn().PgConn()
-		c.pc, c.ctx = pc, context.WithoutCancel(ctx)
-		defer func() { c.pc, c.ctx = nil, nil }()
-		var interrupted chan struct{}
-		stop := func() bool { return true }
-		if ctx.Done() != nil { // the runner's is never canceled: it closes the connection
-			interrupted = make(chan struct{})
-			stop = context.AfterFunc(ctx, func() {
-				_ = pc.Conn().SetDeadline(time.Unix(1, 0))
-				close(interrupted)
-			})
-		}
+		c.pc = sc.Conn().PgConn()
+		defer func() { c.pc = nil }()
 		ferr := fn()
 		if c.pipe != nil {
 			c.AbortPipeline()
 		}
-		if !stop() {
-			// Canceled: a statement it interrupted closed the connection; if none was in
-			// flight, the connection is sound and gets its deadline back.
-			<-interrupted
-			_ = pc.Conn().SetDeadline(time.Time{})
-		}
-		if pc.TxStatus() == 'I' || pc.IsClosed() {
+		if c.pc.TxStatus() == 'I' || c.pc.IsClosed() {
 			return ferr
 		}
 		open = ferr == nil
-		rerr := pc.Exec(c.ctx, "ROLLBACK").Close()
+		rerr := c.pc.Exec(context.WithoutCancel(ctx), "ROLLBACK").Close()
 		return errors.Join(ferr, rerr)
 	})
 	return open, err
 }
 
-// Exec implements engine.ScriptConn. The statement runs on the context Do bound, which Do
-// watches: the ctx argument is Do's.
-func (c *scriptConn) Exec(_ context.Context, st *engine.ScriptStmt) error {
-	ctx := c.ctx
+// Exec implements engine.ScriptConn.
+func (c *scriptConn) Exec(ctx context.Context, st *engine.ScriptStmt) error {
 	if c.pipe != nil {
 		return c.queue(st)
 	}
@@ -210,11 +182,11 @@ func (c *scriptConn) preparing(name string) bool {
 }
 
 // StartPipeline implements engine.ScriptConn.
-func (c *scriptConn) StartPipeline(context.Context) error {
+func (c *scriptConn) StartPipeline(ctx context.Context) error {
 	if c.protocol == protoSimple {
 		return errors.New("pipelines need the extended or prepared protocol")
 	}
-	c.pipe = c.pc.StartPipeline(c.ctx)
+	c.pipe = c.pc.StartPipeline(ctx)
 	c.pending = c.pending[:0]
 	return nil
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
 
-// TestScriptConnCancel: the statements of a script transaction run on a context pgconn does
-// not watch, and Do watches the caller's once for the whole transaction. Canceling it
-// interrupts the statement in flight; a cancellation that comes after the last statement
-// leaves the connection as it was.
+// TestScriptConnCancel: canceling the context a script transaction's statements run on
+// interrupts the statement in flight (a caller other than the runner, which cancels by
+// closing the connection); a cancellation that comes after the last statement leaves the
+// connection as it was.
 func TestScriptConnCancel(t *testing.T) {
 	db, err := sql.Open("pgx", pgtest.NewDatabase(t))
 	if err != nil {
@@ -57,7 +57,7 @@ func TestScriptConnCancel(t *testing.T) {
 	defer cancel()
 	if _, err := sc.Do(ctx, conn, func() error {
 		err := sc.Exec(ctx, &engine.ScriptStmt{SQL: "SELECT 1"})
-		cancel() // after the last statement, before Do stops watching
+		cancel() // after the last statement
 		return err
 	}); err != nil {
 		t.Fatalf("a transaction canceled after its last statement: %v", err)
