@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/runner"
 )
 
 // TestMain doubles as the dblat binary: with DBLAT_CLI_CHILD=1 the test binary runs the CLI
@@ -77,7 +79,14 @@ func (e *env) resultsPath() string { return filepath.Join(e.dir, "results.db") }
 // run executes dblat in-process and returns its exit code, stdout and stderr.
 func (e *env) run(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	st := &cli.State{Stdout: &out, Stderr: &errb, Signals: e.signals,
+	code := e.runTo(&out, &errb, args...)
+	return code, out.String(), errb.String()
+}
+
+// runTo executes dblat in-process, writing its output to stdout and stderr, and returns its
+// exit code.
+func (e *env) runTo(stdout, stderr io.Writer, args ...string) int {
+	st := &cli.State{Stdout: stdout, Stderr: stderr, Signals: e.signals,
 		Getenv: func(k string) string {
 			switch k {
 			case "DBLAT_STATE":
@@ -87,8 +96,33 @@ func (e *env) run(args ...string) (int, string, string) {
 			}
 			return ""
 		}}
-	code := cli.Main(st, args)
-	return code, out.String(), errb.String()
+	return cli.Main(st, args)
+}
+
+// windowTicks matches the --progress json events of a run's measurement window in which
+// transactions completed, half a second or more into the window (an interval that ends
+// just after the warm-up holds the warm-up's transactions): once one is seen, the window
+// has figures to save. encoding/json writes the keys in this order.
+var windowTicks = regexp.MustCompile(`"event":"tick","offset_s":(0\.[5-9]\d*|[1-9]\d*(\.\d+)?),"phase":"window".*"all":\{"committed":[1-9]`)
+
+// startWatched runs dblat in-process in the background with --progress json added, and
+// returns a channel that receives the first --progress line matching re and one that
+// receives the exit code; what the command printed is in the watch.
+func (e *env) startWatched(re *regexp.Regexp, args ...string) (*watch, <-chan int) {
+	w := &watch{re: re, hits: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() { done <- e.runTo(w, w, append(args, "--progress", "json")...) }()
+	return w, done
+}
+
+// await waits for w's first match, or fails the test after a generous bound.
+func (w *watch) await(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.hits:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no line matching %s in 3 minutes:\n%s", w.re, w.String())
+	}
 }
 
 // must runs dblat and fails the test unless it exits 0.
@@ -262,17 +296,20 @@ func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
-	time.AfterFunc(2500*time.Millisecond, func() { e.signals <- syscall.SIGINT })
+	// Interrupted once its window has commits.
+	w, done := e.startWatched(windowTicks, "run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1m", "--warmup", "1s")
+	w.await(t)
+	e.signals <- syscall.SIGINT
 	start := time.Now()
-	code, out, errs := e.run("run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1m", "--warmup", "1s")
-	if code != cli.ExitInterrupted {
-		t.Fatalf("exit %d, want %d; stderr: %s", code, cli.ExitInterrupted, errs)
+	if code := <-done; code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d; output: %s", code, cli.ExitInterrupted, w)
 	}
-	if time.Since(start) > 20*time.Second {
-		t.Errorf("drain took %v", time.Since(start))
+	// The drain takes at most the runner's drain time-out; storing the run, a moment.
+	if took := time.Since(start); took > runner.DefaultDrainTimeout+10*time.Second {
+		t.Errorf("drain took %v", took)
 	}
-	if !strings.Contains(out, "aborted") || !strings.Contains(out, "interrupted after") {
-		t.Errorf("summary should show the saved, interrupted run:\n%s", out)
+	if out := w.String(); !strings.Contains(out, `"status":"aborted"`) {
+		t.Errorf("progress should show the saved, interrupted run:\n%s", out)
 	}
 	var runs []results.Run
 	if err := json.Unmarshal([]byte(e.must("results", "export")), &runs); err != nil {
@@ -290,31 +327,16 @@ func TestSecondInterruptStopsAtOnce(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "simple", "select-only", "--target", dsn, "--scale", "1")
-	// Both interrupts come once the run is stored as running (after its link's calibration),
-	// a second after the first.
-	go func() {
-		store, err := results.Open(context.Background(), e.resultsPath())
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer store.Close()
-		for range 600 {
-			if runs, err := store.List(context.Background(), results.Filter{}); err == nil && len(runs) == 1 {
-				time.Sleep(time.Second)
-				e.signals <- syscall.SIGINT
-				time.Sleep(30 * time.Millisecond)
-				e.signals <- syscall.SIGINT
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Error("the run was never stored as running")
-	}()
-	code, _, errs := e.run("run", "simple", "select-only", "--target", dsn, "--terminals", "4", "--duration", "1m",
+	// Both interrupts come once the window has commits, one after the other: the CLI
+	// takes them in order, the second while the first's drain waits for the transactions
+	// in flight.
+	w, done := e.startWatched(windowTicks, "run", "simple", "select-only", "--target", dsn, "--terminals", "4", "--duration", "1m",
 		"--warmup", "0s", "--rtt", "300ms")
-	if code != cli.ExitInterrupted {
-		t.Fatalf("exit %d, want %d; stderr: %s", code, cli.ExitInterrupted, errs)
+	w.await(t)
+	e.signals <- syscall.SIGINT
+	e.signals <- syscall.SIGINT
+	if code := <-done; code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d; output: %s", code, cli.ExitInterrupted, w)
 	}
 	var runs []results.Run
 	if err := json.Unmarshal([]byte(e.must("results", "export")), &runs); err != nil {
@@ -331,19 +353,20 @@ func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	cmd := exec.Command(os.Args[0], "--results", e.resultsPath(), "run", "tpcc", "--target", dsn,
-		"--terminals", "2", "--duration", "1m", "--warmup", "0s")
+		"--terminals", "2", "--duration", "1m", "--warmup", "0s", "--progress", "json")
 	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1")
-	stderr, err := cmd.StderrPipe()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(stderr)
+	// Killed in its window, once it has commits.
+	sc := bufio.NewScanner(stdout)
 	started := false
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "run 1:") {
+		if windowTicks.MatchString(sc.Text()) {
 			started = true
 			break
 		}
@@ -351,9 +374,8 @@ func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
 	if !started {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatal("child never started its run")
+		t.Fatal("child never reached its window")
 	}
-	time.Sleep(1500 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

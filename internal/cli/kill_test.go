@@ -2,16 +2,13 @@ package cli_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/dblat/dblat/internal/cli"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/managed"
@@ -54,26 +51,9 @@ factors:
 			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			w := &watch{re: regexp.MustCompile(`^run \d+: tpcc`), hits: make(chan string, 1)}
-			done := make(chan int, 1)
-			go func() {
-				st := &cli.State{Stdout: io.Discard, Stderr: w, Signals: e.signals, Getenv: func(k string) string {
-					switch k {
-					case "DBLAT_STATE":
-						return filepath.Join(e.dir, "state")
-					case "DBLAT_RESULTS":
-						return e.resultsPath()
-					}
-					return ""
-				}}
-				done <- cli.Main(st, []string{"study", "run", file, "-o", filepath.Join(e.dir, name+".html")})
-			}()
-			select {
-			case <-w.hits:
-			case <-time.After(3 * time.Minute):
-				t.Fatalf("first run never started\n%s", w.buf.String())
-			}
-			time.Sleep(time.Second)
+			// The server is killed in the first run's window.
+			w, done := e.startWatched(windowTicks, "study", "run", file, "-o", filepath.Join(e.dir, name+".html"))
+			w.await(t)
 			inst, err := managed.Registry{Root: filepath.Join(e.dir, "state")}.Load(name)
 			if err != nil || inst.PID == 0 {
 				t.Fatalf("server record: %+v %v", inst, err)
@@ -82,7 +62,7 @@ factors:
 				t.Fatal(err)
 			}
 			if code := <-done; code != 0 {
-				t.Fatalf("study exit %d\n%s", code, w.buf.String())
+				t.Fatalf("study exit %d\n%s", code, w.String())
 			}
 			var failed, finished int
 			for _, r := range e.runsOf(name) {
@@ -97,7 +77,7 @@ factors:
 				}
 			}
 			if failed != 1 || finished != 1 {
-				t.Fatalf("want 1 failed and 1 finished run, got %d and %d\n%s", failed, finished, w.buf.String())
+				t.Fatalf("want 1 failed and 1 finished run, got %d and %d\n%s", failed, finished, w.String())
 			}
 			if out := e.must("study", "status", name); !strings.Contains(out, "1 run remaining") {
 				t.Errorf("status:\n%s", out)

@@ -149,6 +149,13 @@ type watch struct {
 	hits chan string
 }
 
+// String returns what was written so far.
+func (w *watch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
 func (w *watch) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -178,7 +185,7 @@ func TestStudyResumeAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Kill it during its fourth run, after three have been stored: once the run is stored
-	// as running ("run N: ..."), during its warm-up.
+	// as running ("run N: ...").
 	sc := bufio.NewScanner(stderr)
 	fourth := false
 	for sc.Scan() {
@@ -188,7 +195,6 @@ func TestStudyResumeAfterKill9(t *testing.T) {
 			break
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	go io.Copy(io.Discard, stderr)
 	_ = cmd.Wait()
@@ -231,26 +237,9 @@ func TestStudyServerKilledMidRunFailsThatRunOnly(t *testing.T) {
 	pgtest.Server(t)
 	e := newEnv(t)
 	file := e.writeStudy("crash", 1, "3s")
-	w := &watch{re: regexp.MustCompile(`^run \d+: tpcc`), hits: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		st := &cli.State{Stdout: io.Discard, Stderr: w, Signals: e.signals, Getenv: func(k string) string {
-			switch k {
-			case "DBLAT_STATE":
-				return filepath.Join(e.dir, "state")
-			case "DBLAT_RESULTS":
-				return e.resultsPath()
-			}
-			return ""
-		}}
-		done <- cli.Main(st, []string{"study", "run", file})
-	}()
-	select {
-	case <-w.hits:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("first run never started")
-	}
-	time.Sleep(time.Second)
+	// The server is killed in the first run's window.
+	w, done := e.startWatched(windowTicks, "study", "run", file)
+	w.await(t)
 	inst, err := managed.Registry{Root: filepath.Join(e.dir, "state")}.Load("crash")
 	if err != nil || inst.PID == 0 {
 		t.Fatalf("server record: %+v %v", inst, err)
@@ -259,7 +248,7 @@ func TestStudyServerKilledMidRunFailsThatRunOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code := <-done; code != 0 {
-		t.Fatalf("study exit %d\n%s", code, w.buf.String())
+		t.Fatalf("study exit %d\n%s", code, w.String())
 	}
 	runs := e.runsOf("crash")
 	var failed, finished int

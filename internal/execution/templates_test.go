@@ -44,7 +44,7 @@ func TestTemplateKey(t *testing.T) {
 
 // TestFirebirdTemplates: a Firebird study's first load is kept as a template; a second
 // study on a server of its own with the same data restores it and starts its first run
-// within 10 s of being started, instead of loading; the template is listed and removed.
+// sooner than the first study, instead of loading; the template is listed and removed.
 func TestFirebirdTemplates(t *testing.T) {
 	fbtest.Require(t)
 	c, store := newCore(t)
@@ -71,7 +71,7 @@ base: {workload: tpcc, warehouses: `+warehouses+`, terminals: 2, duration: 1s, w
 		}
 		return obs, start
 	}
-	first, _ := run("tpl-a", "1", "")
+	first, firstStart := run("tpl-a", "1", "")
 	if !strings.Contains(first.text(), "loaded 1 warehouses") || !strings.Contains(first.text(), "kept the loaded data as template") {
 		t.Fatalf("first study did not load and keep a template:\n%s", first.text())
 	}
@@ -83,8 +83,9 @@ base: {workload: tpcc, warehouses: `+warehouses+`, terminals: 2, duration: 1s, w
 	if strings.Contains(second.text(), "loaded 1") || !strings.Contains(second.text(), "from template "+tpls[0].Key) {
 		t.Errorf("second study did not restore the template:\n%s", second.text())
 	}
-	if d := second.first.Sub(start); d > 10*time.Second {
-		t.Errorf("second study's first run started %v after study run, want within 10 s:\n%s", d, second.text())
+	// Both start a server of their own; the first then loads, the second copies a file.
+	if d, loaded := second.first.Sub(start), first.first.Sub(firstStart); d >= loaded {
+		t.Errorf("second study's first run started %v after study run, the first's %v after its load: want sooner:\n%s", d, loaded, second.text())
 	}
 	// Another scale is another key (TestTemplateKey; the page size is the engine's part of
 	// it: firebird's TestTemplate), so it loads: the template of scale 1 is never taken.

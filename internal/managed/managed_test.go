@@ -9,10 +9,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestAliveTreatsZombiesAsGone(t *testing.T) {
-	cmd := exec.Command("sleep", "0.05")
+	// A child that waits for its stdin to close, then exits.
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +27,12 @@ func TestAliveTreatsZombiesAsGone(t *testing.T) {
 	if !Alive(pid) {
 		t.Fatal("running child not alive")
 	}
-	time.Sleep(300 * time.Millisecond) // it exits, unreaped: a zombie
+	stdin.Close()
+	// Wait for it to exit without reaping it (WNOWAIT): a zombie.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
 	if Alive(pid) {
 		t.Error("zombie reported alive")
 	}
@@ -34,14 +46,20 @@ func TestAliveTreatsZombiesAsGone(t *testing.T) {
 }
 
 func TestStopPIDEscalatesToKill(t *testing.T) {
-	// A shell that ignores SIGTERM must still be stopped.
-	cmd := exec.Command("sh", "-c", "trap '' TERM; sleep 30")
+	// A shell that ignores SIGTERM must still be stopped. It says when its trap is set.
+	cmd := exec.Command("sh", "-c", "trap '' TERM; echo ready; exec sleep 30")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := out.Read(make([]byte, 6)); err != nil {
+		t.Fatal(err)
+	}
 	go cmd.Wait()
-	time.Sleep(100 * time.Millisecond)
-	err := StopPID(cmd.Process.Pid, syscall.SIGTERM, 300*time.Millisecond)
+	err = StopPID(cmd.Process.Pid, syscall.SIGTERM, 300*time.Millisecond)
 	if err == nil {
 		t.Error("no error for a process that ignored SIGTERM")
 	}

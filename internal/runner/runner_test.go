@@ -164,8 +164,8 @@ func TestRunCountsOutcomesByKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok, rb, fail := find(res, "ok"), find(res, "rollback"), find(res, "fail")
-	if ok.Committed < 100 {
-		t.Fatalf("only %d commits in 1.5 s", ok.Committed)
+	if ok.Committed == 0 {
+		t.Fatalf("no commits in 1.5 s")
 	}
 	if rb.Rollbacks == 0 || rb.Committed != 0 || len(rb.Errors) != 0 {
 		t.Errorf("designed rollbacks must be counted as rollbacks, not commits or errors: %+v", rb)
@@ -176,11 +176,17 @@ func TestRunCountsOutcomesByKind(t *testing.T) {
 	if ex := res.Summary.ErrorExamples["retryable"]; len(ex) != 1 || !strings.Contains(ex[0], "40001") {
 		t.Errorf("error examples %v, want the one serialization failure message", res.Summary.ErrorExamples)
 	}
-	// Per 50 transactions of a terminal: 2 fail (n=25,50), 4 roll back (10,20,30,40), 44
-	// commit. The window's counts must keep that ratio of 11 within edge noise.
-	ratio := float64(ok.Committed) / float64(rb.Rollbacks)
-	if ratio < 9.5 || ratio > 12.5 {
-		t.Errorf("ok/rollback ratio %.1f, want about 11", ratio)
+	// The transactions a terminal ended in the window are a run of consecutive numbers n, of
+	// any length L: among them the multiples of 10 and of 50 number L/10 and L/50 give or
+	// take one, so its rollbacks (multiples of 10 but not of 25) are 4/50 of L within 2
+	// and its failures (multiples of 25) 2/50 of L within 1, whatever its length. Summed
+	// over the 4 terminals, with L the window's transactions:
+	all := float64(ok.Committed + rb.Rollbacks + fail.Errors["retryable"])
+	if d := float64(rb.Rollbacks) - all*4/50; d < -8 || d > 8 {
+		t.Errorf("%d rollbacks among %.0f transactions, want 4/50 of them within 8 (one in 10 by design, but not those that fail)", rb.Rollbacks, all)
+	}
+	if d := float64(fail.Errors["retryable"]) - all*2/50; d < -4 || d > 4 {
+		t.Errorf("%d failures among %.0f transactions, want 2/50 of them within 4 (one in 25 by design)", fail.Errors["retryable"], all)
 	}
 	if res.Summary.Elapsed != 1500*time.Millisecond {
 		t.Errorf("elapsed %v, want the full window", res.Summary.Elapsed)
@@ -220,31 +226,54 @@ func TestRunRecordsConnectionWaitApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := find(res, "sleep")
-	// 8 terminals share 2 connections: each waits for ~3 others' 5 ms transactions.
+	// 8 terminals share 2 connections and never pause: 2 transactions run while 6
+	// terminals wait, so by Little's law a terminal waits 3 times as long as it is served,
+	// however long the server takes. The wait is at least the 5 ms of one transaction, and
+	// the service time, which excludes the queue, is shorter than the wait.
 	if s.WaitMeanUs < 5000 {
 		t.Errorf("mean connection wait %.0f µs, want > 5 ms with 8 terminals on 2 connections", s.WaitMeanUs)
 	}
-	// Service time stays near the 5 ms the server takes, not inflated by the queue.
-	if s.P50Us > 15000 {
-		t.Errorf("service p50 %d µs includes the queue", s.P50Us)
+	if s.MeanUs >= s.WaitMeanUs {
+		t.Errorf("mean service time %.0f µs not below the mean wait %.0f µs: it includes the queue", s.MeanUs, s.WaitMeanUs)
 	}
 }
 
 func TestRunDrainReturnsPartialWindow(t *testing.T) {
 	tg := target(t)
 	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
+	// Drained once the window has a commit, whenever that is on this machine: in a sample
+	// of an interval that began after the window did (the hooks run on Run's goroutine,
+	// one after another).
 	drain := make(chan struct{})
-	time.AfterFunc(700*time.Millisecond, func() { close(drain) })
-	start := time.Now()
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Warmup: 200 * time.Millisecond, Duration: time.Minute}, Hooks: runner.Hooks{Drain: drain}})
+	var once sync.Once
+	windowSamples := -1 // batches of samples since the window started; -1 before
+	samples := func(ss []results.Sample) {
+		if windowSamples < 0 {
+			return
+		}
+		windowSamples++
+		for _, s := range ss {
+			if s.Type == "" && windowSamples >= 2 && s.Committed > 0 {
+				once.Do(func() { close(drain) })
+			}
+		}
+	}
+	const window = time.Minute
+	var drained time.Time
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Drive: spec.Drive{Terminals: 2, Warmup: 200 * time.Millisecond, Duration: window}, SampleEvery: 50 * time.Millisecond,
+		Hooks: runner.Hooks{Drain: drain, Samples: samples,
+			WindowStart: func() { windowSamples = 0 }, WindowEnd: func() { drained = time.Now() }}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("drain took %v", time.Since(start))
+	// The transactions in flight finish within the drain time-out (the probe's take
+	// microseconds), and the pool closes.
+	if took := time.Since(drained); took > runner.DefaultDrainTimeout+time.Second {
+		t.Errorf("the run returned %v after its window ended", took)
 	}
-	if !res.Interrupted || res.Summary.Elapsed > time.Second || res.Summary.Committed == 0 {
-		t.Errorf("want an interrupted run with ~0.5 s measured, got interrupted=%v elapsed=%v committed=%d",
+	if !res.Interrupted || res.Summary.Elapsed >= window || res.Summary.Committed == 0 {
+		t.Errorf("want an interrupted run with part of its window measured, got interrupted=%v elapsed=%v committed=%d",
 			res.Interrupted, res.Summary.Elapsed, res.Summary.Committed)
 	}
 }

@@ -56,7 +56,9 @@ func TestAutoWarmupEndsWhenSteady(t *testing.T) {
 	}{
 		{3 * time.Second, 6 * time.Second, 25 * time.Second},
 	} {
-		w := &ramp{ramp: tc.ramp, slow: 20 * time.Millisecond, fast: 2 * time.Millisecond}
+		// Sleeps long enough that a busy machine's late wake-ups (tenths of a millisecond)
+		// are a small part of them: the throughput after the ramp is steady anywhere.
+		w := &ramp{ramp: tc.ramp, slow: 20 * time.Millisecond, fast: 5 * time.Millisecond}
 		var mu sync.Mutex
 		var samples []results.Sample
 		cfg := runner.Config{Drive: spec.Drive{Terminals: 2, Warmup: 30 * time.Second, WarmupAuto: true, Duration: 2 * time.Second},

@@ -13,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
+	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
@@ -85,7 +86,8 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 // issue 12: batched and procedure cells ran 10 to 40 s past their window). First two
 // terminals deadlock on purpose; then TPC-C runs in the batched and procedure modes (whose
 // Deliveries once deadlocked), and must commit Deliveries and fail no transaction except
-// by the update conflicts of Firebird 3.0 on hot rows (see lostRaces).
+// by the update conflicts of Firebird 3.0 on hot rows (see lostRaces), each tried
+// maxTries times.
 func TestRunEndsOnTime(t *testing.T) {
 	e := firebird.Engine{}
 	// Unmetered, the runner cancels the statements' context and the driver sends op_cancel;
@@ -129,40 +131,59 @@ func TestRunEndsOnTime(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, over := timedRun(t, tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second}})
+			res, over := timedRun(t, tg, w, runner.Config{
+				Drive:    spec.Drive{Terminals: 10, Warmup: time.Second, Duration: 5 * time.Second, MaxTries: maxTries},
+				NOPMType: tpcc.Definition.Metric.TxType})
 			w.Close()
-			t.Logf("%s: NOPM %.0f, errors %v; the run ended %v after its window", mode, res.Summary.NOPM, res.Summary.Errors, over.Round(time.Millisecond))
+			t.Logf("%s: NOPM %.0f, errors %v, retries %d; the run ended %v after its window", mode, res.Summary.NOPM,
+				res.Summary.Errors, res.Summary.Retries, over.Round(time.Millisecond))
 			if over > overrunLimit {
 				t.Errorf("%s: the run ended %v after its window, want at most %v", mode, over, overrunLimit)
 			}
 			for _, tx := range res.Tx {
-				t.Logf("%s: %s committed %d, errors %v", mode, tx.Type, tx.Committed, tx.Errors)
+				t.Logf("%s: %s committed %d, errors %v, retries %d", mode, tx.Type, tx.Committed, tx.Errors, tx.Retries)
 				if tx.Type == "delivery" && tx.Committed == 0 {
 					t.Errorf("%s: no Delivery committed in the window", mode)
 				}
-				for class, n := range tx.Errors {
-					if n == 0 {
-						continue
-					}
-					if lostRaces[tx.Type] && class == engine.ClassRetryable.String() {
-						if all := tx.Committed + tx.Rollbacks + n; 4*n > all {
-							t.Errorf("%s: %d of %d %s transactions lost a race for a row; want at most a quarter", mode, n, all, tx.Type)
-						}
-						continue
-					}
-					t.Errorf("%s: %d %s transactions failed with %s errors (e.g. %v)", mode, n, tx.Type, class, res.Summary.ErrorExamples[class])
-				}
+				checkLostRaces(t, mode, tx, res.Summary.ErrorExamples)
 			}
 		}
 	})
+}
+
+// maxTries is how often TestRunEndsOnTime's TPC-C runs try a transaction that lost a race.
+const maxTries = 3
+
+// checkLostRaces checks tx's errors: only the transactions of lostRaces may fail, only with
+// a retryable error, and each such failure must have been tried maxTries times, with the
+// tries beyond the first counted. How many lose a race is not checked: that depends on how
+// fast the server turns transactions over (on one machine 6-10 % of the Payments at the
+// default mix, on another a quarter), so any count is what a correct program may do.
+func checkLostRaces(t *testing.T, mode string, tx results.TxSummary, examples map[string][]string) {
+	t.Helper()
+	for class, n := range tx.Errors {
+		if n == 0 {
+			continue
+		}
+		if !lostRaces[tx.Type] || class != engine.ClassRetryable.String() {
+			t.Errorf("%s: %d %s transactions failed with %s errors (e.g. %v)", mode, n, tx.Type, class, examples[class])
+			continue
+		}
+		// Every transaction that ended with a retryable error in the window was tried
+		// maxTries times (no latency limit, the run not canceled), and Retries counts the
+		// tries beyond the first of every transaction that ended in the window.
+		if want := (maxTries - 1) * n; tx.Retries < want || tx.Retried < n {
+			t.Errorf("%s: %d %s transactions lost a race for a row after %d tries each; counted %d retries of %d transactions, want at least %d of %d",
+				mode, n, tx.Type, maxTries, tx.Retries, tx.Retried, want, n)
+		}
+	}
 }
 
 // lostRaces are the TPC-C transactions that may fail with an update conflict on Firebird
 // 3.0, in every mode: New-Order and Payment update the district and warehouse rows every
 // terminal of a warehouse updates, and a READ COMMITTED write that waited for a concurrent
 // writer of its row can fail once that one commits (no statement restart before 4.0;
-// NO_RECORD_VERSION makes it rarer, not impossible). With 10 terminals on one warehouse at
-// the default mix about 3 % of New-Orders and 6-10 % of Payments lose so.
+// NO_RECORD_VERSION makes it rarer, not impossible).
 var lostRaces = map[string]bool{"new_order": true, "payment": true}
 
 // TestCanceledStatementEnds checks that a canceled statement whose answer never comes

