@@ -184,7 +184,7 @@ func (c *checker) items() []item {
 		cl("Go version", Warning, func(r *results.Run) string { return r.Client.GoVersion }),
 		p("workload", Error, "different benchmarks", func(r *results.Run) string { return r.Params.Workload }),
 		p("mix", Error, "a different transaction mix", func(r *results.Run) string { return mixText(r.Params.Mix) },
-			results.OptionPrefix+"mix"),
+			mixFactors()...),
 		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
 	}
 	its = append(its, paramItems()...)
@@ -255,6 +255,19 @@ func (c *checker) items() []item {
 			}})
 	}
 	return its
+}
+
+// mixFactors are the factors that vary the mix: the mix option itself, and the run fields
+// whose values are the transaction types and their weights (spec.Field.Weighs: a study of
+// scripts varies the mix with them).
+func mixFactors() []string {
+	out := []string{results.OptionPrefix + "mix"}
+	for _, f := range spec.Fields {
+		if f.Weighs && f.Factor {
+			out = append(out, f.Key)
+		}
+	}
+	return out
 }
 
 // paramItems are the items of the run's parameters as the run description declares them

@@ -759,6 +759,33 @@ func TestCheckMixedOpenLoopParameters(t *testing.T) {
 	}
 }
 
+// TestCheckScriptsFactorVariesTheMix is examples/seed002-vendor-test.yaml's case: a
+// study whose scripts factor runs one script or the other varies the mix (each run's mix
+// is its script at weight 1), which is no mixed-params finding; the same difference with
+// the scripts not a factor is one.
+func TestCheckScriptsFactorVariesTheMix(t *testing.T) {
+	runs := cleanStudy()
+	for i := range runs {
+		r := &runs[i]
+		r.Params.Workload = "script"
+		script := []string{"orders-random.sql", "orders-fixed.sql"}[i%2]
+		r.Params.Scripts = []string{script}
+		r.Params.Mix = map[string]float64{strings.TrimSuffix(script, ".sql"): 1}
+	}
+	opt := CheckOptions{Factors: append(slices.Clone(factorsRT), "scripts")}
+	if fs := only(Check(runs, opt), RuleMixedParams); len(fs) != 0 {
+		t.Errorf("the scripts factor's own mix flagged: %+v", fs)
+	}
+	fs := only(Check(runs, cleanOpt), RuleMixedParams)
+	var msgs []string
+	for _, f := range fs {
+		msgs = append(msgs, f.Message)
+	}
+	if len(fs) != 2 || !strings.Contains(strings.Join(msgs, "|"), "mix differs") || !strings.Contains(strings.Join(msgs, "|"), "scripts differs") {
+		t.Errorf("scripts not a factor: %v, want the mix and the scripts flagged", msgs)
+	}
+}
+
 // TestAgentPartNamesTheAgent: a run that three agents drove, one of whose parts was
 // client-bound with a late link, is flagged naming that agent; clean parts are not.
 func TestAgentPartNamesTheAgent(t *testing.T) {

@@ -56,6 +56,10 @@ type Field struct {
 	// (workload.Definition.Fields, LoadFields: the script workload's scripts); a run of any
 	// other workload refuses it.
 	Scoped bool
+	// Weighs is set for a parameter whose values are the transaction types and their
+	// weights (the scripts, the built-ins): a run's mix follows from it, so runs that differ
+	// in it differ in their mix by design.
+	Weighs bool
 
 	set func(p *Params, text string) error
 	add func(p *Params, text string) error
@@ -117,13 +121,13 @@ var Fields = []Field{
 		Factor:   true, KeyDefault: "1",
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = parseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
-	{Key: "scripts", Flag: "file", Short: "f", Kind: "stringArray", List: true, Scoped: true, Factor: true, File: true,
+	{Key: "scripts", Flag: "file", Short: "f", Kind: "stringArray", List: true, Scoped: true, Factor: true, File: true, Weighs: true,
 		Usage:    "FILE[@WEIGHT]: a pgbench script, one transaction type named after the file, chosen in proportion to WEIGHT (default 1; 0 disables it); again for more. FILE.ENGINE.sql beside it, if there, runs instead on that engine",
 		set:      func(p *Params, s string) error { return setList(&p.Scripts, s, "scripts", canonicalScript) },
 		add:      func(p *Params, s string) error { return addList(&p.Scripts, s, canonicalScript) },
 		get:      func(p *Params) string { return strings.Join(p.Scripts, ",") },
 		Mismatch: "other transactions (another script set, or other weights)"},
-	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "stringArray", List: true, Scoped: true, Factor: true,
+	{Key: "builtins", Flag: "builtin", Short: "b", Kind: "stringArray", List: true, Scoped: true, Factor: true, Weighs: true,
 		Usage:    "NAME[@WEIGHT]: one of pgbench's built-in scripts, tpcb-like, simple-update or select-only, on the tables dblat load simple tpcb creates, chosen in proportion to WEIGHT (default 1); again for more",
 		set:      func(p *Params, s string) error { return setList(&p.Builtins, s, "builtins", canonicalScript) },
 		add:      func(p *Params, s string) error { return addList(&p.Builtins, s, canonicalScript) },
