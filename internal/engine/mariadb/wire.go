@@ -1005,8 +1005,15 @@ func (d *myDecoder) response(n int, p []byte) error {
 			if !ok || cols == 0 || cols > 1<<16 {
 				return errf("a result set's column count packet (0x%02x)", p[0])
 			}
-			if d.caps&capMariaDBCacheMeta != 0 && len(rest) > 0 && rest[0] == 0 {
-				d.rs = rsRows // the client has the metadata: no definitions, no EOF
+			if d.caps&(capMariaDBCacheMeta|capOptionalMetadata) != 0 && len(rest) > 0 && rest[0] == 0 {
+				// Metadata skipped (MariaDB: the client has it from an earlier execute;
+				// MySQL: resultset_metadata=NONE): no definitions, but the EOF that would
+				// end them still comes without CLIENT_DEPRECATE_EOF.
+				if deprecate {
+					d.rs = rsRows
+				} else {
+					d.rs = rsColumnsEOF
+				}
 				return nil
 			}
 			d.left = int(cols)
