@@ -359,6 +359,11 @@ func (d *myDecoder) handshake(p []byte) error {
 		// An SSLRequest: the TLS handshake follows.
 		return errf("the client switched to TLS; connect without TLS (ssl-mode=DISABLED, tls=false) to be observed")
 	}
+	// What is in effect is what both sides declare: a client may set a capability the
+	// server did not offer (a MySQL 8 client's CLIENT_QUERY_ATTRIBUTES and
+	// CLIENT_OPTIONAL_RESULTSET_METADATA against MariaDB), and the server then neither
+	// expects nor sends what it would add.
+	caps &= d.serverCaps
 	if caps&(capCompress|capZstd) != 0 {
 		return errf("the client asked for the compressed protocol; connect without compression to be observed")
 	}
