@@ -964,11 +964,11 @@ func (d *myDecoder) response(n int, p []byte) error {
 			}
 			id := binary.LittleEndian.Uint32(p[1:])
 			cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
-			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
-				cols, params = 0, 0 // no metadata follows
-			}
 			st := c.stmt
 			st.nparams = params
+			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
+				cols, params = 0, 0 // no definitions follow
+			}
 			st.types = st.types[:0]
 			st.long = st.long[:0]
 			if d.stmts == nil {
