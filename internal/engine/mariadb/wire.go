@@ -190,8 +190,9 @@ type myDecoder struct {
 	pparams int     // and its parameter count
 	failed  bool
 	stmts   map[uint32]*myStmt
-	last    *myStmt // the last statement prepared (MariaDB's statement id 0xffffffff)
+	last    *myStmt // the last statement prepared (MariaDB's statement id 0xffffffff), from when it is sent
 	free    []*myStmt
+	spans   []wire.Span
 	params  []wire.Param
 	pbuf    []byte
 	offs    [][2]int
@@ -402,7 +403,20 @@ func (d *myDecoder) command(p []byte) error {
 	case comStmtPrepare:
 		s := d.newStmt()
 		s.text = append(s.text[:0], p[1:]...)
-		s.end = txControl(s.text, myWire{}.Lexicon())
+		lex := myWire{}.Lexicon()
+		s.end = txControl(s.text, lex)
+		// Until PREPARE_OK tells, the parameters are the text's markers, and the statement
+		// is the last prepared: an execute pipelined behind the prepare (statement id -1,
+		// libmariadb's mariadb_stmt_execute_direct) is read before the answer comes.
+		d.spans = wire.Spans(d.spans[:0], s.text, lex)
+		s.nparams = 0
+		for _, sp := range d.spans {
+			if sp.Kind == wire.SpanParam && s.text[sp.Start] == '?' {
+				s.nparams++
+			}
+		}
+		s.types, s.long = s.types[:0], s.long[:0]
+		d.last = s
 		d.ev.Text = s.text
 		d.emit(wire.EvPrepare)
 		d.send(myCmd{code: code, stmt: s})
@@ -969,16 +983,16 @@ func (d *myDecoder) response(n int, p []byte) error {
 			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
 				cols, params = 0, 0 // no definitions follow
 			}
-			st.types = st.types[:0]
-			st.long = st.long[:0]
 			if d.stmts == nil {
 				d.stmts = map[uint32]*myStmt{}
 			}
 			if old := d.stmts[id]; old != nil && old != st {
+				if d.last == old {
+					d.last = nil
+				}
 				d.free = append(d.free, old)
 			}
 			d.stmts[id] = st
-			d.last = st
 			d.cmds[0].stmt = nil
 			d.pcols, d.pparams = cols, params
 			d.left = params
@@ -1154,7 +1168,10 @@ func (d *myDecoder) errPacket(p []byte) error {
 // complete ends the response to the oldest command.
 func (d *myDecoder) complete(st wire.Status) {
 	c := d.cmds[0]
-	if c.stmt != nil { // a failed prepare
+	if c.stmt != nil { // a failed prepare: statement id -1 names none until the next
+		if d.last == c.stmt {
+			d.last = nil
+		}
 		d.free = append(d.free, c.stmt)
 	}
 	copy(d.cmds, d.cmds[1:])
