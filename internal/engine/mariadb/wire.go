@@ -446,6 +446,9 @@ func (d *myDecoder) command(p []byte) error {
 		if len(p) >= 7 {
 			if s := d.stmt(binary.LittleEndian.Uint32(p[1:])); s != nil {
 				if i := int(binary.LittleEndian.Uint16(p[5:])); i < s.nparams {
+					if len(s.long) < s.nparams { // long data before the first execute
+						s.long = append(s.long, make([]bool, s.nparams-len(s.long))...)
+					}
 					s.long[i] = true
 				}
 			}
@@ -677,14 +680,14 @@ func (d *myDecoder) executeParams(s *myStmt, p []byte) ([]wire.Param, bool) {
 	hidden := false
 	for i := range n {
 		switch {
-		case nulls[i/8]&(1<<(i%8)) != 0:
-			d.params = append(d.params, wire.Param{Null: true})
-			d.offs = append(d.offs, [2]int{})
-			continue
-		case s.long[i]:
+		case s.long[i]: // sent as long data, whatever the null bitmap says (libmariadb sets it)
 			hidden = true
 			d.params = append(d.params, wire.Param{})
 			d.offs = append(d.offs, [2]int{len(d.pbuf), len(d.pbuf)})
+			continue
+		case nulls[i/8]&(1<<(i%8)) != 0:
+			d.params = append(d.params, wire.Param{Null: true})
+			d.offs = append(d.offs, [2]int{})
 			continue
 		}
 		v, rest, ok := skipValue(p, s.types[2*i])

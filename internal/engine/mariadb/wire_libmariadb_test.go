@@ -164,16 +164,14 @@ func handshakeResponse(caps uint32) []byte {
 	return myPkt(1, p...)
 }
 
-// conversation turns alternating client and server chunks into a capture, a millisecond
-// apart.
-func conversation(chunks ...[]byte) wiretest.Capture {
+// conversation turns chunks of alternating directions, the first from first, into a
+// capture, a millisecond apart from at on.
+func conversation(at int64, first wire.Direction, chunks ...[]byte) wiretest.Capture {
 	var c wiretest.Capture
+	dir := first
 	for i, b := range chunks {
-		dir := wire.Server // the server speaks first
-		if i%2 == 1 {
-			dir = wire.Client
-		}
-		c = append(c, wiretest.Chunk{Dir: dir, At: int64(i) * 1e6, Data: b})
+		c = append(c, wiretest.Chunk{Dir: dir, At: at + int64(i+1)*1e6, Data: b})
+		dir = 1 - dir
 	}
 	return c
 }
@@ -203,7 +201,7 @@ func TestWireMySQL8(t *testing.T) {
 		result := slices.Concat(myPkt(1, 1, 0), myPkt(2, 0, 0, 2, 'h', 'i'), myPkt(3, eofInTx...))
 		// A text result with metadata: column count 1, metadata follows 1.
 		text := slices.Concat(myPkt(1, 1, 1), myPkt(2, colDef...), myPkt(3, 1, '1'), myPkt(4, eofInTx...))
-		c := conversation(mysqlGreeting("8.0.36", mysql8Caps|1<<3|1<<16|1<<21), handshakeResponse(mysql8Caps), myPkt(2, ok...),
+		c := conversation(0, wire.Server, mysqlGreeting("8.0.36", mysql8Caps|1<<3|1<<16|1<<21), handshakeResponse(mysql8Caps), myPkt(2, ok...),
 			myPkt(0, begin...), myPkt(1, okInTx...),
 			myPkt(0, prepare...), myPkt(1, prepOK...),
 			myPkt(0, exec...), result,
@@ -224,7 +222,7 @@ func TestWireMySQL8(t *testing.T) {
 		prepOK := slices.Concat(myPkt(1, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0), myPkt(2, colDef...), myPkt(3, colDef...))
 		exec := []byte{0x17, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 8, 0, 42, 0, 0, 0, 0, 0, 0, 0}
 		result := slices.Concat(myPkt(1, 1), myPkt(2, colDef...), myPkt(3, 0, 0, 2, 'h', 'i'), myPkt(4, eofInTx...))
-		c := conversation(greeting, handshakeResponse(mysql8Caps), myPkt(2, ok...),
+		c := conversation(0, wire.Server, greeting, handshakeResponse(mysql8Caps), myPkt(2, ok...),
 			myPkt(0, append([]byte{0x03}, "BEGIN"...)...), myPkt(1, okInTx...),
 			myPkt(0, prepare...), prepOK,
 			myPkt(0, exec...), result,
@@ -258,6 +256,51 @@ func checkMySQL8(t *testing.T, c wiretest.Capture, wantTx, wantParam string) {
 	}
 	if !slices.Equal(params, []string{wantParam}) {
 		t.Errorf("parameters %q, want %q", params, wantParam)
+	}
+	wiretest.CheckRobust(t, myProto, c)
+}
+
+// TestWireLongData: COM_STMT_SEND_LONG_DATA before a statement's first execute (as
+// libmariadb's mysql_stmt_send_long_data sends it), and an execute whose null bitmap marks
+// the long-data parameter (libmariadb sets that bit): the value is hidden, not NULL, on
+// libmariadb's handshake from a capture.
+func TestWireLongData(t *testing.T) {
+	real, err := wiretest.ReadFile(filepath.Join("testdata", "wire", "libmariadb-prepared.cap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(real) < 3 || real[1].Dir != wire.Client || real[2].Dir != wire.Server {
+		t.Fatal("the capture does not start with a greeting, a handshake response and an answer")
+	}
+	colDef := []byte{3, 'd', 'e', 'f', 0, 0, 0, 1, '?', 0, 0x0c, 0x3f, 0, 0, 0, 0, 0, 0xfc, 0x80, 0, 0, 0, 0}
+	eof := []byte{0xfe, 0, 0, 3, 0}
+	prepare := append([]byte{0x16}, "INSERT INTO t VALUES (?, ?)"...)
+	// PREPARE_OK: id 1, no columns, 2 parameters, their definitions and an EOF.
+	prepOK := slices.Concat(myPkt(1, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0), myPkt(2, colDef...), myPkt(3, colDef...), myPkt(4, eof...))
+	long := slices.Concat(myPkt(0, append([]byte{0x18, 1, 0, 0, 0, 1, 0}, "long"...)...), myPkt(0, append([]byte{0x18, 1, 0, 0, 0, 1, 0}, "data"...)...))
+	// COM_STMT_EXECUTE: null bitmap 0b10, types LONG and BLOB, the LONG's value 9.
+	exec := myPkt(0, 0x17, 1, 0, 0, 0, 0, 1, 0, 0, 0, 2, 1, 3, 0, 0xfc, 0, 9, 0, 0, 0)
+	c := append(wiretest.Capture(nil), real[:3]...)
+	c = append(c, conversation(real[2].At, wire.Client,
+		myPkt(0, append([]byte{0x03}, "BEGIN"...)...), myPkt(1, 0, 0, 0, 3, 0, 0, 0),
+		myPkt(0, prepare...), prepOK,
+		slices.Concat(long, exec), myPkt(1, 0, 1, 0, 3, 0, 0, 0),
+		myPkt(0, append([]byte{0x03}, "COMMIT"...)...), myPkt(1, 0, 0, 0, 2, 0, 0, 0))...)
+	rec := wiretest.Decode(t, myProto, c, "long data")
+	if r := rec.CannotFollow(); r != "" {
+		t.Fatalf("cannot follow: %s", r)
+	}
+	var got []string
+	for _, e := range rec.Events {
+		if e.Kind == wire.EvStatement && strings.HasPrefix(string(e.Text), "INSERT") {
+			got = append(got, fmt.Sprintf("hidden=%v", e.ParamsHidden))
+			for _, p := range e.Params {
+				got = append(got, fmt.Sprintf("null=%v %q", p.Null, p.Text))
+			}
+		}
+	}
+	if want := []string{"hidden=true", `null=false "9"`, `null=false ""`}; !slices.Equal(got, want) {
+		t.Errorf("the INSERT's parameters: %q, want %q", got, want)
 	}
 	wiretest.CheckRobust(t, myProto, c)
 }
