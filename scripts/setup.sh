@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dblat, its tests and its benchmarks need on a fresh Debian/Ubuntu machine,
 # idempotently: the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services
-# are never started), Chromium and socat, an unprivileged "dblat" user for managed servers
-# when run as root, and the Go modules.
+# are never started), Chromium, socat, gcc and libmariadb-dev, an unprivileged "dblat" user
+# for managed servers when run as root, and the Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +21,11 @@ command -v isql-fb >/dev/null 2>&1 || need_pkgs+=(firebird3.0-utils)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # BenchmarkLinkOverheadPgbench (make bench) runs pgbench through socat, the floor any proxy costs.
 command -v socat >/dev/null 2>&1 || need_pkgs+=(socat)
+# The proxy-observe tests build a C client on libmariadb (MariaDB Connector/C) with gcc: the
+# only client here whose prepared statements negotiate metadata caching without
+# CLIENT_DEPRECATE_EOF, as C applications on libmariadb do.
+command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
+command -v mariadb_config >/dev/null 2>&1 || need_pkgs+=(libmariadb-dev)
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then

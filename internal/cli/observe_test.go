@@ -323,6 +323,88 @@ func TestProxyObserveMysqlslap(t *testing.T) {
 	}
 }
 
+// TestProxyObserveLibmariadb: a C client on libmariadb (mariadbtest.StmtClient), 4 threads
+// of BEGIN, 14 SELECTs by primary key and COMMIT, through `dblat proxy --rtt 0 --observe
+// --record`: with prepared statements (metadata cached from the second execute on, the case
+// of issue #35) and without, every transaction the client committed is observed with 16
+// round trips, and the statement prepared before a connection's first transaction adds one
+// to that one only. The prepared recording replays with 16 round trips.
+func TestProxyObserveLibmariadb(t *testing.T) {
+	bin := mariadbtest.StmtClient(t)
+	dsn := mariadbtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	srv := mariadbtest.Server(t)
+	mariadbtest.RunStmtClient(t, bin, "127.0.0.1", srv.Port, db, "-S")
+	e := newEnv(t)
+	const threads, perThread, selects = 4, 25, 14
+	var recording string
+	for _, mode := range []string{"prepared", "text"} {
+		t.Run(mode, func(t *testing.T) {
+			obsFile := filepath.Join(e.dir, "libmariadb-"+mode+".json")
+			recFile := filepath.Join(e.dir, "libmariadb-"+mode+".sql")
+			p := e.startProxy(u.Host, "--rtt", "0", "--observe", obsFile, "--record", recFile, "--no-store")
+			args := []string{"-c", strconv.Itoa(threads), "-t", strconv.Itoa(perThread), "-s", strconv.Itoa(selects)}
+			if mode == "text" {
+				args = append(args, "-T")
+			}
+			port, _ := strconv.Atoi(p.port())
+			committed := mariadbtest.RunStmtClient(t, bin, "127.0.0.1", port, db, args...)
+			p.stop(t)
+			o, err := observe.ReadFile(obsFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Unfollowed.Connections != 0 || len(o.Shapes) != 1 || o.Protocol != "MySQL/MariaDB" {
+				t.Fatalf("%d connections not followed, %d shapes in %q:\n%s", o.Unfollowed.Connections, len(o.Shapes), o.Protocol, p.stdout.String()+p.stderr.String())
+			}
+			s := o.Shapes[0]
+			// Prepared: each connection's prepare joins its first transaction.
+			wantMax, wantMean := int64(16), 16.0
+			if mode == "prepared" {
+				wantMax, wantMean = 17, 16+float64(threads)/float64(threads*perThread)
+			}
+			t.Logf("%s: observed %d transactions (the client committed %d), %.2f round trips each (p50 %d, max %d)",
+				mode, s.Count, committed, s.RoundTripsMean, s.RoundTripsP50, s.RoundTripsMax)
+			if committed != threads*perThread || s.Count != committed || s.Commits != committed || s.StatementsMean != selects+2 ||
+				s.RoundTripsP50 != 16 || s.RoundTripsMax != wantMax || math.Abs(s.RoundTripsMean-wantMean) > 1e-9 {
+				t.Errorf("observed %+v, want %d transactions of %d statements, 16 round trips (at most %d, %.2f on average)",
+					s, committed, selects+2, wantMax, wantMean)
+			}
+			if mode == "prepared" {
+				recording = recFile
+			}
+		})
+	}
+	if recording == "" {
+		return
+	}
+	e.must("run", "script", "-f", recording, "--target", dsn, "--terminals", "4", "--duration", "2s", "--warmup", "0s")
+	var runs []results.Run
+	if err := json.Unmarshal([]byte(e.must("results", "export")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.Params.Workload != "script" {
+			continue
+		}
+		var rts, n float64
+		for _, tx := range r.Tx {
+			rts += tx.RoundTrips * float64(tx.Committed)
+			n += float64(tx.Committed)
+		}
+		t.Logf("replay: %.2f round trips per transaction over %.0f", rts/n, n)
+		if n == 0 || rts/n != 16 {
+			t.Errorf("replay: %.2f round trips per transaction over %.0f, want 16 as the client's", rts/n, n)
+		}
+		return
+	}
+	t.Fatal("no script run stored")
+}
+
 // TestProxyObserveFirebirdTPCC: dblat's own TPC-C on Firebird through `dblat proxy
 // --engine firebird --observe` (its clients connect with wire_crypt=false): the TPC-C
 // transactions observed are the runner's, plus at most one in flight per terminal when its

@@ -190,8 +190,9 @@ type myDecoder struct {
 	pparams int     // and its parameter count
 	failed  bool
 	stmts   map[uint32]*myStmt
-	last    *myStmt // the last statement prepared (MariaDB's statement id 0xffffffff)
+	last    *myStmt // the last statement prepared (MariaDB's statement id 0xffffffff), from when it is sent
 	free    []*myStmt
+	spans   []wire.Span
 	params  []wire.Param
 	pbuf    []byte
 	offs    [][2]int
@@ -359,6 +360,11 @@ func (d *myDecoder) handshake(p []byte) error {
 		// An SSLRequest: the TLS handshake follows.
 		return errf("the client switched to TLS; connect without TLS (ssl-mode=DISABLED, tls=false) to be observed")
 	}
+	// What is in effect is what both sides declare: a client may set a capability the
+	// server did not offer (a MySQL 8 client's CLIENT_QUERY_ATTRIBUTES and
+	// CLIENT_OPTIONAL_RESULTSET_METADATA against MariaDB), and the server then neither
+	// expects nor sends what it would add.
+	caps &= d.serverCaps
 	if caps&(capCompress|capZstd) != 0 {
 		return errf("the client asked for the compressed protocol; connect without compression to be observed")
 	}
@@ -397,7 +403,20 @@ func (d *myDecoder) command(p []byte) error {
 	case comStmtPrepare:
 		s := d.newStmt()
 		s.text = append(s.text[:0], p[1:]...)
-		s.end = txControl(s.text, myWire{}.Lexicon())
+		lex := myWire{}.Lexicon()
+		s.end = txControl(s.text, lex)
+		// Until PREPARE_OK tells, the parameters are the text's markers, and the statement
+		// is the last prepared: an execute pipelined behind the prepare (statement id -1,
+		// libmariadb's mariadb_stmt_execute_direct) is read before the answer comes.
+		d.spans = wire.Spans(d.spans[:0], s.text, lex)
+		s.nparams = 0
+		for _, sp := range d.spans {
+			if sp.Kind == wire.SpanParam && s.text[sp.Start] == '?' {
+				s.nparams++
+			}
+		}
+		s.types, s.long = s.types[:0], s.long[:0]
+		d.last = s
 		d.ev.Text = s.text
 		d.emit(wire.EvPrepare)
 		d.send(myCmd{code: code, stmt: s})
@@ -427,6 +446,9 @@ func (d *myDecoder) command(p []byte) error {
 		if len(p) >= 7 {
 			if s := d.stmt(binary.LittleEndian.Uint32(p[1:])); s != nil {
 				if i := int(binary.LittleEndian.Uint16(p[5:])); i < s.nparams {
+					if len(s.long) < s.nparams { // long data before the first execute
+						s.long = append(s.long, make([]bool, s.nparams-len(s.long))...)
+					}
 					s.long[i] = true
 				}
 			}
@@ -658,14 +680,14 @@ func (d *myDecoder) executeParams(s *myStmt, p []byte) ([]wire.Param, bool) {
 	hidden := false
 	for i := range n {
 		switch {
-		case nulls[i/8]&(1<<(i%8)) != 0:
-			d.params = append(d.params, wire.Param{Null: true})
-			d.offs = append(d.offs, [2]int{})
-			continue
-		case s.long[i]:
+		case s.long[i]: // sent as long data, whatever the null bitmap says (libmariadb sets it)
 			hidden = true
 			d.params = append(d.params, wire.Param{})
 			d.offs = append(d.offs, [2]int{len(d.pbuf), len(d.pbuf)})
+			continue
+		case nulls[i/8]&(1<<(i%8)) != 0:
+			d.params = append(d.params, wire.Param{Null: true})
+			d.offs = append(d.offs, [2]int{})
 			continue
 		}
 		v, rest, ok := skipValue(p, s.types[2*i])
@@ -959,21 +981,21 @@ func (d *myDecoder) response(n int, p []byte) error {
 			}
 			id := binary.LittleEndian.Uint32(p[1:])
 			cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
-			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
-				cols, params = 0, 0 // no metadata follows
-			}
 			st := c.stmt
 			st.nparams = params
-			st.types = st.types[:0]
-			st.long = st.long[:0]
+			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
+				cols, params = 0, 0 // no definitions follow
+			}
 			if d.stmts == nil {
 				d.stmts = map[uint32]*myStmt{}
 			}
 			if old := d.stmts[id]; old != nil && old != st {
+				if d.last == old {
+					d.last = nil
+				}
 				d.free = append(d.free, old)
 			}
 			d.stmts[id] = st
-			d.last = st
 			d.cmds[0].stmt = nil
 			d.pcols, d.pparams = cols, params
 			d.left = params
@@ -1005,8 +1027,15 @@ func (d *myDecoder) response(n int, p []byte) error {
 			if !ok || cols == 0 || cols > 1<<16 {
 				return errf("a result set's column count packet (0x%02x)", p[0])
 			}
-			if d.caps&capMariaDBCacheMeta != 0 && len(rest) > 0 && rest[0] == 0 {
-				d.rs = rsRows // the client has the metadata: no definitions, no EOF
+			if d.caps&(capMariaDBCacheMeta|capOptionalMetadata) != 0 && len(rest) > 0 && rest[0] == 0 {
+				// Metadata skipped (MariaDB: the client has it from an earlier execute;
+				// MySQL: resultset_metadata=NONE): no definitions, but the EOF that would
+				// end them still comes without CLIENT_DEPRECATE_EOF.
+				if deprecate {
+					d.rs = rsRows
+				} else {
+					d.rs = rsColumnsEOF
+				}
 				return nil
 			}
 			d.left = int(cols)
@@ -1142,7 +1171,10 @@ func (d *myDecoder) errPacket(p []byte) error {
 // complete ends the response to the oldest command.
 func (d *myDecoder) complete(st wire.Status) {
 	c := d.cmds[0]
-	if c.stmt != nil { // a failed prepare
+	if c.stmt != nil { // a failed prepare: statement id -1 names none until the next
+		if d.last == c.stmt {
+			d.last = nil
+		}
 		d.free = append(d.free, c.stmt)
 	}
 	copy(d.cmds, d.cmds[1:])

@@ -1,6 +1,6 @@
 // Package mariadbtest gives tests a real, dblat-managed MariaDB server: one per test binary,
 // started on first use and stopped when the tests end, with a fresh database (schema) per
-// test.
+// test; and a C client on libmariadb that tests build with gcc (StmtClient).
 //
 // Use it as
 //
