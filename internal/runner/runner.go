@@ -90,8 +90,8 @@ type pooled struct {
 }
 
 // Run opens a session (Open), runs it and closes it: a run from connecting to the last
-// figure. It returns an error, and no figures, if preparation or the pool fails, or if ctx
-// is canceled (a hard stop).
+// figure. It returns an error, and no figures, if preparation or the pool fails; if ctx is
+// canceled (a hard stop), the figures until then with the error (Session.Run).
 func Run(ctx context.Context, t workload.Target, w workload.Workload, cfg Config) (*Result, error) {
 	s, err := Open(ctx, t, w, cfg)
 	if err != nil {
@@ -194,8 +194,9 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) bool {
 }
 
 // Run runs the warm-up and the measurement window, telling h, and returns the window's
-// figures. It returns an error, and no figures, if ctx is canceled (a hard stop). A session
-// runs once.
+// figures. If ctx is canceled (a hard stop) the transactions in flight are canceled at
+// once, and it returns the figures of the window until then (Result.Interrupted) with
+// ctx's error. A session runs once.
 func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	t, w, cfg, pool, db := s.t, s.w, s.cfg, s.pool, s.t.DB
 	cfg.Hooks = h
@@ -318,9 +319,14 @@ loop:
 			windowEnd.Store(int64(time.Since(windowStart())))
 			break loop
 		case <-ctx.Done():
-			closeStop()
-			s.stuck = !waitAtMost(&wg, abandonAfter)
-			return nil, ctx.Err()
+			// A hard stop: the terminals' context ends with ctx, so the drain below
+			// does not wait for them; what the window measured until now is kept.
+			interrupted = true
+			if warming {
+				windowStartNs.Store(time.Now().UnixNano()) // an empty window
+			}
+			windowEnd.Store(int64(time.Since(windowStart())))
+			break loop
 		}
 	}
 	closeStop()
@@ -356,7 +362,7 @@ loop:
 	res.Interrupted = interrupted
 	res.Warmup = max(0, windowStart().Sub(start))
 	res.Summary.Warmup = res.Warmup
-	return res, nil
+	return res, ctx.Err()
 }
 
 // openPool opens n connections concurrently, each with a Slot so that a metering dialer can

@@ -278,14 +278,33 @@ func TestRunDrainReturnsPartialWindow(t *testing.T) {
 	}
 }
 
+// TestRunHardCancelReturnsError: a canceled context stops the run at once with its error,
+// and what the window measured until then is kept, as a second Ctrl-C in `dblat run`
+// saves the run with its figures.
 func TestRunHardCancelReturnsError(t *testing.T) {
 	tg := target(t)
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Duration: time.Minute}})
+	defer cancel()
+	windowSamples := -1 // as in TestRunDrainReturnsPartialWindow
+	samples := func(ss []results.Sample) {
+		if windowSamples < 0 {
+			return
+		}
+		windowSamples++
+		for _, s := range ss {
+			if s.Type == "" && windowSamples >= 2 && s.Committed > 0 {
+				cancel()
+			}
+		}
+	}
+	res, err := runner.Run(ctx, tg, w, runner.Config{Drive: spec.Drive{Terminals: 2, Duration: time.Minute},
+		SampleEvery: 50 * time.Millisecond, Hooks: runner.Hooks{Samples: samples, WindowStart: func() { windowSamples = 0 }}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || !res.Interrupted || res.Summary.Elapsed >= time.Minute || find(res, "sleep").Committed == 0 {
+		t.Errorf("want the figures measured until the stop, got %+v", res)
 	}
 }
 
