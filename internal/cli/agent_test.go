@@ -68,6 +68,7 @@ func (e *env) child(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
 // it. Killing one agent mid-run fails that run with the agent's name; the next run, asking
 // for two agents, succeeds with the two left, each on its own home warehouse.
 func TestAgentsDriveOneRun(t *testing.T) {
+	t.Parallel()
 	target := pgtest.NewDatabase(t)
 	storeDSN := pgtest.NewDatabase(t)
 	e := newEnv(t)
@@ -187,7 +188,7 @@ func TestAgentsDriveOneRun(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, stderr := e.run("--results", storeDSN, "--no-cpu-latency-hold", "study", "run", file); code != 0 {
+	if code, stdout, stderr := e.run("--results", storeDSN, "--no-cpu-latency-hold", "study", "run", file, "-o", filepath.Join(e.dir, "agents-study.html")); code != 0 {
 		t.Fatalf("study with agents: exit %d\n%s\n%s\n%s", code, stdout, stderr, logs())
 	}
 	studyRuns, err := store.List(ctx, results.Filter{Study: "agents-study"})

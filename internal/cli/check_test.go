@@ -12,6 +12,7 @@ import (
 // rows − NEW-ORDER rows = 2,100) no longer applies and is not evaluated. `check tpcc` must
 // then say "skip" with the reason and count it apart, never "ok" or "all 12 hold".
 func TestCheckTPCCSaysWhatItSkipped(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")

@@ -65,14 +65,17 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, signals: make(chan os.Signal, 2)}
-	// Commands write files (study reports) in the working directory: keep them here.
-	t.Chdir(dir)
 	t.Cleanup(func() {
 		e.run("server", "stop", "--all")
 		os.RemoveAll(dir)
 	})
 	return e
 }
+
+// chdir makes e's directory the working directory for the rest of the test, for a test
+// whose commands read or write files by relative paths (a study's report by default);
+// such a test cannot run in parallel with others.
+func (e *env) chdir() { e.t.Chdir(e.dir) }
 
 func (e *env) resultsPath() string { return filepath.Join(e.dir, "results.db") }
 
@@ -156,6 +159,7 @@ func (e *env) fails(want int, fragments []string, args ...string) {
 }
 
 func TestManagedServerLoadRunCheckResults(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t) // skip or fail early when PostgreSQL is not installed
 	e := newEnv(t)
 	dsn := strings.TrimSpace(e.must("server", "start", "postgres", "--name", "pg1", "--set", "work_mem=8MB"))
@@ -293,6 +297,7 @@ func createRole(t *testing.T, dsn, name, password string) {
 }
 
 func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
@@ -324,6 +329,7 @@ func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
 // transactions in flight (each waits 300 ms of added RTT, so the drain would take that long)
 // and the run is still saved, as aborted by the second interrupt.
 func TestSecondInterruptStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "simple", "select-only", "--target", dsn, "--scale", "1")
@@ -349,6 +355,7 @@ func TestSecondInterruptStopsAtOnce(t *testing.T) {
 }
 
 func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
@@ -417,6 +424,7 @@ func TestRelativeStateDirectory(t *testing.T) {
 }
 
 func TestSimpleWorkloads(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.fails(cli.ExitUsage, []string{"no select-only data", "dblat load simple select-only"}, "run", "simple", "select-only", "--target", dsn, "--duration", "1s")
@@ -465,6 +473,7 @@ func TestSimpleWorkloads(t *testing.T) {
 // TestSharedPostgresStore: two dblat processes running at once into one PostgreSQL results
 // store both land, and importing a SQLite store into it twice adds its runs once.
 func TestSharedPostgresStore(t *testing.T) {
+	t.Parallel()
 	target := pgtest.NewDatabase(t)
 	store := pgtest.NewDatabase(t)
 	e := newEnv(t)
@@ -510,6 +519,7 @@ func TestSharedPostgresStore(t *testing.T) {
 // TestProgressJSON: --progress json prints one JSON object per line on stdout, for scripts:
 // the run's start, a tick per second and its end with the headline figure.
 func TestProgressJSON(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "simple", "select-only", "--target", dsn)
@@ -536,6 +546,7 @@ func TestProgressJSON(t *testing.T) {
 // TestRunsCanBeToldApart: runs that differ in their mode, their path to the server (direct
 // against the link at RTT 0) or their pacing show it in results list, show and the CSV.
 func TestRunsCanBeToldApart(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,11 +41,12 @@ func (e *env) loadRunCheck(name string, runArgs ...string) results.Run {
 }
 
 func TestFirebirdInAllThreeArchitectures(t *testing.T) {
+	t.Parallel()
 	fbtest.Server(t, "Super") // skip or fail early when Firebird is not installed
-	e := newEnv(t)
 	for _, arch := range []string{"Super", "SuperClassic", "Classic"} {
 		t.Run(arch, func(t *testing.T) {
-			e.t = t
+			t.Parallel()
+			e := newEnv(t)
 			name := "fb-" + strings.ToLower(arch)
 			e.must("server", "start", "firebird", "--name", name, "--set", "ServerMode="+arch, "--set", "PageSize=8192")
 			r := e.loadRunCheck(name)
@@ -72,6 +74,7 @@ func TestFirebirdInAllThreeArchitectures(t *testing.T) {
 }
 
 func TestMariaDBTransportsAndInterpolation(t *testing.T) {
+	t.Parallel()
 	mariadbtest.Server(t) // skip or fail early when MariaDB is not installed
 	e := newEnv(t)
 	e.must("server", "start", "mariadb", "--name", "m1", "--set", "innodb_buffer_pool_size=64M", "--set", "innodb_flush_log_at_trx_commit=2")
@@ -92,6 +95,7 @@ func TestMariaDBTransportsAndInterpolation(t *testing.T) {
 }
 
 func TestStudyWithTransportFactor(t *testing.T) {
+	t.Parallel()
 	mariadbtest.Server(t)
 	e := newEnv(t)
 	path := e.dir + "/transport.yaml"
@@ -116,7 +120,7 @@ factors:
 	if out := e.must("study", "plan", path); !strings.Contains(out, "direct") || !strings.Contains(out, "unix") {
 		t.Errorf("plan does not say which path each cell takes:\n%s", out)
 	}
-	e.must("study", "run", path)
+	e.must("study", "run", path, "-o", filepath.Join(e.dir, "transport.html"))
 	seen := map[string]bool{}
 	for _, r := range e.runsOf("transport") {
 		seen[r.Params.Options["transport"]] = r.Status == results.StatusFinished

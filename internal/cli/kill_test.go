@@ -23,6 +23,7 @@ import (
 // state directory, so that the second and third restore the first one's template instead
 // of loading.
 func TestStudyServerKilledMidRunPerArchitecture(t *testing.T) {
+	t.Parallel()
 	type arch struct {
 		name, server string
 		require      func(testing.TB)
@@ -32,6 +33,8 @@ func TestStudyServerKilledMidRunPerArchitecture(t *testing.T) {
 		archs = append(archs, arch{"firebird-" + mode, "{engine: firebird, settings: {ServerMode: " + mode + "}}", fbtest.Require})
 	}
 	archs = append(archs, arch{"mariadb", "{engine: mariadb, settings: {innodb_buffer_pool_size: 64M}}", mariadbtest.SkipIfMissing})
+	// One state directory: the Firebird studies load their data once, as a template the
+	// others restore, so the architectures run one after another.
 	e := newEnv(t)
 	for _, a := range archs {
 		t.Run(a.name, func(t *testing.T) {

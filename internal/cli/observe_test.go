@@ -411,6 +411,7 @@ func TestProxyObserveLibmariadb(t *testing.T) {
 // window closed, with the runner's round trips per transaction. A client that encrypts is forwarded, not followed, with one line saying
 // how to connect.
 func TestProxyObserveFirebirdTPCC(t *testing.T) {
+	t.Parallel()
 	dsn := fbtest.NewDatabase(t, "Super")
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
@@ -498,6 +499,7 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 // TestReplayRecording records pgbench's tpcb-like through the proxy and replays the
 // recording with `dblat run script -f`: 7 round trips per transaction, as pgbench's.
 func TestReplayRecording(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {

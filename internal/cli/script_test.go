@@ -64,6 +64,7 @@ func txOf(t *testing.T, r results.Run, name string) results.TxSummary {
 func TestScriptRunsPgbenchsOwnScripts(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
+	e.chdir() // the scripts are written and named by relative paths
 	tpcb, sel := showScript(t, "tpcb-like"), showScript(t, "select-only")
 	writeFile(t, "tpcb-like.sql", tpcb)
 	writeFile(t, "select-only.sql", sel)
@@ -99,6 +100,7 @@ func TestScriptRunsPgbenchsOwnScripts(t *testing.T) {
 // count asked for) and two for the SELECT (execute, then fetch): 8 — and takes at least that
 // many RTTs.
 func TestScriptEnginesThroughLink(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		dsn   func(testing.TB) string
@@ -133,6 +135,7 @@ func TestScriptEnginesThroughLink(t *testing.T) {
 func TestScriptBadInput(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
+	e.chdir() // the scripts are written and named by relative paths
 	files := map[string]string{
 		"meta.sql":        "\\set n random(1, 10)\n\\slep :n ms\n",
 		"expr.sql":        "\\set n 1 +\n",
@@ -184,6 +187,7 @@ func TestScriptBadInput(t *testing.T) {
 func TestScriptLoadInit(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
+	e.chdir() // the scripts are written and named by relative paths
 	writeFile(t, "init.sql", "DROP TABLE IF EXISTS items;\nCREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL);\n"+
 		"INSERT INTO items SELECT g, 0 FROM generate_series(1, 100 * :scale) g;\n")
 	writeFile(t, "other.sql", "SELECT 1;\n")
@@ -206,6 +210,7 @@ func TestAgentsRunScripts(t *testing.T) {
 	target := pgtest.NewDatabase(t)
 	storeDSN := pgtest.NewDatabase(t)
 	e := newEnv(t)
+	e.chdir() // the scripts are written and named by relative paths
 	writeFile(t, "init.sql", "DROP TABLE IF EXISTS hits;\nCREATE TABLE hits (n int, client int);\n")
 	writeFile(t, "hit.sql", "\\set n random(1, 100)\nINSERT INTO hits VALUES (:n, :client_id);\n")
 	e.must("load", "script", "--init", "init.sql", "--target", target)

@@ -68,6 +68,7 @@ func (e *env) runsOf(study string) []results.Run {
 func TestStudyPlanRunStatusReport(t *testing.T) {
 	pgtest.Server(t)
 	e := newEnv(t)
+	e.chdir() // the report goes to the working directory by default
 	file := e.writeStudy("small", 1, "1s")
 	plan := e.must("study", "plan", file)
 	if !strings.Contains(plan, "4 cells × repeat 1") || !strings.Contains(plan, "4 runs to go") {
@@ -172,10 +173,12 @@ func (w *watch) Write(p []byte) (int, error) {
 }
 
 func TestStudyResumeAfterKill9(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t)
 	e := newEnv(t)
 	file := e.writeStudy("killed", 2, "2s")
 	cmd := exec.Command(os.Args[0], "study", "run", file)
+	cmd.Dir = e.dir // its report
 	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1", "DBLAT_STATE="+filepath.Join(e.dir, "state"), "DBLAT_RESULTS="+e.resultsPath())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -209,7 +212,7 @@ func TestStudyResumeAfterKill9(t *testing.T) {
 	if finishedBefore != 3 {
 		t.Fatalf("%d runs finished before the kill, want 3: %+v", finishedBefore, before)
 	}
-	e.must("study", "resume", "killed")
+	e.must("study", "resume", "killed", "-o", filepath.Join(e.dir, "killed.html"))
 	perCell := map[string]int{}
 	aborted := 0
 	for _, r := range e.runsOf("killed") {
@@ -234,11 +237,12 @@ func TestStudyResumeAfterKill9(t *testing.T) {
 }
 
 func TestStudyServerKilledMidRunFailsThatRunOnly(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t)
 	e := newEnv(t)
 	file := e.writeStudy("crash", 1, "3s")
 	// The server is killed in the first run's window.
-	w, done := e.startWatched(windowTicks, "study", "run", file)
+	w, done := e.startWatched(windowTicks, "study", "run", file, "-o", filepath.Join(e.dir, "crash.html"))
 	w.await(t)
 	inst, err := managed.Registry{Root: filepath.Join(e.dir, "state")}.Load("crash")
 	if err != nil || inst.PID == 0 {

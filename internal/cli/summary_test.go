@@ -12,6 +12,7 @@ import (
 // one New-Order cycle says so beside its NOPM; a workload without a scale (blob) does not
 // claim "scale 0"; counts of one are singular.
 func TestRunSummarySaysWhatItMeasured(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
 	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")

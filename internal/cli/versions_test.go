@@ -24,6 +24,7 @@ import (
 // that the report names its series by version, and that `check study` finds nothing to
 // refuse: a version comparison is like for like when only the version differs.
 func TestVersionStudy(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t) // skips or fails, as the suite asks, without PostgreSQL
 	e := newEnv(t)
 	pgtest.LinkBinaryCache(t, filepath.Join(e.dir, "state"))
@@ -56,7 +57,7 @@ factors:
 	if plan := e.must("study", "plan", path); !strings.Contains(plan, "2 cells × repeat 1") || strings.Contains(plan, "note:") {
 		t.Errorf("plan (both versions installed: no note):\n%s", plan)
 	}
-	e.must("study", "run", path)
+	e.must("study", "run", path, "-o", filepath.Join(e.dir, "versions.html"))
 	runs := e.runsOf("versions")
 	if len(runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(runs))

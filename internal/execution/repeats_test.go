@@ -37,6 +37,7 @@ func (l *infoLog) text() string {
 // allowed and a budget too small for a run, it stops at once and says what each cell needs.
 // Then a study with an automatic warm-up runs on the same server.
 func TestAdaptiveStudy(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t)
 	c, store := newCore(t)
 	log := &infoLog{}

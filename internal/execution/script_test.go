@@ -20,6 +20,7 @@ import (
 // each run, runs both procedures with and without retries, stores the texts every run ran,
 // and its report gives update conflicts and retries per transaction for both variants.
 func TestSeed002RunsReduced(t *testing.T) {
+	t.Parallel()
 	fbtest.Require(t)
 	c, store := newCore(t)
 	file := filepath.Join("..", "..", "examples", "seed002-vendor-test.yaml")
@@ -122,6 +123,7 @@ func TestScriptPlanErrors(t *testing.T) {
 // built-in scripts loads pgbench's tables itself (no init), and each run costs pgbench's 7
 // round trips per transaction.
 func TestTpcbExampleRunsReduced(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t)
 	c, store := newCore(t)
 	st := reduced(t, "tpcb-postgres.yaml", "repeat: 3", "repeat: 1", "duration: 20s", "duration: 1s", "warmup: 5s", "warmup: 500ms",

@@ -69,6 +69,7 @@ func reduced(t *testing.T, file string, replace ...string) *study.Study {
 // TestSeed003RunsAsAStudy: seed 003's pgbench -S study, a simple workload, runs as a study
 // and its report speaks TPS.
 func TestSeed003RunsAsAStudy(t *testing.T) {
+	t.Parallel()
 	pgtest.Server(t) // skips or fails, as the suite asks, without PostgreSQL
 	c, store := newCore(t)
 	st := reduced(t, "seed003-pgbench.yaml", "repeat: 5", "repeat: 1", "duration: 20s", "duration: 1s",
@@ -118,6 +119,7 @@ func TestSeed003RunsAsAStudy(t *testing.T) {
 // it holds the pristine orders plus those of the last run only, fewer than the windows
 // alone of all runs added.
 func TestSeed000RunsWithRestore(t *testing.T) {
+	t.Parallel()
 	fbtest.Require(t)
 	c, store := newCore(t)
 	st := reduced(t, "seed000-reduced.yaml", "repeat: 2..6", "repeat: 1", "duration: 8s", "duration: 1s",

@@ -46,6 +46,7 @@ func TestTemplateKey(t *testing.T) {
 // study on a server of its own with the same data restores it and starts its first run
 // sooner than the first study, instead of loading; the template is listed and removed.
 func TestFirebirdTemplates(t *testing.T) {
+	t.Parallel()
 	fbtest.Require(t)
 	c, store := newCore(t)
 	ctx := context.Background()
@@ -110,6 +111,7 @@ base: {workload: tpcc, warehouses: `+warehouses+`, terminals: 2, duration: 1s, w
 // orders plus the last run's only; a second study on a server of its own restores the kept
 // template instead of loading. It logs what loading, keeping and restoring took.
 func TestMariaDBStudyRestores(t *testing.T) {
+	t.Parallel()
 	mariadbtest.SkipIfMissing(t)
 	c, store := newCore(t)
 	ctx := context.Background()
