@@ -288,7 +288,7 @@ func WriteText(w io.Writer, r *Report) error {
 		tw := ew.Table("  ")
 		tw.Row("kind", "name", "file", "weight", "sha256", "runs")
 		for _, sc := range r.Scripts {
-			tw.Row(sc.Kind, sc.Name, sc.Path, strconv.FormatFloat(sc.Weight, 'g', -1, 64), sc.SHA256[:min(12, len(sc.SHA256))], runList(sc.Runs))
+			tw.Row(sc.Kind, sc.Name, sc.Path, strconv.FormatFloat(sc.Weight, 'g', -1, 64), shortSum(sc.SHA256), runList(sc.Runs))
 		}
 		tw.Flush()
 	}
