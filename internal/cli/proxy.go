@@ -1,23 +1,24 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/observe"
 )
 
+// proxyFlags are dblat proxy's flags.
+type proxyFlags struct {
+	listen, upstream, backend string
+	lo                        linkOptions
+	every                     time.Duration
+	po                        proxyObserve
+}
+
 func (a *app) proxyCommand() *cobra.Command {
-	var (
-		listen, upstream, backend string
-		lo                        linkOptions
-		every                     time.Duration
-		po                        proxyObserve
-	)
+	var f proxyFlags
 	cmd := &cobra.Command{
 		Use:   "proxy --upstream HOST:PORT --rtt D [--listen ADDR] [--observe FILE] [--record FILE]",
 		Short: "Run the latency link on its own, in front of any TCP server; observe an application's transactions",
@@ -28,29 +29,7 @@ kept), optional jitter and a per-direction bandwidth limit. Prints its counters 
 and its own timing error measured on the real traffic (how late it released data, per
 direction: p50, p90, p99, p99.9 and max).
 
---observe FILE follows the database protocol of every connection (PostgreSQL, MariaDB/MySQL,
-Firebird: --engine names one, else each connection's first bytes tell) and groups what the
-application sends into transactions and transactions into shapes (their statements with
-literals and parameters removed). On SIGUSR1 and when it stops (Ctrl-C, SIGTERM) it writes
-FILE: per shape its count, round trips, statements, bytes each way, server time, client time
-and time between transactions; at stop it prints that as a table and stores the observation
-in the results store as a run of workload "observed" (unless --no-store), for dblat report,
-results show, results diff and dblat predict, which says what a farther database would cost
-the application. FILE never holds literal or parameter values. Observe at --rtt 0 to
-predict any RTT from it.
-
-The bytes forwarded are never changed by observing, with one exception: a client that
-offers TLS is told the server declines it (PostgreSQL's SSLRequest answered N; MySQL's
-CLIENT_SSL cleared in the greeting), so that a client that merely prefers TLS goes on in
-clear and can be followed. A client that requires TLS gives up, and the proxy says so in one
-line. Traffic it cannot follow (no known protocol, TLS from the first byte, Firebird's wire
-encryption: connect Firebird clients with wire_crypt=false) is forwarded and counted, with one
-line saying so.
-
---record FILE also writes, at the same moments, the captured transactions as a script
-workload (pgbench's script language) that replays the application: dblat run script -f FILE.
-It WRITES LITERAL AND PARAMETER VALUES as the application sent them, which may be sensitive
-(personal data, credentials in SQL): keep the file where such data may be kept.
+` + proxyObserveHelp + `
 
 --backend netem would use the kernel's netem qdisc on a veth pair in a private network
 namespace; it is refused, in one line, on kernels without sch_netem.`,
@@ -59,115 +38,101 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
   dblat proxy --upstream 127.0.0.1:5432 --rtt 0 --listen 127.0.0.1:6543 --observe app.json
   dblat predict --observed app.json --rtt 20ms`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if upstream == "" {
-				return usagef("--upstream is required: the HOST:PORT of the server to forward to")
-			}
-			switch backend {
-			case "proxy":
-			case "netem":
-				if err := latency.NetemAvailable(); err != nil {
-					return usageError{err}
-				}
-				return usagef("--backend netem: the netem backend is not built yet; use --backend proxy")
-			default:
-				return usagef("--backend %q: use proxy or netem", backend)
-			}
-			if err := lo.resolve(cmd); err != nil {
-				return err
-			}
-			cfg, err := lo.config()
-			if err != nil {
-				return err
-			}
-			obs, err := a.newProxyObserver(po, upstream, cfg)
-			if err != nil {
-				return err
-			}
-			var opts []latency.ListenOption
-			if obs != nil {
-				opts = append(opts, latency.WithObserver(obs))
-			}
-			ctx, drain, stop := a.interrupts(cmd.Context(), "closing the link")
-			defer stop()
-			link, err := latency.Listen(ctx, listen, upstream, cfg, opts...)
-			if err != nil {
-				return err
-			}
-			defer link.Close()
-			a.printf("%s\n", link.Addr())
-			a.info("forwarding %s -> %s, %s (Ctrl-C to stop)", link.Addr(), upstream, cfg)
-			if obs != nil {
-				a.proxyObserving(po)
-			}
-			tick := time.NewTicker(max(every, time.Second))
-			defer tick.Stop()
-			report := func(prefix string) {
-				st := link.Stats()
-				a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, plural(int(st.Accepted), "connection"),
-					st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
-				a.info("%slateness (how late the link released data): up %s; down %s", prefix,
-					latenessText(st.LatenessUp), latenessText(st.LatenessDown))
-				if obs != nil {
-					a.info("%s%s observed", prefix, plural(int(obs.Transactions()), "transaction"))
-				}
-			}
-			for {
-				select {
-				case <-tick.C:
-					if every > 0 {
-						report("")
-					}
-				case <-a.st.Report:
-					report("")
-					if obs != nil {
-						if _, err := a.writeObservation(obs, po, upstream); err != nil {
-							return err
-						}
-					}
-				case <-drain:
-					report("total: ")
-					if obs == nil {
-						return nil
-					}
-					// Close first: every connection ends, and its last transactions are
-					// counted (or abandoned) before the snapshot.
-					link.Close()
-					o, err := a.writeObservation(obs, po, upstream)
-					if err != nil {
-						return err
-					}
-					if err := o.WriteText(a.st.Stdout); err != nil {
-						return err
-					}
-					return a.storeObservation(cmd.Context(), o, po)
-				case <-ctx.Done():
-					return nil
-				}
-			}
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.proxy(cmd, &f) },
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on (loopback by default)")
-	cmd.Flags().StringVar(&upstream, "upstream", "", "HOST:PORT of the server (required)")
-	cmd.Flags().StringVar(&backend, "backend", "proxy", "proxy (dblat's userspace delay line) or netem (kernel qdisc, where available)")
-	cmd.Flags().DurationVar(&every, "print-every", 10*time.Second, "how often to print counters (0: only at the end)")
-	cmd.Flags().StringVar(&po.observe, "observe", "", "follow the database protocol and write the transactions' shapes and costs to this JSON file (on SIGUSR1 and at stop; never values)")
-	cmd.Flags().StringVar(&po.record, "record", "", "also write the transactions as a replayable script to this file, WITH their literal and parameter values (may be sensitive)")
-	cmd.Flags().StringVar(&po.engine, "engine", "", "the engine whose protocol the clients speak ("+strings.Join(engine.Names(), ", ")+"; default: told from each connection's first bytes)")
-	cmd.Flags().BoolVar(&po.noStore, "no-store", false, "with --observe: do not store the observation in the results store at stop")
-	lo.add(cmd)
+	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (loopback by default)")
+	cmd.Flags().StringVar(&f.upstream, "upstream", "", "HOST:PORT of the server (required)")
+	cmd.Flags().StringVar(&f.backend, "backend", "proxy", "proxy (dblat's userspace delay line) or netem (kernel qdisc, where available)")
+	cmd.Flags().DurationVar(&f.every, "print-every", 10*time.Second, "how often to print counters (0: only at the end)")
+	f.po.add(cmd)
+	f.lo.add(cmd)
 	_ = cmd.Flags().MarkHidden("direct")
 	return cmd
 }
 
-// bytesSI formats a byte count.
-func bytesSI(n int64) string { return si(n) + "B" }
-
-// latenessText writes a lateness distribution as its percentiles in microseconds.
-func latenessText(s latency.Summary) string {
-	if s.N == 0 {
-		return "no delayed data"
+// proxy runs dblat proxy until Ctrl-C: the link, with an observation session when asked
+// (SIGUSR1 takes a snapshot; the first Ctrl-C stops it, prints it and stores it), and its
+// counters every --print-every, on SIGUSR1 and at the end.
+func (a *app) proxy(cmd *cobra.Command, f *proxyFlags) error {
+	cfg, err := f.config(cmd)
+	if err != nil {
+		return err
 	}
-	us := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e3) }
-	return fmt.Sprintf("p50 %s p90 %s p99 %s p99.9 %s max %s µs (%d chunks)", us(s.P50), us(s.P90), us(s.P99), us(s.P999), us(s.Max), s.N)
+	sess, err := a.observeSession(f.po, f.upstream, cfg)
+	if err != nil {
+		return err
+	}
+	ctx, drain, stop := a.interrupts(cmd.Context(), "closing the link")
+	defer stop()
+	var link *latency.Link
+	if sess != nil {
+		link, err = sess.Listen(ctx, f.listen, cfg)
+	} else {
+		link, err = latency.Listen(ctx, f.listen, f.upstream, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	defer link.Close()
+	a.printf("%s\n", link.Addr())
+	a.info("forwarding %s -> %s, %s (Ctrl-C to stop)", link.Addr(), f.upstream, cfg)
+	a.proxyObserving(f.po)
+	tick := time.NewTicker(max(f.every, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if f.every > 0 {
+				a.proxyCounters(link, sess, "")
+			}
+		case <-a.st.Report:
+			a.proxyCounters(link, sess, "")
+			if sess != nil {
+				if err := a.printSnapshot(sess.Snapshot()); err != nil {
+					return err
+				}
+			}
+		case <-drain:
+			a.proxyCounters(link, sess, "total: ")
+			if sess == nil {
+				return nil
+			}
+			return a.stopObserving(cmd.Context(), sess, f.po)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// config checks the flags and returns the link's configuration.
+func (f *proxyFlags) config(cmd *cobra.Command) (latency.Config, error) {
+	if f.upstream == "" {
+		return latency.Config{}, usagef("--upstream is required: the HOST:PORT of the server to forward to")
+	}
+	switch f.backend {
+	case "proxy":
+	case "netem":
+		if err := latency.NetemAvailable(); err != nil {
+			return latency.Config{}, usageError{err}
+		}
+		return latency.Config{}, usagef("--backend netem: the netem backend is not built yet; use --backend proxy")
+	default:
+		return latency.Config{}, usagef("--backend %q: use proxy or netem", f.backend)
+	}
+	if err := f.lo.resolve(cmd); err != nil {
+		return latency.Config{}, err
+	}
+	return f.lo.config()
+}
+
+// proxyCounters prints the link's counters, and the transactions observed so far.
+func (a *app) proxyCounters(link *latency.Link, sess *observe.Session, prefix string) {
+	st := link.Stats()
+	a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, plural(int(st.Accepted), "connection"),
+		st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
+	a.info("%slateness (how late the link released data): up %s; down %s", prefix,
+		latenessText(st.LatenessUp), latenessText(st.LatenessDown))
+	if sess != nil {
+		a.info("%s%s observed", prefix, plural(int(sess.Transactions()), "transaction"))
+	}
 }
