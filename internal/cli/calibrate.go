@@ -18,16 +18,19 @@ import (
 	"github.com/dblat/dblat/internal/latency"
 )
 
+// calibrateFlags are dblat calibrate's flags.
+type calibrateFlags struct {
+	rtts       []string
+	conns      []int
+	samples    int
+	inline     bool
+	failOnMiss bool
+	format     string
+	lo         linkOptions
+}
+
 func (a *app) calibrateCommand() *cobra.Command {
-	var (
-		rtts       []string
-		conns      []int
-		samples    int
-		inline     bool
-		failOnMiss bool
-		format     string
-		lo         linkOptions
-	)
+	var f calibrateFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate [--rtt 0,0.1ms,0.5ms,1ms,10ms,100ms] [--conns 1,32]",
 		Short: "Measure how precisely the latency link adds each RTT: requested vs achieved",
@@ -49,113 +52,127 @@ By default it measures the link as an external client of dblat proxy sees it (th
 loopback TCP listener); --inline measures the in-process path dblat's own terminals use
 (dblat run --rtt), which has no extra TCP hop.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := lo.resolve(cmd); err != nil {
-				return err
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
+	}
+	cmd.Flags().BoolVar(&f.failOnMiss, "fail-on-miss", false, "exit 3 when any level misses the accuracy target (a row that says NO; on_target false in JSON)")
+	cmd.Flags().StringSliceVar(&f.rtts, "rtt", []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}, "RTTs to calibrate, comma-separated")
+	cmd.Flags().IntSliceVar(&f.conns, "conns", []int{1, 32}, "concurrent connections, comma-separated")
+	cmd.Flags().BoolVar(&f.inline, "inline", false, "measure the in-process path of dblat's terminals instead of the proxy")
+	cmd.Flags().IntVar(&f.samples, "samples", 0, "round trips per level (default: up to 2000, ~5 s per level)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "text, or json: one object per level")
+	cmd.Flags().StringVar(&f.lo.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
+	cmd.Flags().DurationVar(&f.lo.jitter, "jitter", 0, "spread of each one-way delay")
+	cmd.Flags().StringVar(&f.lo.bandwidth, "bandwidth", "", "link capacity each way, e.g. 100mbit")
+	return cmd
+}
+
+// levels checks the flags and returns the link's base configuration and the RTTs to
+// calibrate.
+func (f *calibrateFlags) levels(cmd *cobra.Command) (latency.Config, []time.Duration, error) {
+	if err := f.lo.resolve(cmd); err != nil {
+		return latency.Config{}, nil, err
+	}
+	base, err := f.lo.config()
+	if err != nil {
+		return latency.Config{}, nil, err
+	}
+	var levels []time.Duration
+	for _, s := range f.rtts {
+		d, err := parseRTT(s)
+		if err != nil {
+			return latency.Config{}, nil, err
+		}
+		levels = append(levels, d)
+	}
+	if len(levels) == 0 {
+		return latency.Config{}, nil, usagef("--rtt: give at least one RTT to calibrate, e.g. --rtt 0,1ms")
+	}
+	if len(f.conns) == 0 {
+		return latency.Config{}, nil, usagef("--conns: give at least one number of connections, e.g. --conns 1,32")
+	}
+	for _, c := range f.conns {
+		if c < 1 {
+			return latency.Config{}, nil, usagef("--conns %d: each level needs at least 1 connection", c)
+		}
+	}
+	if cmd.Flags().Changed("samples") && f.samples < 1 {
+		return latency.Config{}, nil, usagef("--samples %d: measure at least 1 round trip per level (leave it out for the default)", f.samples)
+	}
+	if f.format != "text" && f.format != "json" {
+		return latency.Config{}, nil, usagef("--format %q: use text or json", f.format)
+	}
+	return base, levels, nil
+}
+
+// calibrate runs dblat calibrate: each RTT with each number of connections, a line (or a
+// JSON object) per level.
+func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
+	base, levels, err := f.levels(cmd)
+	if err != nil {
+		return err
+	}
+	ctx, stop := a.interruptCancels(cmd.Context(), "stopping the calibration")
+	defer stop()
+	held := false
+	if !a.noCPUHold {
+		if h, err := latency.HoldCPULatency(); err == nil {
+			defer h.Release()
+			held = true
+		} else {
+			a.info("note: CPUs not held out of deep idle states (%v)", err)
+		}
+	}
+	// Thousands of connections do not fit in this process's open-file limit with
+	// the echo server's ends: the echo server then runs in a process of its own.
+	echoAddr := ""
+	if need := 2*uint64(slices.Max(f.conns)) + 1000; need > openFileLimit() {
+		addr, stopEcho, err := startEchoProcess()
+		if err != nil {
+			return fmt.Errorf("start the echo server process: %w", err)
+		}
+		defer stopEcho()
+		echoAddr = addr
+	}
+	enc := json.NewEncoder(a.st.Stdout)
+	if f.format == "text" {
+		a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
+	}
+	missed := 0
+	for _, rtt := range levels {
+		for _, c := range f.conns {
+			cfg := base
+			cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
+			opts := latency.CalibrateOptions{Conns: c, Samples: f.samples, Inline: f.inline, EchoAddr: echoAddr}
+			if opts.Samples == 0 {
+				// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
+				opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
 			}
-			base, err := lo.config()
+			cal, err := latency.Calibrate(ctx, cfg, opts)
 			if err != nil {
 				return err
 			}
-			var levels []time.Duration
-			for _, s := range rtts {
-				d, err := parseRTT(s)
-				if err != nil {
+			ok := onTarget(rtt, cal.Error)
+			if !ok {
+				missed++
+			}
+			if f.format == "json" {
+				if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
 					return err
 				}
-				levels = append(levels, d)
+				continue
 			}
-			if len(levels) == 0 {
-				return usagef("--rtt: give at least one RTT to calibrate, e.g. --rtt 0,1ms")
+			verdict := "yes"
+			if !ok {
+				verdict = "NO"
 			}
-			if len(conns) == 0 {
-				return usagef("--conns: give at least one number of connections, e.g. --conns 1,32")
-			}
-			for _, c := range conns {
-				if c < 1 {
-					return usagef("--conns %d: each level needs at least 1 connection", c)
-				}
-			}
-			if cmd.Flags().Changed("samples") && samples < 1 {
-				return usagef("--samples %d: measure at least 1 round trip per level (leave it out for the default)", samples)
-			}
-			if format != "text" && format != "json" {
-				return usagef("--format %q: use text or json", format)
-			}
-			ctx, stop := a.interruptCancels(cmd.Context(), "stopping the calibration")
-			defer stop()
-			held := false
-			if !a.noCPUHold {
-				if h, err := latency.HoldCPULatency(); err == nil {
-					defer h.Release()
-					held = true
-				} else {
-					a.info("note: CPUs not held out of deep idle states (%v)", err)
-				}
-			}
-			// Thousands of connections do not fit in this process's open-file limit with
-			// the echo server's ends: the echo server then runs in a process of its own.
-			echoAddr := ""
-			if need := 2*uint64(slices.Max(conns)) + 1000; need > openFileLimit() {
-				addr, stopEcho, err := startEchoProcess()
-				if err != nil {
-					return fmt.Errorf("start the echo server process: %w", err)
-				}
-				defer stopEcho()
-				echoAddr = addr
-			}
-			enc := json.NewEncoder(a.st.Stdout)
-			if format == "text" {
-				a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
-			}
-			missed := 0
-			for _, rtt := range levels {
-				for _, c := range conns {
-					cfg := base
-					cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
-					opts := latency.CalibrateOptions{Conns: c, Samples: samples, Inline: inline, EchoAddr: echoAddr}
-					if opts.Samples == 0 {
-						// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
-						opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
-					}
-					cal, err := latency.Calibrate(ctx, cfg, opts)
-					if err != nil {
-						return err
-					}
-					ok := onTarget(rtt, cal.Error)
-					if !ok {
-						missed++
-					}
-					if format == "json" {
-						if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
-							return err
-						}
-						continue
-					}
-					verdict := "yes"
-					if !ok {
-						verdict = "NO"
-					}
-					a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(rtt), c, cal.Error.N, us(cal.Direct.P50),
-						us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
-				}
-			}
-			if missed > 0 && failOnMiss {
-				return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels)*len(conns), errCheckFailed)
-			}
-			return nil
-		},
+			a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(rtt), c, cal.Error.N, us(cal.Direct.P50),
+				us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
+		}
 	}
-	cmd.Flags().BoolVar(&failOnMiss, "fail-on-miss", false, "exit 3 when any level misses the accuracy target (a row that says NO; on_target false in JSON)")
-	cmd.Flags().StringSliceVar(&rtts, "rtt", []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}, "RTTs to calibrate, comma-separated")
-	cmd.Flags().IntSliceVar(&conns, "conns", []int{1, 32}, "concurrent connections, comma-separated")
-	cmd.Flags().BoolVar(&inline, "inline", false, "measure the in-process path of dblat's terminals instead of the proxy")
-	cmd.Flags().IntVar(&samples, "samples", 0, "round trips per level (default: up to 2000, ~5 s per level)")
-	cmd.Flags().StringVar(&format, "format", "text", "text, or json: one object per level")
-	cmd.Flags().StringVar(&lo.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
-	cmd.Flags().DurationVar(&lo.jitter, "jitter", 0, "spread of each one-way delay")
-	cmd.Flags().StringVar(&lo.bandwidth, "bandwidth", "", "link capacity each way, e.g. 100mbit")
-	return cmd
+	if missed > 0 && f.failOnMiss {
+		return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels)*len(f.conns), errCheckFailed)
+	}
+	return nil
 }
 
 func parseRTT(s string) (time.Duration, error) {
