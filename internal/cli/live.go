@@ -123,3 +123,6 @@ func (j *jsonProgress) StudyStep(s execution.StudyStep) {
 func (j *jsonProgress) studyEnded(study, report string) {
 	j.emit(map[string]any{"event": "study_ended", "time": time.Now().UTC(), "study": study, "report": report})
 }
+
+// ms turns microseconds into milliseconds.
+func ms(us int64) float64 { return float64(us) / 1000 }

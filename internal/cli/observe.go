@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/wire"
 )
 
@@ -24,10 +25,43 @@ type proxyObserve struct {
 	noStore                 bool
 }
 
+// proxyObserveHelp is what dblat proxy's help says of its observation flags.
+const proxyObserveHelp = `--observe FILE follows the database protocol of every connection (PostgreSQL, MariaDB/MySQL,
+Firebird: --engine names one, else each connection's first bytes tell) and groups what the
+application sends into transactions and transactions into shapes (their statements with
+literals and parameters removed). On SIGUSR1 and when it stops (Ctrl-C, SIGTERM) it writes
+FILE: per shape its count, round trips, statements, bytes each way, server time, client time
+and time between transactions; at stop it prints that as a table and stores the observation
+in the results store as a run of workload "observed" (unless --no-store), for dblat report,
+results show, results diff and dblat predict, which says what a farther database would cost
+the application. FILE never holds literal or parameter values. Observe at --rtt 0 to
+predict any RTT from it.
+
+The bytes forwarded are never changed by observing, with one exception: a client that
+offers TLS is told the server declines it (PostgreSQL's SSLRequest answered N; MySQL's
+CLIENT_SSL cleared in the greeting), so that a client that merely prefers TLS goes on in
+clear and can be followed. A client that requires TLS gives up, and the proxy says so in one
+line. Traffic it cannot follow (no known protocol, TLS from the first byte, Firebird's wire
+encryption: connect Firebird clients with wire_crypt=false) is forwarded and counted, with one
+line saying so.
+
+--record FILE also writes, at the same moments, the captured transactions as a script
+workload (pgbench's script language) that replays the application: dblat run script -f FILE.
+It WRITES LITERAL AND PARAMETER VALUES as the application sent them, which may be sensitive
+(personal data, credentials in SQL): keep the file where such data may be kept.`
+
+func (po *proxyObserve) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&po.observe, "observe", "", "follow the database protocol and write the transactions' shapes and costs to this JSON file (on SIGUSR1 and at stop; never values)")
+	cmd.Flags().StringVar(&po.record, "record", "", "also write the transactions as a replayable script to this file, WITH their literal and parameter values (may be sensitive)")
+	cmd.Flags().StringVar(&po.engine, "engine", "", "the engine whose protocol the clients speak ("+strings.Join(engine.Names(), ", ")+"; default: told from each connection's first bytes)")
+	cmd.Flags().BoolVar(&po.noStore, "no-store", false, "with --observe: do not store the observation in the results store at stop")
+}
+
 func (po proxyObserve) enabled() bool { return po.observe != "" || po.record != "" }
 
-// newProxyObserver returns the observer the flags ask for, or nil when they ask for none.
-func (a *app) newProxyObserver(po proxyObserve, upstream string, cfg latency.Config) (*observe.Observer, error) {
+// observeSession returns the observation session the flags ask for, of the connections
+// to upstream through a link of cfg, or nil when they ask for none.
+func (a *app) observeSession(po proxyObserve, upstream string, cfg latency.Config) (*observe.Session, error) {
 	if !po.enabled() {
 		switch {
 		case po.engine != "":
@@ -48,30 +82,37 @@ func (a *app) newProxyObserver(po proxyObserve, upstream string, cfg latency.Con
 	if po.observe != "" && po.observe == po.record {
 		return nil, usagef("--observe and --record name the same file %s: give each its own", po.observe)
 	}
-	var protocols []wire.Protocol
-	if po.engine != "" {
-		e, err := engine.Lookup(po.engine)
-		if err != nil {
-			return nil, usagef("--engine %q: use one of %s", po.engine, strings.Join(engine.Names(), ", "))
-		}
-		wp, ok := e.(engine.WireProtocol)
-		if !ok {
-			return nil, usagef("--engine %s: dblat cannot follow its protocol; leave --engine out to count bytes and round trips only", po.engine)
-		}
-		protocols = []wire.Protocol{wp.WireProtocol()}
-	} else {
-		protocols = engine.WireProtocols()
+	protocols, err := wireProtocols(po.engine)
+	if err != nil {
+		return nil, err
 	}
 	up, down := cfg.OneWay()
-	return observe.New(observe.Config{Protocols: protocols, Engine: po.engine, Upstream: upstream, Up: up, Down: down,
-		Record: po.record != "",
-		OnNote: func(note string, cannotFollow bool) {
-			if cannotFollow {
-				a.info("a connection is forwarded and counted but not followed: %s", note)
-				return
-			}
-			a.info("note: %s", note)
-		}}), nil
+	return observe.NewSession(observe.SessionConfig{File: po.observe, Script: po.record,
+		Config: observe.Config{Protocols: protocols, Engine: po.engine, Upstream: upstream, Up: up, Down: down,
+			OnNote: func(note string, cannotFollow bool) {
+				if cannotFollow {
+					a.info("a connection is forwarded and counted but not followed: %s", note)
+					return
+				}
+				a.info("note: %s", note)
+			}}}), nil
+}
+
+// wireProtocols returns the protocols --engine names: that engine's, or every engine's
+// (each connection's first bytes tell) when it is "".
+func wireProtocols(name string) ([]wire.Protocol, error) {
+	if name == "" {
+		return engine.WireProtocols(), nil
+	}
+	e, err := engine.Lookup(name)
+	if err != nil {
+		return nil, usagef("--engine %q: use one of %s", name, strings.Join(engine.Names(), ", "))
+	}
+	wp, ok := e.(engine.WireProtocol)
+	if !ok {
+		return nil, usagef("--engine %s: dblat cannot follow its protocol; leave --engine out to count bytes and round trips only", name)
+	}
+	return []wire.Protocol{wp.WireProtocol()}, nil
 }
 
 // proxyObserving says what the proxy observes and where it writes it.
@@ -88,33 +129,43 @@ func (a *app) proxyObserving(po proxyObserve) {
 	}
 }
 
-// writeObservation takes a snapshot and writes the --observe and --record files.
-func (a *app) writeObservation(obs *observe.Observer, po proxyObserve, upstream string) (*observe.Observation, error) {
-	o := obs.Snapshot()
-	if po.observe != "" {
-		if err := o.WriteFile(po.observe); err != nil {
-			return nil, fmt.Errorf("--observe: %w", err)
+// printSnapshot says what a snapshot of the session wrote, and returns its error with the
+// flag of the file it could not write.
+func (a *app) printSnapshot(snap *observe.Snapshot, err error) error {
+	if snap != nil {
+		o := snap.Observation
+		if snap.File != "" {
+			a.info("wrote %s of %s to %s", plural(int(o.Transactions), "transaction"), plural(len(o.Shapes), "shape"), snap.File)
 		}
-		a.info("wrote %s of %s to %s", plural(int(o.Transactions), "transaction"), plural(len(o.Shapes), "shape"), po.observe)
+		if snap.NotRecorded != nil {
+			a.info("--record: %v", snap.NotRecorded)
+		}
+		if snap.Script != "" {
+			a.info("recorded %s as a script (with their values) to %s", plural(snap.Shapes, "shape"), snap.Script)
+		}
 	}
-	if po.record != "" {
-		var b bytes.Buffer
-		n, err := obs.Recorder().Script(&b, observe.ScriptInfo{Upstream: upstream, Started: o.Started})
-		if err != nil {
-			a.info("--record: %v", err)
-			return o, nil
+	var we *observe.WriteError
+	if errors.As(err, &we) {
+		flag := "--observe"
+		if we.Recording {
+			flag = "--record"
 		}
-		// The recording holds the application's values: readable by its owner only.
-		if err := observe.WriteWhole(po.record, b.Bytes(), 0o600); err != nil {
-			return nil, fmt.Errorf("--record: %w", err)
-		}
-		a.info("recorded %s as a script (with their values) to %s", plural(n, "shape"), po.record)
+		return fmt.Errorf("%s: %w", flag, we.Err)
 	}
-	return o, nil
+	return err
 }
 
-// storeObservation stores the observation as a run of workload "observed".
-func (a *app) storeObservation(ctx context.Context, o *observe.Observation, po proxyObserve) error {
+// stopObserving stops the session (which closes the link first, so that every
+// connection's last transactions are counted), prints the observation and stores it.
+func (a *app) stopObserving(ctx context.Context, sess *observe.Session, po proxyObserve) error {
+	snap, err := sess.Stop()
+	if err := a.printSnapshot(snap, err); err != nil {
+		return err
+	}
+	o := snap.Observation
+	if err := o.WriteText(a.st.Stdout); err != nil {
+		return err
+	}
 	if po.observe == "" || po.noStore {
 		return nil
 	}
@@ -122,24 +173,13 @@ func (a *app) storeObservation(ctx context.Context, o *observe.Observation, po p
 		a.info("no transaction was observed: nothing stored")
 		return nil
 	}
-	r, err := o.Run(engineOfProtocol(po.engine, o.Protocol))
+	core, store, closeStore, err := a.core(ctx)
 	if err != nil {
 		return err
 	}
-	r.Client = sysinfo.Client()
-	store, err := a.openStore(ctx)
+	defer closeStore()
+	r, err := core.StoreObserved(ctx, o)
 	if err != nil {
-		return err
-	}
-	defer store.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	status := r.Status
-	if _, err := store.Begin(ctx, r); err != nil {
-		return err
-	}
-	r.Status = status
-	if err := store.Finish(ctx, r); err != nil {
 		return err
 	}
 	a.info("stored as run %d in %s: dblat predict --observed %d --rtt 20ms; dblat report %d", r.ID, store.Location(), r.ID, r.ID)
@@ -179,22 +219,4 @@ func printObservation(w io.Writer, r *results.Run) error {
 	}
 	fmt.Fprintln(w)
 	return nil
-}
-
-// engineOfProtocol names the engine whose wire protocol is called proto ("PostgreSQL" is
-// postgres's), or given when the proxy was told the engine.
-func engineOfProtocol(given, proto string) string {
-	if given != "" || proto == "" {
-		return given
-	}
-	for _, n := range engine.Names() {
-		e, err := engine.Lookup(n)
-		if err != nil {
-			continue
-		}
-		if w, ok := e.(engine.WireProtocol); ok && w.WireProtocol().Name() == proto {
-			return n
-		}
-	}
-	return ""
 }

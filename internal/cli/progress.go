@@ -70,3 +70,6 @@ func si(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// bytesSI formats a byte count.
+func bytesSI(n int64) string { return si(n) + "B" }

@@ -107,7 +107,9 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printSummary(a.st.Stdout, r)
+			if err := report.WriteRunSummary(a.st.Stdout, r); err != nil {
+				return err
+			}
 			w := a.st.Stdout
 			fmt.Fprintf(w, "server: %s\n", r.Server.Version)
 			cores := plural(r.Client.Cores, "core")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
@@ -341,7 +342,9 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		run, err = core.Run(ctx, drain, rs)
 	}
 	if run != nil && (err == nil || err == errInterrupted) && a.json == nil {
-		printSummary(a.st.Stdout, run)
+		if werr := report.WriteRunSummary(a.st.Stdout, run); werr != nil && err == nil {
+			err = werr
+		}
 		a.info("stored as run %d in %s", run.ID, store.Location())
 	}
 	if err == nil && rf.failOnOverload && run.Summary.Overload {

@@ -1,6 +1,10 @@
 // Package cli is dblat's command line: one file per command, built on cobra. It is the only
-// package that prints. It resolves targets, wires engines, workloads, the runner and the
-// results store together, and maps errors to exit codes in one place (exit.go).
+// package that prints. It parses flags into what the core needs (a spec.Run, whose fields
+// declare their flags; an observe.SessionConfig for `dblat proxy --observe`), hands it to
+// the core (execution.Core runs runs and studies and stores runs and observations; an
+// observe.Session runs an observation, SIGUSR1 and Ctrl-C becoming calls of its Snapshot
+// and Stop), and prints what the core reports and hands back; a run's summary and a study's
+// report are rendered by package report. Errors map to exit codes in one place (exit.go).
 //
 // All process state (output streams, environment, signals, clock) comes in through State,
 // so tests run the whole CLI in-process.

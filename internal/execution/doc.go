@@ -21,8 +21,11 @@
 // template in the state directory (templates.go, engine.Templater) that later studies
 // restore instead of loading.
 //
+// StoreObserved stores what an observation session saw (package observe: `dblat proxy
+// --observe`) as a run of workload "observed", which reports read like any other run.
+//
 // Its neighbours: package cli parses flags and prints what an Observer is told; package
 // study expands study files into cells; package runner drives the terminals; package agent
-// drives one run from several processes; package results stores what was measured. This
-// package prints nothing.
+// drives one run from several processes; package observe follows an application's
+// connections; package results stores what was measured. This package prints nothing.
 package execution

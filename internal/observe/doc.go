@@ -1,18 +1,27 @@
-// Package observe watches an application's database connections through dblat proxy, tells
-// what its transactions cost on the wire, and predicts what a farther database would cost
-// them.
+// Package observe watches an application's database connections, tells what its
+// transactions cost on the wire, and predicts what a farther database would cost them.
 //
 // # What it does
 //
-// Observer is a latency.Observer: the proxy (package latency's link, started by `dblat proxy
-// --observe`) shows it every chunk it reads, and it feeds each connection's chunks to a
-// wire.Tracker of the protocols it was given (an engine's own, through engine.WireProtocol,
-// or all of them to be told apart by the first bytes). It forwards every byte unchanged but
-// the one exchange the Tracker's Interceptor changes to decline TLS during a handshake. A
-// connection it cannot follow (no known protocol, TLS it cannot decline, a parse failure) is
-// still forwarded and counted; the reason is reported once (Config.OnNote).
+// Session is one observation from start to stop (`dblat proxy --observe`, `--record`): it
+// owns the Observer that follows the connections and the files it writes, and hands each
+// snapshot back to its caller. Sources feed it: Session.Listen starts package latency's
+// link with the Observer attached, so that the proxy shows it every chunk it reads; any
+// other source of a connection's chunks (a packet capture) shows them to Session.Observer
+// the same way, through latency.Observer's Open, Data and Close, and is attached so that
+// Stop closes it. Session.Snapshot writes the Observation (SessionConfig.File) and the
+// recording (SessionConfig.Script) so far; Session.Stop closes the sources first, so that
+// every connection ends and its last transactions are counted, then takes the last
+// snapshot. A Session prints nothing and stores nothing.
 //
-// Snapshot returns an Observation: per transaction shape (the sequence of its normalised
+// Observer feeds each connection's chunks to a wire.Tracker of the protocols it was given
+// (an engine's own, through engine.WireProtocol, or all of them to be told apart by the
+// first bytes). It changes no byte but the one exchange the Tracker's Interceptor changes
+// to decline TLS during a handshake (which only a source that forwards the bytes, the
+// proxy, can apply). A connection it cannot follow (no known protocol, TLS it cannot decline, a parse
+// failure) is still counted; the reason is reported once (Config.OnNote).
+//
+// Observer.Snapshot returns an Observation: per transaction shape (the sequence of its normalised
 // statements, without literal or parameter values) its count, round trips, statements,
 // bytes, server time, client time, time between transactions and time in the transaction,
 // and where the shape's transactions run one at a time from some round trip to their end
@@ -35,8 +44,10 @@
 //
 // # Neighbours
 //
-// Package latency calls Observer and knows nothing of databases; package wire and the engine
-// packages decode the protocols; package cli wires them together (dblat proxy, dblat
-// predict); package report draws an observation's predictions; package results stores an
-// observation as a run of workload "observed".
+// Package latency's link is one source of a Session and knows nothing of databases; package
+// wire and the engine packages decode the protocols; package cli parses `dblat proxy`'s
+// flags, turns SIGUSR1 and Ctrl-C into Session.Snapshot and Session.Stop and prints what
+// they hand back (and `dblat predict`'s forecasts); package execution stores an
+// observation as a run of workload "observed" (Core.StoreObserved) in package results;
+// package report draws an observation's predictions.
 package observe

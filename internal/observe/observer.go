@@ -24,13 +24,14 @@ type Config struct {
 	Engine string
 	// Upstream is the server's address, for the Observation.
 	Upstream string
-	// Up and Down are the one-way delays the proxy adds (latency.Config's split).
+	// Up and Down are the one-way delays the source adds: the proxy's (latency.Config's
+	// split), 0 for a source that adds none.
 	Up, Down time.Duration
 	// Record keeps samples of statements with their values for Script (see Recorder).
 	Record bool
 	// OnNote, when set, is called once for each distinct reason a connection cannot be
 	// followed and each distinct decoder note, as soon as it is known. It must not block
-	// for long: it is called on a proxy goroutine.
+	// for long: it is called on the source's goroutine (the proxy's, for its link).
 	OnNote func(note string, cannotFollow bool)
 }
 
@@ -56,8 +57,9 @@ const (
 	histSigFigs = 3
 )
 
-// Observer follows the connections of a proxy (it implements latency.Observer). All its
-// methods are safe for concurrent use.
+// Observer follows the connections a source shows it (it implements latency.Observer: the
+// proxy's link is one such source; Session owns one). All its methods are safe for
+// concurrent use.
 type Observer struct {
 	cfg     Config
 	started time.Time

@@ -1,5 +1,5 @@
 // Package report turns stored runs into what a person reads: a study's report, a one-screen
-// console summary of it, and the comparison of two sets of runs.
+// console summary of it, one run's summary, and the comparison of two sets of runs.
 //
 // Build takes a study's runs (as the results store returns them, Tx rows included) and
 // returns a Report: the data behind every chart and table, sorted so that the same runs
@@ -24,6 +24,13 @@
 // runs, two sets of repeats or two studies: the configuration items that differ and each
 // figure's change, with Welch's 95 % interval where both sides have repeats.
 //
+// One run: WriteRunSummary writes its headline figures, what qualifies them (a window too
+// short for think times, retries, errors, client CPU, the link's timing, the scripts it
+// ran) and a line per transaction type, as `dblat run` prints it when the run ends and
+// `dblat results show` opens with; RunLine is its one-line form (a study prints one per run),
+// RunSize and RunPath the pieces a run's first progress line names. They look up the
+// workload registry's declarations (scale names, the headline type, think times) only.
+//
 // Everything here is a pure function of its input: nothing reads a clock, the environment,
 // a store or the network, so a report can be rebuilt at any time and repetitions merged
 // later. It does not judge comparisons itself — Report.Warnings is filled by package
@@ -31,5 +38,6 @@
 //
 // Neighbours: package results on one side (the Run model, factor keys, HDR histogram
 // decoding) and package analysis (the model, knees and checks); package cli on the other
-// (`dblat report`, `dblat quickstart`, `dblat study run`, `dblat results diff`).
+// (`dblat report`, `dblat quickstart`, `dblat study run`, `dblat results diff`, and
+// `dblat run` and `dblat results show` for one run).
 package report

@@ -166,6 +166,45 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 
+	writeThroughputText(ew, r)
+	writeTxText(ew, r)
+
+	// Response time at a fixed rate, unless the analysis above wrote it already.
+	if r.Analysis == nil || len(r.Analysis.Rates) == 0 {
+		for i := range r.AtRate {
+			ew.Printf("\n")
+			analysis.WriteRate(ew, &r.AtRate[i])
+		}
+	}
+
+	writeConfigText(ew, r.Config)
+	if len(r.Observed) > 0 {
+		var b strings.Builder
+		writeObservedText(&b, r.Observed)
+		ew.Printf("\nWhat a farther database would cost (predicted from the observation)\n%s", b.String())
+	}
+	if len(r.Scripts) > 0 {
+		ew.Printf("\nScripts (dblat results show RUN --scripts prints their text)\n")
+		tw := ew.Table("  ")
+		tw.Row("kind", "name", "file", "weight", "sha256", "runs")
+		for _, sc := range r.Scripts {
+			tw.Row(sc.Kind, sc.Name, sc.Path, strconv.FormatFloat(sc.Weight, 'g', -1, 64), shortSum(sc.SHA256), runList(sc.Runs))
+		}
+		tw.Flush()
+	}
+
+	writeRunsText(ew, r)
+
+	ew.Printf("\nNotes\n")
+	for _, n := range r.Notes {
+		ew.Printf("- %s\n", n)
+	}
+	return ew.Err()
+}
+
+// writeThroughputText writes the throughput of every cell: mean, interval and spread over
+// its finished repeats, with the retry rate and the open loop's rates where any run had them.
+func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 	open, retries := r.OpenLoop(), r.Retried()
 	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
 	tw := ew.Table("  ")
@@ -199,7 +238,12 @@ func WriteText(w io.Writer, r *Report) error {
 		tw.Row(row...)
 	}
 	tw.Flush()
+}
 
+// writeTxText writes a table per transaction type: pooled latencies (response time, service
+// time and schedule lag for open loops), retries and conflicts where any, and wire cost.
+func writeTxText(ew *analysis.TextWriter, r *Report) {
+	retries := r.Retried()
 	for _, typ := range r.TxTypes {
 		if r.Latency == LatencyResponse {
 			ew.Printf("\nTransaction %s: pooled response time from the intended start (ms), service time and schedule lag, and wire cost per committed transaction\n", typ)
@@ -249,64 +293,41 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		tw.Flush()
 	}
+}
 
-	// Response time at a fixed rate, unless the analysis above wrote it already.
-	if r.Analysis == nil || len(r.Analysis.Rates) == 0 {
-		for i := range r.AtRate {
-			ew.Printf("\n")
-			analysis.WriteRate(ew, &r.AtRate[i])
-		}
-	}
-
-	ew.Printf("\n%s\n", seriesHeading(r.Config))
-	if len(r.Config.Differ) > 0 {
+// writeConfigText writes what differs between the series and what is the same in all.
+func writeConfigText(ew *analysis.TextWriter, c Config) {
+	ew.Printf("\n%s\n", seriesHeading(c))
+	if len(c.Differ) > 0 {
 		tw := ew.Table("  ")
-		tw.Row(append([]string{"differs", "between series:"}, r.Config.Series...)...)
-		for _, it := range r.Config.Differ {
+		tw.Row(append([]string{"differs", "between series:"}, c.Series...)...)
+		for _, it := range c.Differ {
 			tw.Row(append([]string{it.Kind, it.Name}, it.Values...)...)
 		}
 		tw.Flush()
 	}
-	if len(r.Config.Common) > 0 {
-		if len(r.Config.SeriesFactors) > 0 {
+	if len(c.Common) > 0 {
+		if len(c.SeriesFactors) > 0 {
 			ew.Printf("  same in every series:\n")
 		}
 		tw := ew.Table("  ")
-		for _, it := range r.Config.Common {
+		for _, it := range c.Common {
 			tw.Row(it.Kind, it.Name, orNone(it.Values[0]))
 		}
 		tw.Flush()
 	}
+}
 
-	if len(r.Observed) > 0 {
-		var b strings.Builder
-		writeObservedText(&b, r.Observed)
-		ew.Printf("\nWhat a farther database would cost (predicted from the observation)\n%s", b.String())
-	}
-	if len(r.Scripts) > 0 {
-		ew.Printf("\nScripts (dblat results show RUN --scripts prints their text)\n")
-		tw := ew.Table("  ")
-		tw.Row("kind", "name", "file", "weight", "sha256", "runs")
-		for _, sc := range r.Scripts {
-			tw.Row(sc.Kind, sc.Name, sc.Path, strconv.FormatFloat(sc.Weight, 'g', -1, 64), sc.SHA256[:min(12, len(sc.SHA256))], runList(sc.Runs))
-		}
-		tw.Flush()
-	}
-
+// writeRunsText writes a line per run.
+func writeRunsText(ew *analysis.TextWriter, r *Report) {
 	ew.Printf("\nRuns\n")
-	tw = ew.Table("  ")
+	tw := ew.Table("  ")
 	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "warm-up", "elapsed", "reason")...)
 	for _, run := range r.Runs {
 		tw.Row(append(append([]string{strconv.FormatInt(run.ID, 10), run.Started.Format(time.RFC3339), string(run.Status)},
 			levelsText(run.Levels)...), fmt.Sprintf("%.1f", run.Throughput), warmupText(run), fmt.Sprintf("%.1fs", run.ElapsedS), runReason(run))...)
 	}
 	tw.Flush()
-
-	ew.Printf("\nNotes\n")
-	for _, n := range r.Notes {
-		ew.Printf("- %s\n", n)
-	}
-	return ew.Err()
 }
 
 // Conflicted reports whether any transaction met a retryable failure (a serialization
