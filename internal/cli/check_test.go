@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
 
 // TestCheckTPCCSaysWhatItSkipped: after Delivery has run in every district, 3.3.2.11 (ORDER
@@ -13,9 +12,8 @@ import (
 // then say "skip" with the reason and count it apart, never "ok" or "all 12 hold".
 func TestCheckTPCCSaysWhatItSkipped(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
 	e := newEnv(t)
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	code, out, errs := e.run("check", "tpcc", "--target", dsn)
 	if code != 0 || len(regexp.MustCompile(`(?m)^ok  `).FindAllString(out, -1)) != 12 || !strings.Contains(errs, "all 12 consistency conditions hold") {
 		t.Fatalf("freshly loaded: exit %d\n%s%s", code, out, errs)

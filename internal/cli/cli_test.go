@@ -72,6 +72,18 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// loaded returns a new database on the shared PostgreSQL server holding what `dblat load
+// ARGS` loads: loaded once per test binary into a template, copied for each test.
+func loaded(t *testing.T, args ...string) string {
+	t.Helper()
+	return pgtest.Loaded(t, strings.Join(args, " "), func(dsn string) error {
+		if code, _, errs := newEnv(t).run(append(append([]string{"load"}, args...), "--target", dsn)...); code != 0 {
+			return fmt.Errorf("dblat load %s: exit %d: %s", strings.Join(args, " "), code, errs)
+		}
+		return nil
+	})
+}
+
 // chdir makes e's directory the working directory for the rest of the test, for a test
 // whose commands read or write files by relative paths (a study's report by default);
 // such a test cannot run in parallel with others.
@@ -220,10 +232,9 @@ func TestManagedServerLoadRunCheckResults(t *testing.T) {
 }
 
 func TestBadInputGetsOneLineErrors(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	e := newEnv(t)
 	// Give the run something to lose: a stored run must survive every failure below.
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
+	e := newEnv(t)
 	e.must("run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s")
 
 	e.fails(cli.ExitFailure, []string{"cannot connect", "127.0.0.1"}, "run", "tpcc", "--target", "postgres://x@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
@@ -298,9 +309,8 @@ func createRole(t *testing.T, dsn, name, password string) {
 
 func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
 	e := newEnv(t)
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	// Interrupted once its window has commits.
 	w, done := e.startWatched(windowTicks, "run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "1m", "--warmup", "1s")
 	w.await(t)
@@ -330,9 +340,8 @@ func TestFirstInterruptSavesTheRunSecondStops(t *testing.T) {
 // and the run is still saved, as aborted by the second interrupt.
 func TestSecondInterruptStopsAtOnce(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "simple", "select-only", "--scale", "1")
 	e := newEnv(t)
-	e.must("load", "simple", "select-only", "--target", dsn, "--scale", "1")
 	// Both interrupts come once the window has commits, one after the other: the CLI
 	// takes them in order, the second while the first's drain waits for the transactions
 	// in flight.
@@ -356,9 +365,8 @@ func TestSecondInterruptStopsAtOnce(t *testing.T) {
 
 func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
 	e := newEnv(t)
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	cmd := exec.Command(os.Args[0], "--results", e.resultsPath(), "run", "tpcc", "--target", dsn,
 		"--terminals", "2", "--duration", "1m", "--warmup", "0s", "--progress", "json")
 	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1")
@@ -520,9 +528,8 @@ func TestSharedPostgresStore(t *testing.T) {
 // the run's start, a tick per second and its end with the headline figure.
 func TestProgressJSON(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "simple", "select-only", "--scale", "1")
 	e := newEnv(t)
-	e.must("load", "simple", "select-only", "--target", dsn)
 	out := e.must("run", "simple", "select-only", "--target", dsn, "--terminals", "2", "--duration", "2s", "--warmup", "1s",
 		"--progress", "json")
 	events := map[string]int{}
@@ -547,9 +554,8 @@ func TestProgressJSON(t *testing.T) {
 // against the link at RTT 0) or their pacing show it in results list, show and the CSV.
 func TestRunsCanBeToldApart(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
 	e := newEnv(t)
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	short := []string{"--target", dsn, "--terminals", "2", "--duration", "1s", "--warmup", "0s"}
 	e.must(append([]string{"run", "tpcc"}, short...)...)
 	e.must(append([]string{"run", "tpcc", "--mode", "procedure", "--rtt", "0"}, short...)...)

@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
 
 // TestRunSummarySaysWhatItMeasured: a run with think times whose window is shorter than
@@ -13,9 +11,8 @@ import (
 // claim "scale 0"; counts of one are singular.
 func TestRunSummarySaysWhatItMeasured(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.NewDatabase(t)
+	dsn := loaded(t, "tpcc", "--warehouses", "1")
 	e := newEnv(t)
-	e.must("load", "tpcc", "--target", dsn, "--warehouses", "1")
 	// A window in which nothing completes is a failed run, which says why.
 	code, _, errs := e.run("run", "tpcc", "--target", dsn, "--terminals", "2", "--duration", "2s", "--warmup", "0s", "--think")
 	if code != 1 || !regexp.MustCompile(`no transaction completed in the 2s window: with think times one terminal completes a new_order about every 4\d s`).MatchString(errs) {

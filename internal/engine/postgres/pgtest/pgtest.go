@@ -6,6 +6,8 @@
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //	func TestX(t *testing.T) { dsn := pgtest.NewDatabase(t); ... }
 //
+// Loaded gives a test a copy of data loaded once per test binary.
+//
 // When the server binaries are missing, tests are skipped with a message saying what to
 // install, unless DBLAT_REQUIRE_SERVERS=1 (set by `make test`), in which case they fail.
 // A server left running by a test binary that died (a panic, go test's -timeout, a kill) is
@@ -109,28 +111,74 @@ func Server(t testing.TB) *managed.Instance {
 // the test ends, and returns its DSN.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	srv := Server(t)
+	return newDatabase(t, Server(t), "")
+}
+
+// newDatabase creates a database for t with the CREATE DATABASE options opts, dropped when
+// t ends, and returns its DSN.
+func newDatabase(t testing.TB, srv *managed.Instance, opts string) string {
+	t.Helper()
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
-	admin := fmt.Sprintf("postgres://dblat@127.0.0.1:%d/postgres?sslmode=disable", srv.Port)
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connect to managed PostgreSQL: %v", err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if err := adminExec(srv, "CREATE DATABASE "+name+opts); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
 	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, admin)
-		if err != nil {
+		_ = adminExec(srv, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		_ = adminExec(srv, "DROP DATABASE IF EXISTS "+name+"_pristine WITH (FORCE)")
+	})
+	return dsnOf(srv, name)
+}
+
+// templates holds, per key of Loaded, the template database loaded once per test binary.
+var templates sync.Map // string → *template
+
+type template struct {
+	once sync.Once
+	name string
+	err  error
+}
+
+// Loaded returns a new database on the shared server holding what load put in a template
+// database: load runs once per test binary and key (on the template's DSN, and must close
+// its connections), and every call after it copies the template (CREATE DATABASE …
+// TEMPLATE, a file copy), as dblat's own templates of loaded data do. The copy is dropped
+// when the test ends; it is safe for concurrent use.
+func Loaded(t testing.TB, key string, load func(dsn string) error) string {
+	t.Helper()
+	srv := Server(t)
+	v, _ := templates.LoadOrStore(key, &template{})
+	tpl := v.(*template)
+	tpl.once.Do(func() {
+		name := fmt.Sprintf("tpl%d_%d", os.Getpid(), dbSeq.Add(1))
+		if tpl.err = adminExec(srv, "CREATE DATABASE "+name); tpl.err != nil {
 			return
 		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+"_pristine WITH (FORCE)")
+		if tpl.err = load(dsnOf(srv, name)); tpl.err != nil {
+			tpl.err = fmt.Errorf("load %s: %w", key, tpl.err)
+			return
+		}
+		tpl.name = name
 	})
-	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, name)
+	if tpl.err != nil {
+		t.Fatalf("template database: %v", tpl.err)
+	}
+	return newDatabase(t, srv, " TEMPLATE "+tpl.name)
+}
+
+// adminExec runs sql on the shared server's postgres database.
+func adminExec(srv *managed.Instance, sql string) error {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsnOf(srv, "postgres"))
+	if err != nil {
+		return fmt.Errorf("connect to managed PostgreSQL: %w", err)
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, sql)
+	return err
+}
+
+func dsnOf(srv *managed.Instance, db string) string {
+	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, db)
 }
 
 // Conns opens n connections of the bare driver (pgconn: no database/sql, none of dblat) to
