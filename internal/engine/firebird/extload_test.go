@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,6 +178,7 @@ func TestCopyRowsFallsBack(t *testing.T) {
 // with forced writes on, and through EXECUTE BLOCKs: the data are the same, and forced
 // writes are on again after the load (BeginLoad turns them off for it).
 func TestLoadDeterministic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	inst := fbtest.Server(t, "Super")
 	dsn := fbtest.NewDatabase(t, "Super")
@@ -192,34 +194,42 @@ func TestLoadDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := firebird.Engine{}
+	// The two loads run side by side, each on a database of its own.
 	fingerprints := map[string]string{}
-	for _, tc := range []struct{ name, dsn string }{{"external", dsn}, {"blocks", withoutLoadDir(t, fbtest.NewDatabase(t, "Super"))}} {
-		db := open(t, tc.dsn, engine.OpenOptions{})
-		tg := workload.Target{Engine: e, DB: db}
-		start := time.Now()
-		if err := tpcc.Load(ctx, tg, tpcc.LoadConfig{Warehouses: 1, Seed: 5}); err != nil {
-			t.Fatal(err)
+	var mu sync.Mutex
+	t.Run("loads", func(t *testing.T) {
+		for _, tc := range []struct{ name, dsn string }{{"external", dsn}, {"blocks", withoutLoadDir(t, fbtest.NewDatabase(t, "Super"))}} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				db := open(t, tc.dsn, engine.OpenOptions{})
+				tg := workload.Target{Engine: e, DB: db}
+				start := time.Now()
+				if err := tpcc.Load(ctx, tg, tpcc.LoadConfig{Warehouses: 1, Seed: 5}); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: 1 warehouse in %v", tc.name, time.Since(start))
+				fp, err := tpcc.Fingerprint(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				fingerprints[tc.name] = fp
+				mu.Unlock()
+				if tc.name == "external" {
+					if firebird.ExternalLoads(db) == 0 {
+						t.Error("no chunk loaded through an external table")
+					}
+					info, err := e.Inspect(ctx, db)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fw := info.Settings[firebird.KeyForcedWrites]; fw != "on" {
+						t.Errorf("forced writes %q after the load, want on again", fw)
+					}
+				}
+			})
 		}
-		t.Logf("%s: 1 warehouse in %v", tc.name, time.Since(start))
-		fp, err := tpcc.Fingerprint(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fingerprints[tc.name] = fp
-		if tc.name == "external" {
-			if firebird.ExternalLoads(db) == 0 {
-				t.Error("no chunk loaded through an external table")
-			}
-			info, err := e.Inspect(ctx, db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fw := info.Settings[firebird.KeyForcedWrites]; fw != "on" {
-				t.Errorf("forced writes %q after the load, want on again", fw)
-			}
-		}
-		db.Close()
-	}
+	})
 	if fingerprints["external"] != fingerprints["blocks"] {
 		t.Errorf("fingerprints differ: external %s, blocks %s", fingerprints["external"], fingerprints["blocks"])
 	}

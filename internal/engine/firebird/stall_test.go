@@ -89,12 +89,14 @@ func (t crossingTerm) Run(ctx context.Context, conn *sql.Conn) error {
 // by the update conflicts of Firebird 3.0 on hot rows (see lostRaces), each tried
 // maxTries times.
 func TestRunEndsOnTime(t *testing.T) {
+	t.Parallel()
 	e := firebird.Engine{}
 	// Unmetered, the runner cancels the statements' context and the driver sends op_cancel;
 	// metered (as in every run dblat stores), the statements run on a context never
 	// canceled and the runner closes the connection.
 	for _, metered := range []bool{false, true} {
 		t.Run(fmt.Sprintf("deadlock, metered %v", metered), func(t *testing.T) {
+			t.Parallel()
 			dsn := fbtest.NewDatabase(t, "Super")
 			var opts engine.OpenOptions
 			if metered {
@@ -119,6 +121,7 @@ func TestRunEndsOnTime(t *testing.T) {
 		})
 	}
 	t.Run("tpcc", func(t *testing.T) {
+		t.Parallel()
 		ctx := context.Background()
 		dsn := fbtest.NewDatabase(t, "Super")
 		db := open(t, dsn, engine.OpenOptions{})

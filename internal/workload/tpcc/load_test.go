@@ -69,6 +69,7 @@ func fingerprint(t testing.TB, db *sql.DB) string {
 // another), progress reporting, the §4.2.2 cardinalities and §4.3.3.1 population rules,
 // that every §3.3.2 condition holds, and that each can fail.
 func TestLoadOneWarehouse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := newTarget(t, postgres.Engine{})
 	var calls int

@@ -57,6 +57,7 @@ func allChecksHold(t *testing.T, tg workload.Target) {
 // from concurrent terminals, through the PostgreSQL dialect and through the portable one,
 // checking the consistency conditions after each phase.
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tg := newTarget(t, postgres.Engine{})
 	if err := Load(ctx, tg, LoadConfig{Warehouses: 2, Seed: 5}); err != nil {
