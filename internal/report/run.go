@@ -81,6 +81,10 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 			ew.Printf("  e.g. %s: %s\n", class, m)
 		}
 	}
+	if n := s.Errors[retryableClass]; n > 0 && r.Params.Tries() == 1 {
+		ew.Printf("  note: %s lost a race for a row (a serialization failure, deadlock or update conflict): --max-tries 5 (study key max_tries) runs each again with the same input, as pgbench's does\n",
+			count(int(n), "transaction"))
+	}
 	if line := cpuLine(r); line != "" {
 		ew.Printf("%s\n", line)
 	}
