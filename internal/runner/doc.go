@@ -15,6 +15,12 @@
 // the arrivals of its window that were offered, skipped and left unstarted, and marks itself
 // an overload point when it did not keep its rate (results.IsOverload).
 //
+// A run's timeline has three phases (timeline.go): the warm-up, whose transactions are
+// sampled but count in no figure (fixed, or ended when throughput is steady); the window,
+// whose ending transactions count; and the drain, in which no transaction starts and those
+// in flight finish or are canceled after Config.DrainTimeout. A drain (Hooks.Drain) or a
+// hard stop (the context) cuts the window short, and its figures so far are returned.
+//
 // A transaction on a metered connection runs on a context that is never canceled
 // (workload.WithStopping): the database drivers watch every statement's cancelable context,
 // with a goroutine or a callback each time, which cost Firebird's TPC-C client a fifth of

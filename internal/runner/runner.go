@@ -5,10 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -198,42 +196,28 @@ func waitAtMost(wg *sync.WaitGroup, d time.Duration) bool {
 // once, and it returns the figures of the window until then (Result.Interrupted) with
 // ctx's error. A session runs once.
 func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
-	t, w, cfg, pool, db := s.t, s.w, s.cfg, s.pool, s.t.DB
+	cfg := s.cfg
 	cfg.Hooks = h
-	types := make([]string, len(w.TxTypes()))
-	for i, tt := range w.TxTypes() {
+	types := make([]string, len(s.w.TxTypes()))
+	for i, tt := range s.w.TxTypes() {
 		types[i] = tt.Name
 	}
 	rec := newRecorder(2*runtime.GOMAXPROCS(0), len(types))
-	examples := &errorExamples{}
-	start := time.Now()
-	// The window starts after the warm-up: at its end for a fixed one; for an automatic
-	// one when throughput has settled (steadyAt), at the latest at its ceiling.
-	var windowStartNs atomic.Int64
-	windowStartNs.Store(start.Add(cfg.Warmup).UnixNano())
-	windowStart := func() time.Time { return time.Unix(0, windowStartNs.Load()) }
-	// windowEnd moves earlier when the run is drained; terminals read it on every
-	// transaction, so it is an atomic (nanoseconds since windowStart) rather than a lock.
-	var windowEnd atomic.Int64
-	windowEnd.Store(int64(cfg.Duration))
-
+	tl := newTimeline(&cfg, rec, types, time.Now())
 	// stop is closed when terminals must not start another transaction.
 	stop := make(chan struct{})
-	var stopOnce sync.Once
-	closeStop := func() { stopOnce.Do(func() { close(stop) }) }
-	interrupted := false // written and read by this goroutine only
-
 	// The terminals' context: the run's, canceled also DrainTimeout after stop closes.
 	termCtx, cancelTerms := context.WithCancel(ctx)
 	defer cancelTerms()
-	d := &driver{ctx: termCtx, quiet: workload.WithStopping(termCtx), cfg: &cfg, eng: t.Engine, db: db, pool: pool, rec: rec, examples: examples, stop: stop,
-		windowStart: &windowStartNs, windowEnd: &windowEnd}
+	examples := &errorExamples{}
+	d := &driver{ctx: termCtx, quiet: workload.WithStopping(termCtx), cfg: &cfg, eng: s.t.Engine, db: s.t.DB, pool: s.pool,
+		rec: rec, examples: examples, stop: stop, windowStart: &tl.windowStart, windowEnd: &tl.windowEnd}
 	if cfg.Rate > 0 {
-		d.sched, _ = newSchedule(start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked by Open
+		d.sched, _ = newSchedule(tl.start, cfg.Rate, cfg.Arrival, cfg.Seed) // checked by Open
 	}
 	var wg sync.WaitGroup
 	for i := range cfg.Terminals {
-		term := w.NewTerminal(cfg.FirstTerminal + i)
+		term := s.w.NewTerminal(cfg.FirstTerminal + i)
 		p := newPause(stop)
 		wg.Go(func() {
 			defer p.close()
@@ -241,126 +225,23 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 		})
 	}
 
-	cpuStart := cpuSeconds()
-	cpuAtWindow := math.NaN()
-	tick := time.NewTicker(cfg.SampleEvery)
-	defer tick.Stop()
-	warm := time.NewTimer(cfg.Warmup)
-	defer warm.Stop()
-	// timer ends the window; it starts with it.
-	var timer *time.Timer
-	var windowDone <-chan time.Time
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	warming := true
-	// An automatic warm-up judges the per-second throughput (all types) since the start,
-	// and holds its samples back until the window's start, and with it their offsets, is
-	// known.
-	var perSecond []float64
-	var held []func()
-	emit := func(now time.Time) {
-		iv := rec.takeInterval(len(types))
-		if cfg.WarmupAuto && warming {
-			var n int64
-			for _, c := range iv.commits {
-				n += c
-			}
-			perSecond = append(perSecond, float64(n))
-		}
-		if cfg.Samples == nil {
-			return
-		}
-		if cfg.WarmupAuto && warming {
-			held = append(held, func() { cfg.Samples(samples(iv, types, now.Sub(windowStart()))) })
-			return
-		}
-		cfg.Samples(samples(iv, types, now.Sub(windowStart())))
-	}
-	// endWarmup starts the window at now.
-	endWarmup := func(now time.Time) {
-		warming = false
-		warm.Stop()
-		if now.Before(windowStart()) {
-			windowStartNs.Store(now.UnixNano())
-		}
-		for _, f := range held {
-			f()
-		}
-		held = nil
-		cpuAtWindow = cpuSeconds()
-		if cfg.WindowStart != nil {
-			cfg.WindowStart()
-		}
-		timer = time.NewTimer(time.Until(windowStart().Add(cfg.Duration)))
-		windowDone = timer.C
-	}
-loop:
-	for {
-		select {
-		case now := <-tick.C:
-			emit(now)
-			if warming && cfg.WarmupAuto && steadyAt(perSecond) {
-				endWarmup(now)
-			}
-		case now := <-warm.C:
-			if warming {
-				endWarmup(now)
-			}
-		case <-windowDone:
-			break loop
-		case <-cfg.Drain:
-			interrupted = true
-			if warming {
-				windowStartNs.Store(time.Now().UnixNano()) // an empty window
-			}
-			windowEnd.Store(int64(time.Since(windowStart())))
-			break loop
-		case <-ctx.Done():
-			// A hard stop: the terminals' context ends with ctx, so the drain below
-			// does not wait for them; what the window measured until now is kept.
-			interrupted = true
-			if warming {
-				windowStartNs.Store(time.Now().UnixNano()) // an empty window
-			}
-			windowEnd.Store(int64(time.Since(windowStart())))
-			break loop
-		}
-	}
-	closeStop()
-	cpuEnd := cpuSeconds()
-	if warming {
-		warming = false
-		for _, f := range held {
-			f()
-		}
-		cpuAtWindow = cpuStart
-		if cfg.WindowStart != nil {
-			cfg.WindowStart() // drained during the warm-up: an empty window
-		}
-	}
-	if cfg.WindowEnd != nil {
-		cfg.WindowEnd()
-	}
+	tl.run(ctx, cfg.Drain)
+	close(stop)
+	tl.drain()
 	drained := time.AfterFunc(cfg.DrainTimeout, cancelTerms)
 	s.stuck = !waitAtMost(&wg, cfg.DrainTimeout+abandonAfter)
 	drained.Stop()
-	emit(time.Now())
+	tl.emit(time.Now())
 
-	elapsed := time.Duration(windowEnd.Load())
-	if elapsed < 0 {
-		elapsed = 0
-	}
+	elapsed := tl.elapsed()
 	res := summarize(rec.window(len(types)), types, cfg.NOPMType, elapsed)
 	if d.sched != nil {
 		d.openLoop(&res.Summary, elapsed)
 	}
-	res.CPUSeconds = cpuEnd - cpuAtWindow
+	res.CPUSeconds = tl.cpuEnd - tl.cpuAtWindow
 	res.Summary.ErrorExamples = examples.snapshot()
-	res.Interrupted = interrupted
-	res.Warmup = max(0, windowStart().Sub(start))
+	res.Interrupted = tl.cut
+	res.Warmup = tl.warmup()
 	res.Summary.Warmup = res.Warmup
 	return res, ctx.Err()
 }
