@@ -369,109 +369,145 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 			}
 		}
 	}()
-	begin := time.Now()
-	failures := 0
-	// The ETA's overhead per run is the mean measured so far, over runs that did not start
-	// a server: a start (and the first load) would make it minutes off after the first run.
-	var overheadSum time.Duration
-	overheadRuns := 0
-	overhead := func() study.Overhead {
-		over := DefaultOverhead
-		if overheadRuns > 0 {
-			over.Run = overheadSum / time.Duration(overheadRuns)
-		}
-		return over
+	l := &studyLoop{sr: sr, eta: &eta{st: st}, begin: time.Now(), progress: sp.Progress, failedHere: map[string]int{}}
+	budgetSpent, err := l.rounds(ctx, drain)
+	if err != nil {
+		return err
 	}
-	// perRun is what one more run of a cell costs: its warm-up, window, the overhead
-	// measured so far and the cooldown.
-	perRun := func(cell study.Cell) time.Duration {
-		return st.Estimate([]study.Planned{{Cell: cell}}, study.Overhead{Run: overhead().Run}) + st.Cooldown
+	if budgetSpent {
+		c.info("study %s: its budget of %s is spent after %s and %s; `dblat study resume %s` (with --budget) continues",
+			st.Name, st.Budget, time.Since(l.begin).Round(time.Second), plural(l.ran, "run"), st.Name)
+	} else {
+		c.info("study %s complete in %s", st.Name, time.Since(l.begin).Round(time.Second))
 	}
-	// The plan is made again after each round from what the cells measured; a run that
-	// failed in this invocation counts as done for the order, so that it is not tried
-	// again before the study resumes.
-	progress := sp.Progress
-	failedHere := map[string]int{}
-	schedule := func() (map[string]study.Progress, []study.Planned) {
-		prog := make(map[string]study.Progress, len(progress))
-		for k, p := range progress {
-			prog[k] = p
-		}
-		for k, n := range failedHere {
-			p := prog[k]
-			p.Done += n
-			prog[k] = p
-		}
-		return prog, st.Schedule(prog)
+	c.reportIntervals(st, l.progress, sp.Metric, l.eta.perRun)
+	return nil
+}
+
+// eta estimates what runs still cost: the study's warm-ups, windows and cooldowns, and an
+// overhead per run that is the mean measured so far over runs that did not start a server
+// (a start, and the first load, would make the estimate minutes off after the first run).
+type eta struct {
+	st           *study.Study
+	overheadSum  time.Duration
+	overheadRuns int
+}
+
+// ran records a run that took took from its start to its end, of which its warm-up and
+// window were measured; started says whether it started a server.
+func (e *eta) ran(run *results.Run, cell study.Cell, took time.Duration, started bool) {
+	if !started && run != nil {
+		e.overheadSum += took - run.WarmupHad() - cell.Params.Duration
+		e.overheadRuns++
 	}
-	ran := 0
-	budgetSpent := false
-	var prev *study.Cell
+}
+
+// overhead is the overhead per run measured so far (DefaultOverhead before any).
+func (e *eta) overhead() study.Overhead {
+	over := DefaultOverhead
+	if e.overheadRuns > 0 {
+		over.Run = e.overheadSum / time.Duration(e.overheadRuns)
+	}
+	return over
+}
+
+// perRun is what one more run of a cell costs: its warm-up, window, the overhead measured
+// so far and the cooldown.
+func (e *eta) perRun(cell study.Cell) time.Duration {
+	return e.st.Estimate([]study.Planned{{Cell: cell}}, study.Overhead{Run: e.overhead().Run}) + e.st.Cooldown
+}
+
+// studyLoop is RunStudy's loop over rounds of runs: the plan is made again after each
+// round from what the cells measured, and each run's outcome updates the progress, the
+// failures and the ETA.
+type studyLoop struct {
+	sr    *studyRun
+	eta   *eta
+	begin time.Time
+	// progress is each cell's finished runs; failedHere counts the runs that failed in
+	// this invocation, which count as done for the order, so that a failed cell is not
+	// tried again before the study resumes.
+	progress   map[string]study.Progress
+	failedHere map[string]int
+	failures   int
+	ran        int
+	prev       *study.Cell
+}
+
+// schedule returns the progress the order counts and the runs still to do.
+func (l *studyLoop) schedule() (map[string]study.Progress, []study.Planned) {
+	prog := make(map[string]study.Progress, len(l.progress))
+	maps.Copy(prog, l.progress)
+	for k, n := range l.failedHere {
+		p := prog[k]
+		p.Done += n
+		prog[k] = p
+	}
+	return prog, l.sr.st.Schedule(prog)
+}
+
+// rounds runs round after round until nothing is left or the budget is spent (true). Its
+// error is ErrInterrupted, or that of a study stopped by its failures.
+func (l *studyLoop) rounds(ctx context.Context, drain <-chan struct{}) (budgetSpent bool, err error) {
+	st := l.sr.st
 	for {
-		prog, plan := schedule()
+		prog, plan := l.schedule()
 		if len(plan) == 0 {
-			break
+			return false, nil
 		}
 		round := study.FirstRound(plan)
 		if st.Budget > 0 {
-			left := st.Budget - time.Since(begin)
-			round = st.Allot(round, prog, perRun, left)
-			if len(round) == 0 {
-				budgetSpent = true
-				break
+			if round = st.Allot(round, prog, l.eta.perRun, st.Budget-time.Since(l.begin)); len(round) == 0 {
+				return true, nil
 			}
 		}
-		for i, pr := range round {
-			cell := pr.Cell
-			// The cooldown comes between consecutive runs, never after the last.
-			if ran > 0 && st.Cooldown > 0 && !sleepOrDrain(ctx, drain, st.Cooldown) {
-				c.info("study %s interrupted after %d runs. Resume with `dblat study resume %s`", st.Name, ran, st.Name)
-				return ErrInterrupted
-			}
-			started := cell.NeedsServerRestart(prev)
-			prev = &round[i].Cell
+		for i := range round {
 			rest := append(append([]study.Planned{}, round[i:]...), plan[len(study.FirstRound(plan)):]...)
-			c.obs().StudyStep(StudyStep{Study: st.Name, Index: ran + 1, Total: ran + len(rest), Cell: st.Label(cell), Repeat: pr.Repeat,
-				Repeats: st.Repeat, Elapsed: time.Since(begin), Remaining: st.Estimate(rest, overhead())})
-			runStart := time.Now()
-			run, err := sr.runCell(ctx, drain, cell)
-			ran++
-			if !started && run != nil {
-				overheadSum += time.Since(runStart) - run.WarmupHad() - cell.Params.Duration
-				overheadRuns++
-			}
-			switch {
-			case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
-				c.info("study %s interrupted after %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
-					st.Name, ran-1, st.Name)
-				return ErrInterrupted
-			case err != nil:
-				failures++
-				failedHere[cell.Key]++
-				if run == nil {
-					sr.recordFailure(ctx, cell, err)
-				}
-				c.info("  run failed (%d of %d failures allowed): %s", failures, st.MaxFailures, oneLine(err))
-				if failures >= st.MaxFailures {
-					return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
-						st.Name, failures, st.MaxFailures, st.Name)
-				}
-			default:
-				p := progress[cell.Key]
-				p.Values = append(slices.Clone(p.Values), results.MetricValue(run, results.MetricOf([]results.Run{*run})))
-				p.Done++
-				progress[cell.Key] = p
+			if err := l.runOne(ctx, drain, &round[i], rest); err != nil {
+				return false, err
 			}
 		}
 	}
-	switch {
-	case budgetSpent:
-		c.info("study %s: its budget of %s is spent after %s and %s; `dblat study resume %s` (with --budget) continues",
-			st.Name, st.Budget, time.Since(begin).Round(time.Second), plural(ran, "run"), st.Name)
-	default:
-		c.info("study %s complete in %s", st.Name, time.Since(begin).Round(time.Second))
+}
+
+// runOne runs pr, with rest the runs left counting it, and records its outcome.
+func (l *studyLoop) runOne(ctx context.Context, drain <-chan struct{}, pr *study.Planned, rest []study.Planned) error {
+	c, st, cell := l.sr.c, l.sr.st, pr.Cell
+	// The cooldown comes between consecutive runs, never after the last.
+	if l.ran > 0 && st.Cooldown > 0 && !sleepOrDrain(ctx, drain, st.Cooldown) {
+		c.info("study %s interrupted after %d runs. Resume with `dblat study resume %s`", st.Name, l.ran, st.Name)
+		return ErrInterrupted
 	}
-	c.reportIntervals(st, progress, sp.Metric, perRun)
+	started := cell.NeedsServerRestart(l.prev)
+	l.prev = &pr.Cell
+	c.obs().StudyStep(StudyStep{Study: st.Name, Index: l.ran + 1, Total: l.ran + len(rest), Cell: st.Label(cell), Repeat: pr.Repeat,
+		Repeats: st.Repeat, Elapsed: time.Since(l.begin), Remaining: st.Estimate(rest, l.eta.overhead())})
+	runStart := time.Now()
+	run, err := l.sr.runCell(ctx, drain, cell)
+	l.ran++
+	l.eta.ran(run, cell, time.Since(runStart), started)
+	switch {
+	case errors.Is(err, ErrInterrupted) || ctx.Err() != nil || closed(drain):
+		c.info("study %s interrupted after %d runs; the runs finished so far are saved. Resume with `dblat study resume %s`",
+			st.Name, l.ran-1, st.Name)
+		return ErrInterrupted
+	case err != nil:
+		l.failures++
+		l.failedHere[cell.Key]++
+		if run == nil {
+			l.sr.recordFailure(ctx, cell, err)
+		}
+		c.info("  run failed (%d of %d failures allowed): %s", l.failures, st.MaxFailures, oneLine(err))
+		if l.failures >= st.MaxFailures {
+			return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
+				st.Name, l.failures, st.MaxFailures, st.Name)
+		}
+	default:
+		p := l.progress[cell.Key]
+		p.Values = append(slices.Clone(p.Values), results.MetricValue(run, results.MetricOf([]results.Run{*run})))
+		p.Done++
+		l.progress[cell.Key] = p
+	}
 	return nil
 }
 
