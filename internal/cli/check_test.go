@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
 )
 
 // TestCheckTPCCSaysWhatItSkipped: after Delivery has run in every district, 3.3.2.11 (ORDER

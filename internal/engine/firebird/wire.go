@@ -336,16 +336,6 @@ func (x *xdr) done() (int, error) {
 	return x.i, nil
 }
 
-// skipCstrings reads n counted strings.
-func (x *xdr) skipCstrings(n int) error {
-	for range n {
-		if _, err := x.cstring(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // clientOp decodes one operation the client sent.
 func (d *fbDecoder) clientOp(b []byte) (int, error) {
 	x := &xdr{b: b}
@@ -356,257 +346,253 @@ func (d *fbDecoder) clientOp(b []byte) (int, error) {
 	if !d.connected && op != opConnect {
 		return 0, errf("the first operation is %d, not op_connect", op)
 	}
-	e := fbExpect{op: op}
-	switch op {
-	case opConnect:
-		x.int32()                                 // operation
-		x.int32()                                 // connect version
-		x.int32()                                 // client architecture
-		if err := x.skipCstrings(1); err != nil { // file
-			return 0, err
-		}
-		n := x.int32()
-		if n < 0 || n > 64 {
-			return 0, errf("op_connect offers %d protocols", n)
-		}
-		if err := x.skipCstrings(1); err != nil { // user identification
-			return 0, err
-		}
-		for range 5 * n {
-			x.int32()
-		}
-		if x.short {
-			return 0, errShort
-		}
-		d.connected = true
-	case opAttach, opCreate, opServiceAttach:
-		x.int32()
-		if err := x.skipCstrings(2); err != nil {
-			return 0, err
-		}
-	case opDetach, opServiceDetach, opDropDatabase, opCloseBlob, opCancelBlob, opPrepare:
-		x.int32()
-	case opTransaction, opReconnect:
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opCommit, opRollback, opCommitRetaining, opRollbackRetaining:
-		e.tx = x.handle()
-		switch op {
-		case opCommit, opCommitRetaining:
-			e.end = wire.EndCommit
-		default:
-			e.end = wire.EndRollback
-		}
-	case opAllocateStatement:
-		x.int32()
-	case opFreeStatement:
-		h := x.handle()
-		opt := x.int32()
-		if x.short {
-			return 0, errShort
-		}
-		if opt&dsqlDrop != 0 {
-			if s := d.stmt(h); s != nil && d.stmts[s.handle] == s {
-				delete(d.stmts, s.handle)
-				if d.allocated == s {
-					d.allocated = nil
-				}
-				d.free = append(d.free, s)
-			}
-		}
-	case opPrepareStatement, opExecImmediate:
-		tx := x.handle()
-		h := x.handle()
-		x.int32() // dialect
-		text, err := x.cstring()
-		if err != nil {
-			return 0, err
-		}
-		if err := x.skipCstrings(1); err != nil { // items
-			return 0, err
-		}
-		x.int32() // buffer length
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		e.tx = tx
-		if op == opPrepareStatement {
-			s := d.stmt(h)
-			if s == nil {
-				s = d.newStmt(h)
-			}
-			s.text = append(s.text[:0], text...)
-			s.end = wire.TxControl(s.text, fbWire{}.Lexicon())
-			d.ev.Text = s.text
-			d.emit(wire.EvPrepare)
-		} else {
-			e.exec, e.end = true, wire.TxControl(text, fbWire{}.Lexicon())
-			d.statement(text, nil, false, e.end)
-		}
-		d.send(e)
-		return n, nil
-	case opExecute, opExecute2:
-		return d.execute(x, op)
-	case opExecImmediate2:
-		return d.execImmediate2(x)
-	case opFetch, opFetchScroll:
-		h := x.handle()
-		blr, err := x.cstring()
-		if err != nil {
-			return 0, err
-		}
-		x.int32() // message number
-		x.int32() // messages
-		if op == opFetchScroll {
-			x.int32()
-			x.int32()
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		s := d.stmt(h)
-		if s == nil {
-			return 0, errf("op_fetch on statement %d, which the decoder did not see prepared", h)
-		}
-		if len(blr) > 0 {
-			f, err := parseBLR(d.fmtTmp[:0], blr)
-			d.fmtTmp = f
-			if err != nil {
-				return 0, err
-			}
-			s.out = append(s.out[:0], f...)
-		}
-		e.want, e.stmt = wantFetch, s
-		d.send(e)
-		return n, nil
-	case opInfoSQL, opInfoDatabase, opInfoTransaction, opInfoBlob, opInfoRequest, opInfoBatch, opInfoCursor:
-		x.int32()
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		x.int32()
-	case opServiceInfo:
-		x.int32()
-		x.int32()
-		if err := x.skipCstrings(2); err != nil {
-			return 0, err
-		}
-		x.int32()
-	case opServiceStart:
-		x.int32()
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opOpenBlob, opCreateBlob:
-		x.int32()
-		x.int32()
-		x.int32()
-	case opOpenBlob2, opCreateBlob2:
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		x.int32()
-		x.int32()
-		x.int32()
-	case opGetSegment, opPutSegment, opBatchSegments:
-		x.int32()
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opSeekBlob:
-		x.int32()
-		x.int32()
-		x.int32()
-	case opSetCursor:
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		x.int32()
-	case opQueEvents:
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		x.int32()
-		x.int32()
-		x.int32()
-	case opCancelEvents:
-		x.int32()
-		x.int32()
-	case opConnectRequest:
-		x.int32()
-		x.int32()
-		x.int32()
-	case opDDL:
-		x.int32()
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opUpdateAccountInfo:
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opAuthenticateUser:
-		x.int32()
-		if err := x.skipCstrings(2); err != nil {
-			return 0, err
-		}
-		x.int32()
-	case opTrustedAuth:
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-	case opContAuth:
-		if err := x.skipCstrings(4); err != nil {
-			return 0, err
-		}
-	case opPing:
-	case opCancel:
-		x.int32()
-		return x.done() // answered by the operation it cancels
-	case opDisconnect, opExit, opDummy:
-		return x.done() // no answer
-	case opCrypt:
-		return 0, errf("the client turned on wire encryption (op_crypt); connect with wire_crypt=false " +
-			"or run the server with WireCrypt = Disabled to be observed")
-	case opCryptKeyCallback:
-		return 0, errf("a database encryption key callback (op_crypt_key_callback)")
-	default:
+	spec, ok := clientOps[op]
+	switch {
+	case !ok:
 		return 0, errf("operation %d is not decoded (batches, arrays, BLR requests and replication are not)", op)
+	case spec.refuse != "":
+		return 0, errf("%s", spec.refuse)
+	case spec.read != nil:
+		return spec.read(d, x, op)
+	}
+	if err := x.skip(spec.fields); err != nil {
+		return 0, err
+	}
+	n, err := x.done()
+	if err != nil || spec.unanswered {
+		return n, err
+	}
+	e := fbExpect{op: op}
+	if spec.then != nil {
+		spec.then(d, &e)
+	}
+	d.send(e)
+	return n, nil
+}
+
+// clientOpSpec says how the decoder follows one client operation: either read, which
+// decodes it whole (the operations that carry statements, transactions and rows), or its
+// fields (the rest, whose content does not matter: skipped), then what it does (then) and
+// whether the server answers it; refuse is why such an operation stops the following.
+type clientOpSpec struct {
+	// fields are the operation's fields after the opcode: 'i' a 32-bit word, 's' a
+	// counted string.
+	fields     string
+	unanswered bool
+	then       func(d *fbDecoder, e *fbExpect)
+	read       func(d *fbDecoder, x *xdr, op int32) (int, error)
+	refuse     string
+}
+
+// clientOps are the client operations the decoder follows, by opcode (protocol.cpp's
+// xdr_protocol for their layouts).
+var clientOps = map[int32]clientOpSpec{
+	opConnect:           {read: (*fbDecoder).connect},
+	opAttach:            {fields: "iss"},
+	opCreate:            {fields: "iss"},
+	opServiceAttach:     {fields: "iss"},
+	opDetach:            {fields: "i"},
+	opServiceDetach:     {fields: "i"},
+	opDropDatabase:      {fields: "i"},
+	opCloseBlob:         {fields: "i"},
+	opCancelBlob:        {fields: "i"},
+	opPrepare:           {fields: "i"},
+	opTransaction:       {fields: "is", then: func(d *fbDecoder, _ *fbExpect) { d.statementText("START TRANSACTION", wire.EndNone) }},
+	opReconnect:         {fields: "is"},
+	opCommit:            {read: endTransaction("COMMIT", wire.EndCommit)},
+	opCommitRetaining:   {read: endTransaction("COMMIT RETAINING", wire.EndCommit)},
+	opRollback:          {read: endTransaction("ROLLBACK", wire.EndRollback)},
+	opRollbackRetaining: {read: endTransaction("ROLLBACK RETAINING", wire.EndRollback)},
+	opAllocateStatement: {fields: "i", then: func(d *fbDecoder, e *fbExpect) {
+		e.stmt = d.newStmt(invalidObject)
+		d.allocated = e.stmt
+		d.emit(wire.EvPrepare)
+	}},
+	opFreeStatement:    {read: (*fbDecoder).freeStatement},
+	opPrepareStatement: {read: (*fbDecoder).prepareStatement},
+	opExecImmediate:    {read: (*fbDecoder).prepareStatement},
+	opExecute:          {read: (*fbDecoder).execute},
+	opExecute2:         {read: (*fbDecoder).execute},
+	opExecImmediate2:   {read: func(d *fbDecoder, x *xdr, _ int32) (int, error) { return d.execImmediate2(x) }},
+	opFetch:            {read: (*fbDecoder).fetch},
+	opFetchScroll:      {read: (*fbDecoder).fetch},
+	// Describing a statement prepares its execution.
+	opInfoSQL:           {fields: "iisi", then: func(d *fbDecoder, _ *fbExpect) { d.emit(wire.EvPrepare) }},
+	opInfoDatabase:      {fields: "iisi"},
+	opInfoTransaction:   {fields: "iisi"},
+	opInfoBlob:          {fields: "iisi"},
+	opInfoRequest:       {fields: "iisi"},
+	opInfoBatch:         {fields: "iisi"},
+	opInfoCursor:        {fields: "iisi"},
+	opServiceInfo:       {fields: "iissi"},
+	opServiceStart:      {fields: "iis"},
+	opOpenBlob:          {fields: "iii"},
+	opCreateBlob:        {fields: "iii"},
+	opOpenBlob2:         {fields: "siii"},
+	opCreateBlob2:       {fields: "siii"},
+	opGetSegment:        {fields: "iis"},
+	opPutSegment:        {fields: "iis"},
+	opBatchSegments:     {fields: "iis"},
+	opSeekBlob:          {fields: "iii"},
+	opSetCursor:         {fields: "isi"},
+	opQueEvents:         {fields: "isiii"},
+	opCancelEvents:      {fields: "ii"},
+	opConnectRequest:    {fields: "iii"},
+	opDDL:               {fields: "iis"},
+	opUpdateAccountInfo: {fields: "is"},
+	opAuthenticateUser:  {fields: "issi"},
+	opTrustedAuth:       {fields: "s"},
+	opContAuth:          {fields: "ssss"},
+	opPing:              {},
+	opCancel:            {fields: "i", unanswered: true}, // answered by the operation it cancels
+	opDisconnect:        {unanswered: true},
+	opExit:              {unanswered: true},
+	opDummy:             {unanswered: true},
+	opCrypt: {refuse: "the client turned on wire encryption (op_crypt); connect with wire_crypt=false " +
+		"or run the server with WireCrypt = Disabled to be observed"},
+	opCryptKeyCallback: {refuse: "a database encryption key callback (op_crypt_key_callback)"},
+}
+
+// skip reads the fields of layout: 'i' a 32-bit word, 's' a counted string.
+func (x *xdr) skip(layout string) error {
+	for _, f := range layout {
+		if f == 's' {
+			if _, err := x.cstring(); err != nil {
+				return err
+			}
+			continue
+		}
+		x.int32()
+	}
+	return nil
+}
+
+// connect decodes op_connect: the operation, the connect version, the client's
+// architecture, the file, the protocols offered and the user identification.
+func (d *fbDecoder) connect(x *xdr, _ int32) (int, error) {
+	if err := x.skip("iiis"); err != nil {
+		return 0, err
+	}
+	n := x.int32()
+	if n < 0 || n > 64 {
+		return 0, errf("op_connect offers %d protocols", n)
+	}
+	if err := x.skip("s"); err != nil { // user identification
+		return 0, err
+	}
+	for range 5 * n {
+		x.int32()
+	}
+	l, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	d.connected = true
+	d.send(fbExpect{op: opConnect})
+	return l, nil
+}
+
+// endTransaction returns the reader of an operation that ends a transaction (op_commit,
+// op_rollback and their retaining forms): its handle, shown as the statement text.
+func endTransaction(text string, end wire.End) func(d *fbDecoder, x *xdr, op int32) (int, error) {
+	return func(d *fbDecoder, x *xdr, op int32) (int, error) {
+		e := fbExpect{op: op, tx: x.handle(), end: end}
+		n, err := x.done()
+		if err != nil {
+			return 0, err
+		}
+		d.statementText(text, end)
+		d.send(e)
+		return n, nil
+	}
+}
+
+// freeStatement decodes op_free_statement: with DSQL_drop the statement's handle is free.
+func (d *fbDecoder) freeStatement(x *xdr, op int32) (int, error) {
+	h := x.handle()
+	opt := x.int32()
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	if opt&dsqlDrop != 0 {
+		if s := d.stmt(h); s != nil && d.stmts[s.handle] == s {
+			delete(d.stmts, s.handle)
+			if d.allocated == s {
+				d.allocated = nil
+			}
+			d.free = append(d.free, s)
+		}
+	}
+	d.send(fbExpect{op: op})
+	return n, nil
+}
+
+// prepareStatement decodes op_prepare_statement (the text a later op_execute runs) and
+// op_exec_immediate (a statement run at once): transaction, statement, dialect, text,
+// items, buffer length.
+func (d *fbDecoder) prepareStatement(x *xdr, op int32) (int, error) {
+	tx := x.handle()
+	h := x.handle()
+	x.int32() // dialect
+	text, err := x.cstring()
+	if err != nil {
+		return 0, err
+	}
+	if err := x.skip("si"); err != nil { // items, buffer length
+		return 0, err
 	}
 	n, err := x.done()
 	if err != nil {
 		return 0, err
 	}
-	switch op {
-	case opTransaction:
-		d.statementText("START TRANSACTION", wire.EndNone)
-	case opCommit:
-		d.statementText("COMMIT", wire.EndCommit)
-	case opCommitRetaining:
-		d.statementText("COMMIT RETAINING", wire.EndCommit)
-	case opRollback:
-		d.statementText("ROLLBACK", wire.EndRollback)
-	case opRollbackRetaining:
-		d.statementText("ROLLBACK RETAINING", wire.EndRollback)
-	case opInfoSQL:
-		d.emit(wire.EvPrepare) // describing a statement prepares its execution
-	case opAllocateStatement:
-		e.stmt = d.newStmt(invalidObject)
-		d.allocated = e.stmt
+	e := fbExpect{op: op, tx: tx}
+	if op == opPrepareStatement {
+		s := d.stmt(h)
+		if s == nil {
+			s = d.newStmt(h)
+		}
+		s.text = append(s.text[:0], text...)
+		s.end = wire.TxControl(s.text, fbWire{}.Lexicon())
+		d.ev.Text = s.text
 		d.emit(wire.EvPrepare)
+	} else {
+		e.exec, e.end = true, wire.TxControl(text, fbWire{}.Lexicon())
+		d.statement(text, nil, false, e.end)
 	}
 	d.send(e)
+	return n, nil
+}
+
+// fetch decodes op_fetch and op_fetch_scroll: statement, output BLR (empty: the last
+// one), message number, message count, and the scroll's direction and offset.
+func (d *fbDecoder) fetch(x *xdr, op int32) (int, error) {
+	h := x.handle()
+	blr, err := x.cstring()
+	if err != nil {
+		return 0, err
+	}
+	x.skip("ii") // message number, messages
+	if op == opFetchScroll {
+		x.skip("ii")
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	s := d.stmt(h)
+	if s == nil {
+		return 0, errf("op_fetch on statement %d, which the decoder did not see prepared", h)
+	}
+	if len(blr) > 0 {
+		f, err := parseBLR(d.fmtTmp[:0], blr)
+		d.fmtTmp = f
+		if err != nil {
+			return 0, err
+		}
+		s.out = append(s.out[:0], f...)
+	}
+	d.send(fbExpect{op: op, want: wantFetch, stmt: s})
 	return n, nil
 }
 
@@ -714,7 +700,7 @@ func (d *fbDecoder) execImmediate2(x *xdr) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := x.skipCstrings(1); err != nil {
+	if err := x.skip("s"); err != nil {
 		return 0, err
 	}
 	x.int32()
@@ -802,123 +788,151 @@ func (d *fbDecoder) serverOp(b []byte) (int, error) {
 	if x.short {
 		return 0, errShort
 	}
-	switch op {
-	case opDummy:
-		return x.done()
-	case opAccept, opAcceptData, opCondAccept:
-		v := int(uint16(x.int32())) & protocolMask
-		arch := x.int32()
-		ptype := x.int32()
-		if op != opAccept {
-			if err := x.skipCstrings(2); err != nil {
-				return 0, err
-			}
-			x.int32()
-			if err := x.skipCstrings(1); err != nil {
-				return 0, err
-			}
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		switch {
-		case arch != archGeneric:
-			return 0, errf("the server accepted architecture %d: messages in its own memory layout", arch)
-		case ptype&pflagCompress != 0:
-			return 0, errf("the server accepted wire compression; connect without it (wire_compress=false, WireCompression = false) to be observed")
-		case v < 10 || v > protocolInlineBlb:
-			return 0, errf("protocol version %d", v)
-		}
-		d.version, d.lazy, d.accepted = v, ptype&ptypeMask == ptypeLazySend, true
-		return n, d.complete(false, 0)
-	case opReject:
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		d.ev.Reason = "the server rejected the connection (op_reject)"
-		d.emit(wire.EvNote)
-		return n, d.complete(true, 0)
-	case opContAuth:
-		if err := x.skipCstrings(4); err != nil {
-			return 0, err
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		return n, d.complete(false, 0)
-	case opResponse:
-		obj := x.handle()
-		x.int32()
-		x.int32() // blob id
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		failed, err := statusVector(x)
-		if err != nil {
-			return 0, err
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		return n, d.complete(failed, obj)
-	case opFetchResponse:
-		x.int32() // status: 100 at the end of the cursor
-		messages := x.int32()
-		if x.short {
-			return 0, errShort
-		}
-		if len(d.expect) == 0 || d.expect[0].want != wantFetch {
-			return 0, errf("op_fetch_response that answers no op_fetch")
-		}
-		if messages != 0 {
-			if _, err := d.message(x, d.expect[0].stmt.out, false); err != nil {
-				return 0, err
-			}
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		if messages == 0 {
-			return n, d.complete(false, 0)
-		}
-		return n, nil
-	case opSQLResponse:
-		messages := x.int32()
-		if x.short {
-			return 0, errShort
-		}
-		if len(d.expect) == 0 || d.expect[0].want != wantSQL {
-			return 0, errf("op_sql_response that answers no op_execute2")
-		}
-		if messages != 0 {
-			if _, err := d.message(x, d.immOut, false); err != nil {
-				return 0, err
-			}
-		}
-		n, err := x.done()
-		if err != nil {
-			return 0, err
-		}
-		d.expect[0].sqlr = true
-		return n, nil
-	case opEvent:
-		x.int32()
-		if err := x.skipCstrings(1); err != nil {
-			return 0, err
-		}
-		x.int32()
-		x.int32()
-		x.int32()
-		return x.done()
-	case opCryptKeyCallback:
-		return 0, errf("a database encryption key callback (op_crypt_key_callback)")
+	read, ok := serverOps[op]
+	if !ok {
+		return 0, errf("server operation %d is not decoded", op)
 	}
-	return 0, errf("server operation %d is not decoded", op)
+	return read(d, x, op)
+}
+
+// serverOps read the server operations the decoder follows, by opcode: each decodes the
+// operation after its opcode and returns its length.
+var serverOps = map[int32]func(d *fbDecoder, x *xdr, op int32) (int, error){
+	opDummy:         func(_ *fbDecoder, x *xdr, _ int32) (int, error) { return x.done() },
+	opAccept:        (*fbDecoder).accept,
+	opAcceptData:    (*fbDecoder).accept,
+	opCondAccept:    (*fbDecoder).accept,
+	opReject:        (*fbDecoder).reject,
+	opContAuth:      func(d *fbDecoder, x *xdr, _ int32) (int, error) { return d.answer(x, "ssss", false) },
+	opResponse:      (*fbDecoder).response,
+	opFetchResponse: (*fbDecoder).fetchResponse,
+	opSQLResponse:   (*fbDecoder).sqlResponse,
+	opEvent: func(_ *fbDecoder, x *xdr, _ int32) (int, error) {
+		if err := x.skip("isiii"); err != nil {
+			return 0, err
+		}
+		return x.done()
+	},
+	opCryptKeyCallback: func(*fbDecoder, *xdr, int32) (int, error) {
+		return 0, errf("a database encryption key callback (op_crypt_key_callback)")
+	},
+}
+
+// answer reads an answer of layout (see xdr.skip) that completes the oldest operation
+// waiting for one.
+func (d *fbDecoder) answer(x *xdr, layout string, failed bool) (int, error) {
+	if err := x.skip(layout); err != nil {
+		return 0, err
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	return n, d.complete(failed, 0)
+}
+
+// accept decodes op_accept, op_accept_data and op_cond_accept: the protocol version,
+// architecture and type the server chose, and for the last two the authentication data.
+func (d *fbDecoder) accept(x *xdr, op int32) (int, error) {
+	v := int(uint16(x.int32())) & protocolMask
+	arch := x.int32()
+	ptype := x.int32()
+	if op != opAccept {
+		if err := x.skip("ssis"); err != nil {
+			return 0, err
+		}
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case arch != archGeneric:
+		return 0, errf("the server accepted architecture %d: messages in its own memory layout", arch)
+	case ptype&pflagCompress != 0:
+		return 0, errf("the server accepted wire compression; connect without it (wire_compress=false, WireCompression = false) to be observed")
+	case v < 10 || v > protocolInlineBlb:
+		return 0, errf("protocol version %d", v)
+	}
+	d.version, d.lazy, d.accepted = v, ptype&ptypeMask == ptypeLazySend, true
+	return n, d.complete(false, 0)
+}
+
+// reject decodes op_reject, which ends the connection.
+func (d *fbDecoder) reject(x *xdr, _ int32) (int, error) {
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	d.ev.Reason = "the server rejected the connection (op_reject)"
+	d.emit(wire.EvNote)
+	return n, d.complete(true, 0)
+}
+
+// response decodes op_response: the object it names (a new handle), the blob id, the data
+// and the status vector, whose error fails the operation it answers.
+func (d *fbDecoder) response(x *xdr, _ int32) (int, error) {
+	obj := x.handle()
+	if err := x.skip("iis"); err != nil { // blob id, data
+		return 0, err
+	}
+	failed, err := statusVector(x)
+	if err != nil {
+		return 0, err
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	return n, d.complete(failed, obj)
+}
+
+// fetchResponse decodes op_fetch_response: a row of the cursor op_fetch reads, or (no
+// message) the end of the batch, which answers the op_fetch.
+func (d *fbDecoder) fetchResponse(x *xdr, _ int32) (int, error) {
+	x.int32() // status: 100 at the end of the cursor
+	messages := x.int32()
+	if x.short {
+		return 0, errShort
+	}
+	if len(d.expect) == 0 || d.expect[0].want != wantFetch {
+		return 0, errf("op_fetch_response that answers no op_fetch")
+	}
+	if messages != 0 {
+		if _, err := d.message(x, d.expect[0].stmt.out, false); err != nil {
+			return 0, err
+		}
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	if messages == 0 {
+		return n, d.complete(false, 0)
+	}
+	return n, nil
+}
+
+// sqlResponse decodes op_sql_response: the row op_execute2 returns, before its op_response.
+func (d *fbDecoder) sqlResponse(x *xdr, _ int32) (int, error) {
+	messages := x.int32()
+	if x.short {
+		return 0, errShort
+	}
+	if len(d.expect) == 0 || d.expect[0].want != wantSQL {
+		return 0, errf("op_sql_response that answers no op_execute2")
+	}
+	if messages != 0 {
+		if _, err := d.message(x, d.immOut, false); err != nil {
+			return 0, err
+		}
+	}
+	n, err := x.done()
+	if err != nil {
+		return 0, err
+	}
+	d.expect[0].sqlr = true
+	return n, nil
 }
 
 // statusVector reads a status vector: pairs of an argument type and its value, a string
