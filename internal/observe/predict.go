@@ -86,8 +86,9 @@ type Loser struct {
 	ShareOfAdded float64 `json:"share_of_added"`
 	RoundTrips   float64 `json:"round_trips"`
 	Statements   float64 `json:"statements"`
-	// Advice says what would help.
+	// Advice says what would help; Brief says it in a short line.
 	Advice string `json:"advice"`
+	Brief  string `json:"brief"`
 }
 
 // minLoserShare: a shape that takes less of the added time than this is not worth advice
@@ -332,7 +333,7 @@ func losers(o *Observation, p Prediction, rtt time.Duration) []Loser {
 		}
 		l := Loser{Shape: s.Shape, Rank: i + 1, AddedMs: s.AddedMs, ShareOfAdded: s.Share * s.AddedMs / total,
 			RoundTrips: s.RoundTrips, Statements: os.StatementsMean}
-		l.Advice = advice(os, rtt)
+		l.Advice, l.Brief = advice(os, rtt), briefAdvice(os, rtt)
 		out = append(out, l)
 	}
 	return out
@@ -354,6 +355,24 @@ func advice(s Shape, rtt time.Duration) string {
 	if s.Serial != nil {
 		a += fmt.Sprintf("; its transactions hold a lock from round trip %d across %d more round trips, and wait for each other there: take that lock last (move the statement of round trip %d to just before COMMIT) or run the transaction as one procedure, and it is held for no round trip",
 			s.Serial.FromRoundTrip, s.Serial.RoundTripsHeld, s.Serial.FromRoundTrip)
+	}
+	return a
+}
+
+// briefAdvice says in a line what advice says.
+func briefAdvice(s Shape, rtt time.Duration) string {
+	r := s.RoundTripsMean
+	var a string
+	switch {
+	case r >= 3:
+		a = fmt.Sprintf("one batch or procedure, 1 or 2 round trips instead of %.1f, would save about %s at %s", r, fmtMs((r-2)*float64(rtt)/1e6), fmtRTT(rtt))
+	case r >= 2:
+		a = fmt.Sprintf("one statement or procedure call would save about %s at %s", fmtMs((r-1)*float64(rtt)/1e6), fmtRTT(rtt))
+	default:
+		a = "one round trip already: only a nearer server or fewer transactions help"
+	}
+	if s.Serial != nil {
+		a += fmt.Sprintf("; taking its lock last (round trip %d) would hold it for no round trip", s.Serial.FromRoundTrip)
 	}
 	return a
 }

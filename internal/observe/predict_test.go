@@ -192,6 +192,9 @@ func TestCaveats(t *testing.T) {
 		if l.Rank < 1 || o.Shapes[l.Rank-1].Shape != l.Shape {
 			t.Errorf("loser %+v: rank does not name its shape", l)
 		}
+		if l.Brief == "" || len(l.Brief) >= len(l.Advice) {
+			t.Errorf("loser %+v: no brief advice shorter than the advice", l)
+		}
 	}
 }
 
