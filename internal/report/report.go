@@ -364,7 +364,7 @@ func Build(in Input) (*Report, error) {
 		// Applications dblat only watched: no throughput to chart against factors, no
 		// latency model to fit; the predictions are the report.
 		r.Charts = obsCharts
-		r.Notes = observedNotes()
+		r.Notes = append(observedNotes(), "No credibility check, no latency model fitted over runs: they judge runs dblat drove (their warm-up, calibration and repeats), not an application it only watched.")
 		r.Headline = r.observedHeadline()
 		return r, nil
 	}
