@@ -247,10 +247,14 @@ func checkObservedRun(t *testing.T, e *env, file, id string) {
 	if len(rep.Observed) != 1 || len(rep.Observed[0].Predictions) < 3 || rep.Observed[0].Predictions[2].TPS <= 0 {
 		t.Errorf("report: %+v", rep)
 	}
+	// The report of an observation opens with it and its prediction.
 	html := filepath.Join(e.dir, "observed.html")
 	e.must("report", id, "-o", html)
-	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("Predicted response time against added RTT")) {
-		t.Error("the HTML report has no prediction chart")
+	if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("<h1>PostgreSQL application at ")) || !bytes.Contains(b, []byte(`id="predicted-`+id+`"`)) {
+		t.Error("the HTML report does not open with the observation and its prediction chart")
+	}
+	if out := e.must("report", id); !strings.HasPrefix(out, "PostgreSQL application at ") || !strings.Contains(out, "\n  At +5 ms of round-trip time") {
+		t.Errorf("the summary does not open with the observation and the verdict:\n%s", out)
 	}
 	for _, src := range []string{file, id} {
 		out := e.must("predict", "--observed", src, "--rtt", "5ms,20ms", "--format", "json")

@@ -29,9 +29,10 @@ func (a *app) reportCommand() *cobra.Command {
 throughput against RTT and against terminals (mean and 95 % confidence interval over the
 repeats), response-time percentiles per transaction type, round trips and bytes per
 transaction, the configuration of each series, and a table of every run. Given run ids
-instead of a study name, it reports those runs; for an application observed through dblat
-proxy --observe, that includes its predicted response time against added RTT per
-transaction shape.
+instead of a study name, it reports those runs. The report of an application observed
+through dblat proxy --observe is its prediction: what the observation was, a verdict at
++5 ms, response time and throughput against added RTT, what would help and the caveats,
+then its transaction shapes.
 
 The format follows the -o file's suffix (.html or .htm, .txt, .csv, .json; any other is
 refused) unless --format is given; without -o the report goes to stdout as text: a summary that fits one screen (the

@@ -66,8 +66,10 @@ type Forecast struct {
 	Fall50RTTNs int64 `json:"fall_50pct_rtt_ns"`
 	// Losers are the shapes that lose most at the RTT asked for, with advice.
 	Losers []Loser `json:"losers,omitempty"`
-	// Notes say what the prediction assumes and where it is a bound.
-	Notes []string `json:"notes,omitempty"`
+	// Notes say what the prediction assumes and where it is a bound; Caveats are the same
+	// notes in parts (the shape each concerns, a brief form), one per note, in order.
+	Notes   []string `json:"notes,omitempty"`
+	Caveats []Caveat `json:"caveats,omitempty"`
 	// Evidence quotes measured runs that show what fewer round trips buy (set by the
 	// caller, which has the results store: TPC-C's modes).
 	Evidence []string `json:"evidence,omitempty"`
@@ -76,14 +78,17 @@ type Forecast struct {
 // Loser is a shape whose transactions lose much at the RTT asked for.
 type Loser struct {
 	Shape string `json:"shape"`
+	// Rank is the shape's rank in the observation, from 1 (as TypeLabel numbers it).
+	Rank int `json:"rank"`
 	// AddedMs is the added response time per transaction; ShareOfAdded the shape's share
 	// of the added time over all transactions.
 	AddedMs      float64 `json:"added_ms"`
 	ShareOfAdded float64 `json:"share_of_added"`
 	RoundTrips   float64 `json:"round_trips"`
 	Statements   float64 `json:"statements"`
-	// Advice says what would help.
+	// Advice says what would help; Brief says it in a short line.
 	Advice string `json:"advice"`
+	Brief  string `json:"brief"`
 }
 
 // minLoserShare: a shape that takes less of the added time than this is not worth advice
@@ -261,7 +266,11 @@ func Predict(o *Observation, rtt time.Duration, clients int) (*Forecast, error) 
 	f.Fall10RTTNs = m.fall(base*0.9, clients)
 	f.Fall50RTTNs = m.fall(base*0.5, clients)
 	f.Losers = losers(o, f.Prediction, rtt)
-	f.Notes, f.UpperBound = m.notes(f, clients, rtt)
+	f.Caveats = m.caveats(f, clients, rtt)
+	for _, c := range f.Caveats {
+		f.UpperBound = f.UpperBound || c.Bound
+		f.Notes = append(f.Notes, c.note(o))
+	}
 	return f, nil
 }
 
@@ -322,9 +331,9 @@ func losers(o *Observation, p Prediction, rtt time.Duration) []Loser {
 		if s.AddedMs <= 0 || k > 0 && s.Share*s.AddedMs < minLoserShare*total {
 			break
 		}
-		l := Loser{Shape: s.Shape, AddedMs: s.AddedMs, ShareOfAdded: s.Share * s.AddedMs / total,
+		l := Loser{Shape: s.Shape, Rank: i + 1, AddedMs: s.AddedMs, ShareOfAdded: s.Share * s.AddedMs / total,
 			RoundTrips: s.RoundTrips, Statements: os.StatementsMean}
-		l.Advice = advice(os, rtt)
+		l.Advice, l.Brief = advice(os, rtt), briefAdvice(os, rtt)
 		out = append(out, l)
 	}
 	return out
@@ -350,6 +359,24 @@ func advice(s Shape, rtt time.Duration) string {
 	return a
 }
 
+// briefAdvice says in a line what advice says.
+func briefAdvice(s Shape, rtt time.Duration) string {
+	r := s.RoundTripsMean
+	var a string
+	switch {
+	case r >= 3:
+		a = fmt.Sprintf("one batch or procedure, 1 or 2 round trips instead of %.1f, would save about %s at %s", r, fmtMs((r-2)*float64(rtt)/1e6), fmtRTT(rtt))
+	case r >= 2:
+		a = fmt.Sprintf("one statement or procedure call would save about %s at %s", fmtMs((r-1)*float64(rtt)/1e6), fmtRTT(rtt))
+	default:
+		a = "one round trip already: only a nearer server or fewer transactions help"
+	}
+	if s.Serial != nil {
+		a += fmt.Sprintf("; taking its lock last (round trip %d) would hold it for no round trip", s.Serial.FromRoundTrip)
+	}
+	return a
+}
+
 // Thresholds of the notes.
 const (
 	// slowRoundTrip: a round trip whose mean server time exceeds this many times the
@@ -361,49 +388,94 @@ const (
 	modelMiss = 0.05
 )
 
-// notes says what the prediction assumes and where it is only a bound.
-func (m *model) notes(f *Forecast, clients int, rtt time.Duration) ([]string, bool) {
-	var notes []string
-	upper := false
+// Caveat is one of a forecast's notes in parts: what it assumes, or where it is only a
+// bound, and the shape it concerns.
+type Caveat struct {
+	// Shape is the rank of the shape it concerns (from 1, as TypeLabel numbers it), 0 when
+	// it concerns the whole observation.
+	Shape int `json:"shape,omitempty"`
+	// Bound says that it makes the predicted throughput an upper bound.
+	Bound bool `json:"bound,omitempty"`
+	// Text says it in full, without naming the shape; Brief in one short line.
+	Text  string `json:"text"`
+	Brief string `json:"brief"`
+}
+
+// note is the caveat as Forecast.Notes writes it: the shape's text first, when it
+// concerns one.
+func (c Caveat) note(o *Observation) string {
+	if c.Shape < 1 || c.Shape > len(o.Shapes) {
+		return c.Text
+	}
+	return clip(o.Shapes[c.Shape-1].Shape, 80) + ": " + c.Text
+}
+
+// caveats says what the prediction assumes and where it is only a bound.
+func (m *model) caveats(f *Forecast, clients int, rtt time.Duration) []Caveat {
+	var out []Caveat
 	o := m.o
 	if f.ObservedTPS > 0 && math.Abs(f.ModelTPS-f.ObservedTPS) > modelMiss*f.ObservedTPS {
-		notes = append(notes, fmt.Sprintf("at the observation's own RTT and %d clients the model gives %.1f TPS where %.1f were observed: the application did not run as a steady closed loop of that many clients (think times, a ramp-up, idle connections), and the figures are only as good as that",
-			o.ClientsDefault(), f.ModelTPS, f.ObservedTPS))
+		out = append(out, Caveat{
+			Text: fmt.Sprintf("at the observation's own RTT and %d clients the model gives %.1f TPS where %.1f were observed: the application did not run as a steady closed loop of that many clients (think times, a ramp-up, idle connections), and the figures are only as good as that",
+				o.ClientsDefault(), f.ModelTPS, f.ObservedTPS),
+			Brief: fmt.Sprintf("at the observed RTT the model gives %.1f TPS where %.1f were observed: not a steady closed loop of %d clients",
+				f.ModelTPS, f.ObservedTPS, o.ClientsDefault())})
 	}
-	for _, s := range o.Shapes {
-		if s.Serial != nil {
-			notes = append(notes, fmt.Sprintf("%s: its transactions ran one at a time from round trip %d to their end (%.2f others on average inside, against %.2f in the whole transaction): a lock they all take, held across %d more round trips; modelled as a queue whose holding time grows by %d RTTs",
-				clip(s.Shape, 80), s.Serial.FromRoundTrip, s.Serial.Overlap, s.Serial.TxOverlap, s.Serial.RoundTripsHeld, s.Serial.RoundTripsHeld))
-			continue
-		}
-		if len(s.RoundTripServerMs) < 2 {
-			continue
-		}
-		med := median(s.RoundTripServerMs)
-		for k, v := range s.RoundTripServerMs {
-			if v > slowRoundTripMs && v > slowRoundTrip*med {
-				upper = true
-				notes = append(notes, fmt.Sprintf("%s: round trip %d waits %.2f ms at the server, its other round trips %.2f ms at the median: if that is a lock wait (a row other transactions hold across their round trips) it grows with the RTT, and the predicted throughput is an upper bound",
-					clip(s.Shape, 80), k+1, v, med))
-				break
-			}
+	for i, s := range o.Shapes {
+		if c, ok := shapeCaveat(s); ok {
+			c.Shape = i + 1
+			out = append(out, c)
 		}
 	}
 	if f.BlindTPS > 0 && f.TPS > 0 {
-		notes = append(notes, fmt.Sprintf("without the serial sections the same model would predict %.1f TPS at %s: %.0f %% more than with them",
-			f.BlindTPS, fmtRTT(rtt), 100*(f.BlindTPS/f.TPS-1)))
+		more := 100 * (f.BlindTPS/f.TPS - 1)
+		out = append(out, Caveat{
+			Text: fmt.Sprintf("without the serial sections the same model would predict %.1f TPS at %s: %.0f %% more than with them",
+				f.BlindTPS, fmtRTT(rtt), more),
+			Brief: fmt.Sprintf("without the serial sections the model would predict %.0f %% more throughput at %s", more, fmtRTT(rtt))})
 	}
 	if float64(clients) > o.Clients*1.5 {
-		upper = true
-		notes = append(notes, fmt.Sprintf("%d clients is more than the %.1f observed: the prediction assumes the server answers as fast with more of them, an upper bound of throughput where it is busy", clients, o.Clients))
+		out = append(out, Caveat{Bound: true,
+			Text:  fmt.Sprintf("%d clients is more than the %.1f observed: the prediction assumes the server answers as fast with more of them, an upper bound of throughput where it is busy", clients, o.Clients),
+			Brief: fmt.Sprintf("%d clients where %.1f were observed: throughput is an upper bound where the server is busy", clients, o.Clients)})
 	}
 	if o.RTTNs > 0 {
-		notes = append(notes, fmt.Sprintf("observed through an added RTT of %s: predictions add or remove the difference", fmtRTT(time.Duration(o.RTTNs))))
+		d := fmtRTT(time.Duration(o.RTTNs))
+		out = append(out, Caveat{Text: fmt.Sprintf("observed through an added RTT of %s: predictions add or remove the difference", d),
+			Brief: fmt.Sprintf("observed at %s of added RTT: predictions add or remove the difference", d)})
 	}
 	if len(o.CannotFollow) > 0 || o.Unfollowed.Connections > 0 {
-		notes = append(notes, fmt.Sprintf("%s could not be followed: their transactions are not in the prediction", plural(o.Unfollowed.Connections, "connection")))
+		n := plural(o.Unfollowed.Connections, "connection")
+		out = append(out, Caveat{Text: fmt.Sprintf("%s could not be followed: their transactions are not in the prediction", n),
+			Brief: fmt.Sprintf("%s not followed: their transactions are not in the prediction", n)})
 	}
-	return notes, upper
+	return out
+}
+
+// shapeCaveat says how the prediction treats a shape's serial section, or that a round trip
+// of it waits so much longer than the others that the throughput is only an upper bound.
+func shapeCaveat(s Shape) (Caveat, bool) {
+	if sr := s.Serial; sr != nil {
+		return Caveat{
+			Text: fmt.Sprintf("its transactions ran one at a time from round trip %d to their end (%.2f others on average inside, against %.2f in the whole transaction): a lock they all take, held across %d more round trips; modelled as a queue whose holding time grows by %d RTTs",
+				sr.FromRoundTrip, sr.Overlap, sr.TxOverlap, sr.RoundTripsHeld, sr.RoundTripsHeld),
+			Brief: fmt.Sprintf("one at a time from round trip %d to the end (a lock all of them take): a queue held %d more RTTs",
+				sr.FromRoundTrip, sr.RoundTripsHeld)}, true
+	}
+	if len(s.RoundTripServerMs) < 2 {
+		return Caveat{}, false
+	}
+	med := median(s.RoundTripServerMs)
+	for k, v := range s.RoundTripServerMs {
+		if v > slowRoundTripMs && v > slowRoundTrip*med {
+			return Caveat{Bound: true,
+				Text: fmt.Sprintf("round trip %d waits %.2f ms at the server, its other round trips %.2f ms at the median: if that is a lock wait (a row other transactions hold across their round trips) it grows with the RTT, and the predicted throughput is an upper bound",
+					k+1, v, med),
+				Brief: fmt.Sprintf("round trip %d waits %.2f ms at the server, the others %.2f: a lock wait would grow with the RTT (throughput an upper bound)",
+					k+1, v, med)}, true
+		}
+	}
+	return Caveat{}, false
 }
 
 func median(v []float64) float64 {

@@ -3,6 +3,7 @@ package observe
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -151,8 +152,64 @@ func TestPredictWaitNote(t *testing.T) {
 	if err := f.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "at most") {
+	if !regexp.MustCompile(`: at most \d`).MatchString(b.String()) {
 		t.Errorf("text does not say the throughput is a bound:\n%s", b.String())
+	}
+}
+
+// TestCaveats: each note has its caveat, in order, naming the shape it concerns by rank; a
+// caveat that bounds the throughput marks the forecast an upper bound; losers carry the
+// rank of their shape.
+func TestCaveats(t *testing.T) {
+	o := oneShape()
+	o.Shapes = append(o.Shapes, Shape{Shape: "SELECT ?", Hash: "bb", Count: 500, RoundTripsMean: 3, RoundTripsP50: 3,
+		RoundTripsMax: 3, StatementsMean: 3, LatencyMsMean: 6, RoundTripServerMs: []float64{0.2, 4, 0.3}})
+	o.Shapes[0].Serial = &Serial{FromRoundTrip: 3, RoundTripsHeld: 2, HeldMsMean: 1}
+	o.RTTNs = int64(time.Millisecond)
+	f, err := Predict(o, 5*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Caveats) != len(f.Notes) {
+		t.Fatalf("%d caveats for %d notes: %+v", len(f.Caveats), len(f.Notes), f.Caveats)
+	}
+	shapes := map[int]bool{}
+	for i, c := range f.Caveats {
+		if !strings.HasSuffix(f.Notes[i], c.Text) || c.Brief == "" || len(c.Brief) > len(c.Text) {
+			t.Errorf("caveat %d %+v for note %q", i, c, f.Notes[i])
+		}
+		if c.Shape > 0 {
+			shapes[c.Shape] = true
+			if !strings.HasPrefix(f.Notes[i], o.Shapes[c.Shape-1].Shape[:8]) {
+				t.Errorf("note %q does not begin with shape %d", f.Notes[i], c.Shape)
+			}
+		}
+	}
+	if !shapes[1] || !shapes[2] || !f.UpperBound {
+		t.Errorf("caveats %+v: want shape 1's serial section and shape 2's wait, an upper bound", f.Caveats)
+	}
+	for _, l := range f.Losers {
+		if l.Rank < 1 || o.Shapes[l.Rank-1].Shape != l.Shape {
+			t.Errorf("loser %+v: rank does not name its shape", l)
+		}
+		if l.Brief == "" || len(l.Brief) >= len(l.Advice) {
+			t.Errorf("loser %+v: no brief advice shorter than the advice", l)
+		}
+	}
+}
+
+func TestShortLabel(t *testing.T) {
+	for _, c := range []struct {
+		shape, want string
+	}{
+		{"begin isolation level read committed; UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?; COMMIT", "#3 UPDATE warehouse SET w_ytd = w_…"},
+		{"START TRANSACTION; SET TRANSACTION READ ONLY; SELECT 1", "#3 SELECT 1"},
+		{"BEGIN", "#3 BEGIN"},
+		{"SELECT abalance FROM pgbench_accounts WHERE aid = ?", "#3 SELECT abalance FROM pgbench_ac…"},
+	} {
+		if got := ShortLabel(2, Shape{Shape: c.shape}); got != c.want {
+			t.Errorf("ShortLabel(%q) = %q, want %q", c.shape, got, c.want)
+		}
 	}
 }
 

@@ -19,6 +19,50 @@ func TypeLabel(i int, s Shape) string {
 	return clip(fmt.Sprintf("#%d %s", i+1, s.Shape), maxTypeLabel)
 }
 
+// maxShortLabel bounds the length of ShortLabel's excerpt, in characters.
+const maxShortLabel = 32
+
+// ShortLabel names shape i (from 0) of an observation in few words, for a chart's legend or
+// a table's row: its rank and the start of its first statement that does more than open the
+// transaction ("#1 UPDATE warehouse SET w_ytd = w_ytd…" where TypeLabel writes "#1 begin
+// isolation level read committed; UPDATE w…"). Shapes whose statements start alike differ by
+// their rank.
+func ShortLabel(i int, s Shape) string {
+	stmts := strings.Split(s.Shape, "; ")
+	first := stmts[0]
+	for _, st := range stmts {
+		if !opensTransaction(st) {
+			first = st
+			break
+		}
+	}
+	return fmt.Sprintf("#%d %s", i+1, clipRunes(first, maxShortLabel))
+}
+
+// opensTransaction reports whether a normalised statement only opens a transaction or
+// sets its characteristics: BEGIN, START TRANSACTION, SET TRANSACTION.
+func opensTransaction(stmt string) bool {
+	f := strings.Fields(strings.ToUpper(stmt))
+	switch {
+	case len(f) == 0:
+		return true
+	case f[0] == "BEGIN" || f[0] == "START":
+		return true
+	case f[0] == "SET" && len(f) > 1 && f[1] == "TRANSACTION":
+		return true
+	}
+	return false
+}
+
+// clipRunes shortens s to n characters, the last an ellipsis when it was longer.
+func clipRunes(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= n {
+		return string(r)
+	}
+	return strings.TrimRight(string(r[:n-1]), " ") + "…"
+}
+
 // Run returns the observation as a finished run of workload results.WorkloadObserved: its
 // shapes as transaction types (times in the transaction at the proxy, round trips and bytes
 // per transaction), its totals as the run's summary, the proxy's link, and the observation

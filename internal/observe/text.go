@@ -79,7 +79,7 @@ func (f *Forecast) WriteText(w io.Writer) error {
 	rtt := time.Duration(f.RTTNs)
 	bound := ""
 	if f.UpperBound {
-		bound = " at most"
+		bound = "at most "
 	}
 	fmt.Fprintf(&b, "at %s added RTT with %s: %s%.1f TPS, mean response time %s (observed at %s: %.1f TPS, %s)\n",
 		fmtRTT(rtt), plural(int64(f.Clients), "client"), bound, f.TPS, fmtMs(f.LatencyMs),

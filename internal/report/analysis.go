@@ -47,6 +47,9 @@ func (r *Report) AddFindings(fs []analysis.Finding) {
 	for _, f := range fs {
 		r.Warnings = append(r.Warnings, WarningOf(f))
 	}
+	if r.ObservedOnly() {
+		return // the verdict is the observations', which the findings do not judge
+	}
 	r.Headline.Verdict = r.verdict(r.Headline.Knees)
 }
 

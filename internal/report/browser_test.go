@@ -54,6 +54,9 @@ type pageInfo struct {
 	Sections    []string    `json:"sections"`
 	Scripts     int         `json:"scripts"`
 	FailedRows  int         `json:"failedRows"`
+	// H1 is the page's title; VerdictBottom where its first verdict ends, from the top.
+	H1            string  `json:"h1"`
+	VerdictBottom float64 `json:"verdictBottom"`
 }
 
 // pageProbe measures the rendered page: each chart's title (aria-label), size and text
@@ -89,15 +92,19 @@ const pageProbe = `(async () => {
     viewHeight: window.innerHeight,
     resources, scripts: document.scripts.length,
     sections: [...document.querySelectorAll('section[id]')].map(s => s.id),
-    failedRows: document.querySelectorAll('#runs tr.failed, #runs tr.aborted').length};
+    failedRows: document.querySelectorAll('#runs tr.failed, #runs tr.aborted').length,
+    h1: document.querySelector('h1')?.textContent ?? '',
+    verdictBottom: document.querySelector('p.verdict')?.getBoundingClientRect().bottom ?? 0};
 })()`
 
 // TestHTMLInBrowser renders reports in headless Chromium at 1280 × 800 — the synthetic
 // fixture (RTT × terminals × mode), one whose only factor is non-numeric (points per
-// category), one of a single cell, and the two stored real studies (the quickstart and a
-// Firebird three-architecture study) with their credibility findings — and checks that
-// each loads with no console message of level warning or above and no exception, fetches
-// nothing, shows its headline chart whole on the first screen, and shows every chart with
+// category), one of a single cell, the two stored real studies (the quickstart and a
+// Firebird three-architecture study) with their credibility findings, and two stored
+// observations of applications (dblat's TPC-C of 138 shapes, pgbench's select-only of one)
+// — and checks that each loads with no console message of level warning or above and no
+// exception, fetches nothing, shows its headline chart whole on the first screen (for an
+// observation: the prediction, below its title and verdict), and shows every chart with
 // its title, axis labels with units, ticks and a legend naming every series, with text
 // that neither collides nor spills out of its chart, and the failed runs marked.
 //
@@ -154,6 +161,13 @@ func TestHTMLInBrowser(t *testing.T) {
 			name  string
 			build func(*testing.T) *Report
 		}{n, func(t *testing.T) *Report { return storedReport(t, n) }})
+	}
+	// An application of 138 shapes and one of one.
+	for _, n := range storedObservations[:2] {
+		cases = append(cases, struct {
+			name  string
+			build func(*testing.T) *Report
+		}{n, func(t *testing.T) *Report { return observedReport(t, n) }})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,6 +257,16 @@ func checkInBrowser(t *testing.T, ctx context.Context, r *Report, path string) {
 	if info.Charts[0].ID != r.Charts[0].ID {
 		t.Errorf("first chart in the page is %s, want %s", info.Charts[0].ID, r.Charts[0].ID)
 	}
+	// An observed application's page opens with its title and the verdict, above the
+	// prediction (its first chart, whole on the first screen as checked above).
+	if r.ObservedOnly() {
+		if info.H1 != r.Observed[0].Title {
+			t.Errorf("the page's title is %q, want the observation's %q", info.H1, r.Observed[0].Title)
+		}
+		if info.VerdictBottom <= 0 || info.VerdictBottom > info.Charts[0].Top {
+			t.Errorf("the verdict ends at %.0f px, the prediction chart starts at %.0f px: want the verdict above it", info.VerdictBottom, info.Charts[0].Top)
+		}
+	}
 	byID := map[string]*Chart{}
 	for i := range r.Charts {
 		byID[r.Charts[i].ID] = &r.Charts[i]
@@ -260,14 +284,28 @@ func checkInBrowser(t *testing.T, ctx context.Context, r *Report, path string) {
 		if got.Width < 600 || got.Height < 250 {
 			t.Errorf("chart %s is %v×%v px", want.ID, got.Width, got.Height)
 		}
-		// Axis labels with units: a numeric axis names its unit in parentheses.
-		if !unit.MatchString(want.Y.Label) {
-			t.Errorf("chart %s: Y label %q has no unit", want.ID, want.Y.Label)
+		// Axis labels with units: a numeric axis names its unit in parentheses; panels of
+		// their own Y axis label it each.
+		yLabels := []string{want.Y.Label}
+		if want.Y.Label == "" {
+			yLabels = nil
+			for _, pn := range want.Panels {
+				if pn.Y == nil {
+					t.Errorf("chart %s: no Y label, and a panel without its own", want.ID)
+					continue
+				}
+				yLabels = append(yLabels, pn.Y.Label)
+			}
+		}
+		for _, l := range yLabels {
+			if !unit.MatchString(l) {
+				t.Errorf("chart %s: Y label %q has no unit", want.ID, l)
+			}
 		}
 		if want.X.Scale != ScaleCategorical && !unit.MatchString(want.X.Label) {
 			t.Errorf("chart %s: X label %q has no unit", want.ID, want.X.Label)
 		}
-		need := []string{want.Title, want.X.Label, want.Y.Label}
+		need := append([]string{want.Title, want.X.Label}, yLabels...)
 		groups := map[string]bool{}
 		for _, pn := range want.Panels {
 			need = append(need, pn.Title)

@@ -104,8 +104,12 @@ type Panel struct {
 	TxType string `json:"tx_type,omitempty"`
 	// YMin and YMax bound the Y values of the panel's row (the panels of one transaction
 	// type share them) or, for throughput, of the whole chart.
-	YMin   float64  `json:"y_min"`
-	YMax   float64  `json:"y_max"`
+	YMin float64 `json:"y_min"`
+	YMax float64 `json:"y_max"`
+	// Y, when set, is the panel's own value axis, labelled beside it: for a figure whose
+	// panels show different quantities (ChartPredicted: response time beside throughput),
+	// whose Chart.Y is then empty. YMin and YMax are its Min and Max.
+	Y      *Axis    `json:"y,omitempty"`
 	Series []Series `json:"series"`
 }
 

@@ -24,6 +24,16 @@
 // runs, two sets of repeats or two studies: the configuration items that differ and each
 // figure's change, with Welch's 95 % interval where both sides have repeats.
 //
+// An application observed through dblat proxy --observe (a run of workload "observed")
+// is reported as what was predicted of it (Observed, package observe's model): a report of
+// such runs alone (ObservedOnly) opens with the observation's title (protocol, upstream,
+// when, how long, how many clients) and its question, a verdict read at HeadlineRTT, the
+// predicted response time and throughput against added RTT (all transactions and the few
+// shapes that take most of the time), what would help and the caveats, then the
+// predictions at each RTT and the shapes in a table, the busiest first and the rest
+// collapsed; it leaves out the throughput charts, knees, cells and credibility check that
+// apply only to runs dblat drove. WriteSummary and WriteText open with the same.
+//
 // One run: WriteRunSummary writes its headline figures, what qualifies them (a window too
 // short for think times, retries, errors, client CPU, the link's timing, the scripts it
 // ran) and a line per transaction type, as `dblat run` prints it when the run ends and

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
@@ -65,4 +66,55 @@ func ExampleWriteRunSummary() {
 	//          type  committed  rollback  errors  retries  p50 ms  p90 ms  p99 ms  max ms  wait ms  round trips  bytes up  bytes down
 	//   select-only      52000         0       0        0    0.64    0.91    1.73    9.12    0.003          1.0       120         310
 	// TPS 5200.0  select-only p90 0.91 ms, 1.0 round trips
+}
+
+// An application observed through dblat proxy --observe, stored as run 7: its summary
+// opens with the observation, the verdict and the predictions.
+func ExampleWriteSummary_observed() {
+	o := &observe.Observation{Version: observe.FormatVersion, Protocol: "PostgreSQL", Upstream: "db.internal:5432",
+		Transactions: 12000, Clients: 4, TPS: 200, BetweenMsMean: 12, LatencyMsMean: 8, RoundTripsMean: 3.25,
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Ended: time.Date(2026, 1, 2, 3, 5, 5, 0, time.UTC),
+		WindowNs: int64(time.Minute),
+		Shapes: []observe.Shape{
+			{Shape: "BEGIN; SELECT * FROM cart WHERE id = ?; UPDATE cart SET n = ? WHERE id = ?; COMMIT", Hash: "01", Count: 9000,
+				RoundTripsMean: 4, RoundTripsP50: 4, RoundTripsMax: 4, StatementsMean: 4, LatencyMsMean: 6},
+			{Shape: "SELECT * FROM item WHERE id IN (?)", Hash: "02", Count: 3000, RoundTripsMean: 1, RoundTripsP50: 1,
+				RoundTripsMax: 1, StatementsMean: 1, LatencyMsMean: 14},
+		}}
+	run, err := o.Run("postgres")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	run.ID = 7
+	r, err := report.Build(report.Input{Study: "7", Runs: []results.Run{*run}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := report.WriteSummary(os.Stdout, r, ""); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// PostgreSQL application at db.internal:5432, observed 2026-01-02 03:04 UTC for 1m0s, 4 clients
+	// What would a farther database cost it? Predicted for 4 clients in a closed loop from run 7 alone:
+	// 200 TPS observed, 3.2 round trips and 8.00 ms a transaction on average.
+	//
+	//   At +5 ms of round-trip time the busiest shape, #1 SELECT * FROM cart WHERE id = ?, takes 26.0 ms
+	//   instead of 6.00 ms, and a transaction 24.2 ms instead of 8.00 ms on average; throughput falls 10 %
+	//   at +0.68 ms and by half at +6.2 ms of added RTT (from 200 TPS with 4 clients).
+	//
+	// Predicted at added RTT                   0  +1 ms  +5 ms  +20 ms  +50 ms  +100 ms
+	//   throughput (TPS)                     200    172    110      47      22       12
+	//   mean response time (ms)             8.00   11.2   24.2    73.0     170      333
+	//   #1 SELECT * FROM cart WHERE id = ?  6.00   10.0   26.0    86.0     206      406
+	//   #2 SELECT * FROM item WHERE id IN…  14.0   15.0   19.0    34.0    64.0      114
+	//
+	// What would help at +5 ms
+	//   #1 SELECT * FROM cart WHERE id = ?: +20.0 ms a transaction, 92 % of the time added. One batch or
+	//     procedure, 1 or 2 round trips instead of 4.0, would save about 10.0 ms at 5ms.
+	//   #2 SELECT * FROM item WHERE id IN…: +5.00 ms a transaction, 7.7 % of the time added. One round
+	//     trip already: only a nearer server or fewer transactions help.
+	//
+	// Everything, as text: dblat report 7 --format text --full
 }

@@ -71,7 +71,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		v.Rates = append(v.Rates, sec)
 	}
 	for i := range r.Observed {
-		sec := observedSection{Observed: &r.Observed[i]}
+		sec := newObservedSection(&r.Observed[i], !r.ObservedOnly() || len(r.Observed) > 1)
 		for j := range v.PredictedCharts {
 			if v.PredictedCharts[j].ID == r.Observed[i].Chart {
 				sec.Chart = &v.PredictedCharts[j]
@@ -94,24 +94,30 @@ func WriteHTML(w io.Writer, r *Report) error {
 	return nil
 }
 
+// PageTitle names a page of observed applications alone: the observation's title, or the
+// runs when there are several.
+func (v htmlView) PageTitle() string {
+	if len(v.Observed) == 1 {
+		return v.Observed[0].Title
+	}
+	runs := make([]int64, len(v.Observed))
+	for i, o := range v.Observed {
+		runs[i] = o.Run
+	}
+	return "Observed applications: runs " + runList(runs)
+}
+
 type htmlView struct {
 	*Report
 	Throughput, Percentiles, RateCharts []htmlChart
 	PredictedCharts                     []htmlChart
 	Tx                                  []txTable
 	// ObservedSecs are the observed applications' sections, one per Report.Observed.
-	ObservedSecs []observedSection
+	ObservedSecs []*observedSection
 	// Rates are the response-time-at-a-fixed-rate sections, one per Report.AtRate series.
 	Rates []rateSection
 	// AnalysisHTML holds the latency-model, pool-sizing and response-limit sections.
 	AnalysisHTML template.HTML
-}
-
-// observedSection is one observed application: its predicted response-time chart, its
-// predictions and shapes.
-type observedSection struct {
-	*Observed
-	Chart *htmlChart
 }
 
 type htmlChart struct {
@@ -187,6 +193,8 @@ func page() *template.Template {
 			"pct":      pctText,
 			"overload": overloadText,
 			"reason":   runReason,
+			"msn":      msNumber,
+			"add":      func(a, b int) int { return a + b },
 		}).Parse(pageHTML))
 	})
 	return pageTmpl
@@ -257,6 +265,11 @@ details{margin:2px 0}
 summary{cursor:pointer;color:var(--muted);font-size:13px}
 details p{font-size:13px}
 pre{background:var(--band);padding:10px;overflow-x:auto;font-size:12px}
+table.shapes td.shape{max-width:300px}
+table.shapes td.shape summary{color:var(--ink);font-size:13px}
+table.shapes td.shape small{display:block;word-break:break-word;color:var(--muted)}
+table.shapes td.shape em{display:block;font-size:12px}
+div.observed p.question{margin-top:-4px}
 ul.notes li{margin:4px 0}
 @media print{
  body{font-size:11px}
@@ -274,11 +287,20 @@ const pageHTML = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>dblat report{{with .Study}}: {{.}}{{end}}</title>
+<title>{{if .ObservedOnly}}{{.PageTitle}}{{else}}dblat report{{with .Study}}: {{.}}{{end}}{{end}}</title>
 <style>{{css}}</style>
 </head>
 <body>
 <main>
+{{if .ObservedOnly}}
+<header>
+<h1>{{.PageTitle}}</h1>
+{{if eq (len .ObservedSecs) 1}}<p class="question">{{.Headline.Question}}</p>{{end}}
+</header>
+<section id="observed">
+{{range .ObservedSecs}}{{template "observed" .}}{{end}}
+</section>
+{{else}}
 <header>
 <h1>{{with .Study}}{{.}}{{else}}dblat report{{end}}</h1>
 <p class="question">{{.Headline.Question}}</p>
@@ -394,33 +416,7 @@ const pageHTML = `<!DOCTYPE html>
 
 {{if .ObservedSecs}}
 <section id="observed">
-<h2>What a farther database would cost</h2>
-<p>Applications observed through dblat proxy --observe: what their transactions cost on the wire, and what dblat predict expects of them as round-trip time is added between them and their database.</p>
-{{range .ObservedSecs}}
-<h3>Run {{.Run}}: {{.Transactions}} {{.Protocol}} transactions, {{printf "%.1f" .TPS}} TPS with {{.Clients}} clients</h3>
-{{with .Chart}}<figure class="chart" id="{{.ID}}">
-{{.SVG}}
-<figcaption>{{.Note}}</figcaption>
-</figure>{{end}}
-<div class="scroll"><table>
-<thead><tr><th>added RTT</th><th class="num">TPS</th><th class="num">mean response (ms)</th>{{range .Shapes}}<th class="num">{{.Label}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Predictions}}<tr><td>{{rttns .RTTNs}}</td><td class="num">{{if .UpperBound}}≤ {{end}}{{printf "%.1f" .TPS}}</td><td class="num">{{printf "%.3f" .LatencyMs}}</td>{{range .Shapes}}<td class="num">{{printf "%.3f" .LatencyMs}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table></div>
-{{if .Fall10}}<p class="desc">Throughput falls by 10 % at {{msText2 .Fall10}} and by half at {{msText2 .Fall50}} of added RTT.</p>{{end}}
-<div class="scroll"><table>
-<thead><tr><th>shape</th><th class="num">transactions</th><th class="num">round trips</th><th class="num">statements</th><th class="num">observed (ms)</th><th>statements (normalised)</th></tr></thead>
-<tbody>
-{{range .Shapes}}<tr><td>{{.Label}}</td><td class="num">{{.Count}}</td><td class="num">{{printf "%.1f" .RoundTrips}}</td><td class="num">{{printf "%.1f" .Statements}}</td><td class="num">{{printf "%.3f" .LatencyMs}}</td><td><small>{{.Text}}</small>{{with .Serial}}<br><em>{{.}}</em>{{end}}</td></tr>
-{{end}}</tbody>
-</table></div>
-{{with .Losers}}<p>What loses most at 20 ms, and what would help:</p>
-<ul class="notes">{{range .}}<li>{{.Shape}}: +{{printf "%.1f" .AddedMs}} ms a transaction ({{share .ShareOfAdded}} of the added time): {{.Advice}}</li>
-{{end}}</ul>{{end}}
-{{with .Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>
-{{end}}</ul>{{end}}
-{{end}}
+{{range .ObservedSecs}}{{template "observed" .}}{{end}}
 </section>
 {{end}}
 
@@ -469,6 +465,8 @@ const pageHTML = `<!DOCTYPE html>
 </table></div>
 {{end}}
 </section>
+{{end}}
+
 {{end}}
 
 <section id="config">
@@ -542,4 +540,46 @@ const pageHTML = `<!DOCTYPE html>
 </main>
 </body>
 </html>
+{{define "observed"}}<div class="observed" id="observed-{{.Run}}">
+{{if .Heading}}<h2>{{.Title}}</h2>
+<p class="question">{{.Question}}</p>{{end}}
+<p class="verdict">{{.Verdict}}</p>
+{{with .Chart}}<figure class="chart" id="{{.ID}}">
+{{.SVG}}
+<figcaption>{{.Note}}</figcaption>
+</figure>{{end}}
+{{with .Help}}<h3>What would help at +{{rtt $.HeadlineRTT}}</h3>
+<ul class="notes">{{range .}}<li><b>{{.Name}}</b>: {{.Text}}{{with .More}}<details><summary>how</summary><p>{{.}}</p></details>{{end}}</li>
+{{end}}</ul>{{end}}
+{{with .Caveats}}<h3>Caveats</h3>
+<ul class="findings">{{range .}}<li{{if .Bound}} class="warning"{{end}}>{{with .Name}}<b>{{.}}</b>: {{end}}{{.Text}}</li>
+{{end}}</ul>{{end}}
+<h3>Predicted at each added RTT</h3>
+<div class="scroll"><table>
+<thead><tr><th>added RTT</th><th class="num">throughput (TPS)</th><th class="num">mean response (ms)</th>{{range .ShapeHeads}}<th class="num">{{.}} (ms)</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.RTT}}</td><td class="num">{{.TPS}}</td><td class="num">{{.Mean}}</td>{{range .Shapes}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+<h3 id="shapes-{{.Run}}">Shapes</h3>
+<p class="desc">{{len .Shapes | add (len .More)}} shapes, by their share of the time in transactions at +{{rtt .HeadlineRTT}}{{if .More}} (the {{len .Shapes}} below: {{pct .ShownShare}}){{end}}; times in ms, observed at the proxy and predicted for {{.Clients}} clients. Open a shape for its statements.</p>
+{{template "shape-table" .}}
+{{if .More}}<details><summary>{{len .More}} more shapes, {{pct .MoreShare}} of the time at +{{rtt .HeadlineRTT}}</summary>
+{{template "shape-table-more" .}}
+</details>{{end}}
+</div>
+{{end}}
+{{define "shape-head"}}<thead><tr><th>shape</th><th class="num">transactions</th><th class="num">time share</th><th class="num">round trips</th><th class="num">observed</th><th class="num">p99</th>{{range .RTTHeads}}<th class="num">{{.}}</th>{{end}}</tr></thead>{{end}}
+{{define "shape-row"}}<tr><td class="shape"><details><summary>{{.Name}}</summary><small>{{.Text}}</small></details>{{with .Serial}}<em>{{.}}</em>{{end}}</td><td class="num">{{.Count}}</td><td class="num">{{pct .TimeShare}}</td><td class="num">{{printf "%.1f" .RoundTrips}}</td><td class="num">{{msn .LatencyMs}}</td><td class="num">{{msn .P99Ms}}</td>{{range .Predicted}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}
+{{define "shape-table"}}<div class="scroll"><table class="shapes">
+{{template "shape-head" .}}
+<tbody>
+{{range .Shapes}}{{template "shape-row" .}}{{end}}</tbody>
+</table></div>{{end}}
+{{define "shape-table-more"}}<div class="scroll"><table class="shapes">
+{{template "shape-head" .}}
+<tbody>
+{{range .More}}{{template "shape-row" .}}{{end}}</tbody>
+</table></div>{{end}}
 `

@@ -58,14 +58,18 @@ func TestObservedSection(t *testing.T) {
 			chart = &rep.Charts[i]
 		}
 	}
-	if chart == nil || len(chart.Panels) != 1 || len(chart.Panels[0].Series) != 3 {
+	// Response time (all transactions and the shapes that matter) beside throughput.
+	if chart == nil || len(chart.Panels) != 2 || len(chart.Panels[0].Series) != 1+o.Top || chart.Panels[0].Y == nil || chart.Panels[1].Y == nil {
 		t.Fatalf("chart: %+v", chart)
+	}
+	if !rep.ObservedOnly() || len(rep.Charts) != 1 || rep.Headline.Question != o.Question || rep.Headline.Verdict != o.Verdict {
+		t.Errorf("an observation's report: %d charts, headline %+v", len(rep.Charts), rep.Headline)
 	}
 	var html, text bytes.Buffer
 	if err := report.WriteHTML(&html, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="observed"`, "What a farther database would cost", "Predicted response time against added RTT",
+	for _, want := range []string{`id="observed"`, "<h1>PostgreSQL application", "What would help at +5 ms", "Caveats",
 		"one at a time from round trip 3"} {
 		if !strings.Contains(html.String(), want) {
 			t.Errorf("the HTML lacks %q", want)
@@ -74,7 +78,40 @@ func TestObservedSection(t *testing.T) {
 	if err := report.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "What a farther database would cost") || !strings.Contains(text.String(), "20ms") {
+	if !strings.HasPrefix(text.String(), o.Title+"\n") || !strings.Contains(text.String(), "+20 ms") {
 		t.Errorf("text:\n%s", text.String())
+	}
+}
+
+// TestObservedBesideRuns: in a report of runs dblat drove, an observation is a section of
+// its own after the study's figures, which keep their headline.
+func TestObservedBesideRuns(t *testing.T) {
+	r, err := observedRun(t).Run("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ID = 7
+	drove := results.Run{ID: 8, Status: results.StatusFinished, Started: r.Started.Add(time.Hour),
+		Params: results.Params{Workload: "select-only"}, Summary: results.Summary{TPS: 100, Elapsed: time.Second}}
+	rep, err := report.Build(report.Input{Study: "7,8", Runs: []results.Run{*r, drove}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ObservedOnly() || len(rep.Observed) != 1 || rep.Headline.Verdict == rep.Observed[0].Verdict {
+		t.Fatalf("mixed report: observed only %v, %d sections, verdict %q", rep.ObservedOnly(), len(rep.Observed), rep.Headline.Verdict)
+	}
+	var html, text bytes.Buffer
+	if err := report.WriteHTML(&html, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := html.String()
+	if h, o := strings.Index(page, `id="headline"`), strings.Index(page, `<h2>`+rep.Observed[0].Title); h < 0 || o < h {
+		t.Errorf("the observation's section (at %d) does not follow the study's headline (at %d)", o, h)
+	}
+	if err := report.WriteSummary(&text, rep, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Verdict\n") || !strings.Contains(text.String(), rep.Observed[0].Title) {
+		t.Errorf("summary:\n%s", text.String())
 	}
 }

@@ -134,8 +134,15 @@ func drawnSaturation(rs *analysis.RateSeries) (float64, bool) {
 	return m, m <= 1.5*top
 }
 
-// isMarker reports whether a series is a saturation marker rather than data.
-func isMarker(s *Series) bool { return s.Stat == StatSaturation || s.Stat == StatModelSaturation }
+// isMarker reports whether a series is a vertical marker rather than data: a saturation
+// RTT, or where predicted throughput falls by 10 % or half.
+func isMarker(s *Series) bool {
+	switch s.Stat {
+	case StatSaturation, StatModelSaturation, StatFall10, StatFall50:
+		return true
+	}
+	return false
+}
 
 // rttAxis is the X axis of a ChartRate: the achieved RTT in ms, ticks at the requested
 // levels, on the scale the rule (or force) chooses.

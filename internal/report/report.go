@@ -263,6 +263,10 @@ type Warning struct {
 // Build computes the report of in.Runs. It is a pure function: it reads nothing but its
 // input and its result is sorted, so the same runs always give the same report.
 //
+// A report of observed applications alone (ObservedOnly) is their predictions: its headline
+// is the first observation's question and the observations' verdicts, its charts the
+// predictions', its notes the model's.
+//
 // Rules: only finished runs enter means, percentiles and wire figures; failed, aborted and
 // running runs appear in the run table with their reason. Runs are grouped into cells by
 // their levels of in.Factors (results.Group, as package analysis groups them). The
@@ -350,17 +354,27 @@ func Build(in Input) (*Report, error) {
 		})
 	}
 
-	fits := analysis.FitLatency(in.Runs, factors)
-	r.AtRate = analysis.ResponseAtRate(in.Runs, factors)
-	r.Charts = r.charts(fits, in.Runs)
 	obs, obsCharts, err := r.observed(in.Runs)
 	if err != nil {
 		return nil, err
 	}
 	r.Observed = obs
-	r.Charts = append(r.Charts, obsCharts...)
 	r.Config = r.config(in.Runs)
+	if r.ObservedOnly() {
+		// Applications dblat only watched: no throughput to chart against factors, no
+		// latency model to fit; the predictions are the report.
+		r.Charts = obsCharts
+		r.Notes = append(observedNotes(), "No credibility check, no latency model fitted over runs: they judge runs dblat drove (their warm-up, calibration and repeats), not an application it only watched.")
+		r.Headline = r.observedHeadline()
+		return r, nil
+	}
+	fits := analysis.FitLatency(in.Runs, factors)
+	r.AtRate = analysis.ResponseAtRate(in.Runs, factors)
+	r.Charts = append(r.charts(fits, in.Runs), obsCharts...)
 	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
+	if len(obs) > 0 {
+		r.Notes = append(r.Notes, observedNotes()...)
+	}
 	r.Headline = r.headline(fits)
 	return r, nil
 }

@@ -26,8 +26,22 @@ const (
 // HTML report is (htmlPath; the line is left out when it is ""). It is what `dblat
 // quickstart`, `dblat study run` and `dblat report --format text` print; WriteText writes
 // everything. For the quickstart study it is at most 40 lines.
+//
+// A report of observed applications alone (ObservedOnly) opens with each observation
+// instead: its title, question and verdict, the predictions, what would help and the
+// caveats; the study's headline table, knees and credibility do not apply to it.
 func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 	ew := analysis.NewTextWriter(w, "report: write summary")
+	if r.ObservedOnly() {
+		for i := range r.Observed {
+			if i > 0 {
+				ew.Printf("\n")
+			}
+			writeObservedSummary(ew, &r.Observed[i])
+		}
+		writeSummaryEnd(ew, r, htmlPath)
+		return ew.Err()
+	}
 	study := r.Study
 	if study == "" {
 		study = "(unnamed study)"
@@ -62,14 +76,9 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		writeRateSummary(ew, &r.AtRate[i], len(r.AtRate) > 1)
 	}
 
-	for _, o := range r.Observed {
-		ew.Printf("\nObserved application, run %d (%s, %s): predicted at added RTT\n", o.Run, o.Protocol, count(o.Clients, "client"))
-		tw := ew.Table("  ")
-		tw.Row("RTT", "TPS", "mean ms")
-		for _, p := range o.Predictions {
-			tw.Row(fmtDuration(time.Duration(p.RTTNs)), fmt.Sprintf("%.1f", p.TPS), fmt.Sprintf("%.3f", p.LatencyMs))
-		}
-		tw.Flush()
+	for i := range r.Observed {
+		ew.Printf("\n")
+		writeObservedSummary(ew, &r.Observed[i])
 	}
 
 	ew.Printf("\nVerdict\n")
@@ -99,6 +108,12 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 		}
 	}
 
+	writeSummaryEnd(ew, r, htmlPath)
+	return ew.Err()
+}
+
+// writeSummaryEnd says where the HTML report is and how to print everything.
+func writeSummaryEnd(ew *analysis.TextWriter, r *Report, htmlPath string) {
 	ew.Printf("\n")
 	if htmlPath != "" {
 		ew.Printf("Report: %s\n", htmlPath)
@@ -106,7 +121,6 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 	if r.Study != "" {
 		ew.Printf("Everything, as text: dblat report %s --format text --full\n", r.Study)
 	}
-	return ew.Err()
 }
 
 // writeRateSummary writes one fixed-rate series as a table: RTT levels down, each type's

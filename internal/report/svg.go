@@ -19,11 +19,13 @@ import (
 // Chart geometry in points (1/72 in). 720 pt is a 10-inch-wide figure: it fills the
 // 960-pixel column of the HTML at 1:1 and fits a landscape or portrait page when printed.
 // One row of panels is 330 pt tall (440 px: with the page's heading it fits a 1280 × 800
-// screen); a figure of several rows gives each row of throughput panels 210 pt and each row
+// screen), an observation's prediction 270 pt (360 px: its title and verdict above it fit
+// the same screen); a figure of several rows gives each row of throughput panels 210 pt and each row
 // of response-time panels 120 pt (room for four labelled ticks in 10-point type).
 const (
 	chartW        = 720
 	chartH        = 330
+	predictedH    = 270
 	throughputRow = 210
 	percentileRow = 120
 	legendGap     = 14 // between the panels and the legend
@@ -65,6 +67,9 @@ var statDashes = map[string][]vg.Length{
 	StatP90:   {vg.Points(1.5), vg.Points(2)},
 	// The model's saturation dashed like the model, the measured one solid.
 	StatModelSaturation: {vg.Points(2), vg.Points(2)},
+	// Where predicted throughput has fallen by 10 % (dotted) and by half (dashed).
+	StatFall10: {vg.Points(1.5), vg.Points(2.5)},
+	StatFall50: {vg.Points(5), vg.Points(3)},
 }
 
 // statGlyphs marks each percentile where no line joins the points (categories on X).
@@ -111,6 +116,8 @@ func renderSVG(ch *Chart) (string, error) {
 	rows := (len(ch.Panels) + cols - 1) / cols
 	h := vg.Length(chartH)
 	switch {
+	case ch.Kind == ChartPredicted:
+		h = predictedH
 	case ch.Kind == ChartPercentiles:
 		h = vg.Length(44 + rows*percentileRow)
 	case rows > 1:
@@ -201,16 +208,10 @@ func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Len
 	grid.Horizontal.Color = color.Gray{Y: 0xdd}
 	p.Add(grid)
 
-	// The Y axis of this panel: the chart's, over the panel's own range.
-	ya := ch.Y
-	ya.Min, ya.Max = pn.YMin, pn.YMax
-	if ch.Kind == ChartPercentiles || ch.Kind == ChartRate {
-		ya.Floor = 0
-		if ya.Scale == ScaleLog && ya.Min <= 0 {
-			ya.Floor = minPositive(seriesYs(pn)) / 4
-		}
-		// At most one labelled tick per 22 pt of panel (10-point labels with a gap).
-		ya.Ticks = fitTicks(ya, int(float64(tileH-30)/22))
+	ya := panelY(ch, pn, tileH)
+	if pn.Y != nil {
+		p.Y.Label.Text = ya.Label // its own axis, labelled beside it
+		p.Y.Label.TextStyle.Font = font.From(chartFont, 11)
 	}
 	tx, ty := ch.X.position, ya.position
 
@@ -295,6 +296,27 @@ func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Len
 	setXRange(p, ch.X, panelW)
 	setYRange(p, ya, tileH-30)
 	return p, nil
+}
+
+// panelY returns the Y axis of a panel tileH tall: its own, or the chart's over the
+// panel's own range; where panels differ in range (response times per type, a panel's own
+// quantity) with ticks thinned to at most one per 22 pt (10-point labels with a gap).
+func panelY(ch *Chart, pn *Panel, tileH vg.Length) Axis {
+	ya := ch.Y
+	ya.Min, ya.Max = pn.YMin, pn.YMax
+	switch {
+	case pn.Y != nil:
+		ya = *pn.Y
+	case ch.Kind == ChartPercentiles || ch.Kind == ChartRate:
+		ya.Floor = 0
+		if ya.Scale == ScaleLog && ya.Min <= 0 {
+			ya.Floor = minPositive(seriesYs(pn)) / 4
+		}
+	default:
+		return ya
+	}
+	ya.Ticks = fitTicks(ya, int(float64(tileH-30)/22))
+	return ya
 }
 
 // hasCI reports whether any point of the chart has a whisker.
@@ -410,7 +432,7 @@ func legend(ch *Chart, groups map[string]int, models bool, markers map[string]bo
 	if models {
 		leg.Add("fitted model", legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.2), Dashes: statDashes[StatModel]}})
 	}
-	for _, st := range []string{StatSaturation, StatModelSaturation} {
+	for _, st := range []string{StatSaturation, StatModelSaturation, StatFall10, StatFall50} {
 		if markers[st] {
 			leg.Add(st, legendLine{draw.LineStyle{Color: markerInk, Width: vg.Points(1.2), Dashes: statDashes[st]}})
 		}

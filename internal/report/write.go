@@ -123,9 +123,23 @@ func WriteCSV(w io.Writer, r *Report) error {
 // WriteText writes r in full as plain-text tables for a terminal: the question and verdict,
 // warnings, the analysis, throughput per cell, response times and wire cost per
 // transaction type, configuration, every run, and notes. WriteSummary writes the part
-// that fits one screen.
+// that fits one screen. A report of observed applications alone (ObservedOnly) writes each
+// observation in full instead of the question, the throughput and the transaction tables,
+// then the configuration, the runs and the notes.
 func WriteText(w io.Writer, r *Report) error {
 	ew := analysis.NewTextWriter(w, "report: write text")
+	if r.ObservedOnly() {
+		for i := range r.Observed {
+			if i > 0 {
+				ew.Printf("\n")
+			}
+			writeObservedText(ew, &r.Observed[i])
+		}
+		writeConfigText(ew, r.Config)
+		writeRunsText(ew, r)
+		writeNotesText(ew, r)
+		return ew.Err()
+	}
 	study := r.Study
 	if study == "" {
 		study = "(unnamed study)"
@@ -178,10 +192,12 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 
 	writeConfigText(ew, r.Config)
-	if len(r.Observed) > 0 {
-		var b strings.Builder
-		writeObservedText(&b, r.Observed)
-		ew.Printf("\nWhat a farther database would cost (predicted from the observation)\n%s", b.String())
+	if len(r.Observed) > 0 && !r.ObservedOnly() {
+		ew.Printf("\nWhat a farther database would cost (predicted from the observations)\n")
+		for i := range r.Observed {
+			ew.Printf("\n")
+			writeObservedText(ew, &r.Observed[i])
+		}
 	}
 	if len(r.Scripts) > 0 {
 		ew.Printf("\nScripts (dblat results show RUN --scripts prints their text)\n")
@@ -194,12 +210,16 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 
 	writeRunsText(ew, r)
+	writeNotesText(ew, r)
+	return ew.Err()
+}
 
+// writeNotesText writes how the figures were computed.
+func writeNotesText(ew *analysis.TextWriter, r *Report) {
 	ew.Printf("\nNotes\n")
 	for _, n := range r.Notes {
 		ew.Printf("- %s\n", n)
 	}
-	return ew.Err()
 }
 
 // writeThroughputText writes the throughput of every cell: mean, interval and spread over
