@@ -265,6 +265,46 @@ func concurrency(p *results.Params) int {
 
 // fitSeries fits one series; false when it has no finished run.
 func fitSeries(s *series) (Fit, bool) {
+	f := seriesPoints(s)
+	if len(f.Points) == 0 {
+		return f, false
+	}
+	rtts, tps := make([]time.Duration, len(f.Points)), make([]float64, len(f.Points))
+	for i, p := range f.Points {
+		rtts[i], tps[i] = p.RTT, p.Measured
+	}
+	f.Knee10, f.Knee10Between = KneeAt(rtts, tps, Knee10)
+	f.Knee50, f.Knee50Between = KneeAt(rtts, tps, Knee50)
+	if f.Why = unfittable(&f); f.Why != "" {
+		return f, true
+	}
+	pts := make([]xy, len(f.Points))
+	for i, p := range f.Points {
+		pts[i] = xy{r: p.RTT.Seconds(), t: float64(f.N) / p.Measured, R: p.RoundTrips}
+	}
+	if len(pts) >= 3 {
+		if free := fitNetworkFree(withoutR(pts)); free.R > 0 {
+			f.EffectiveR = round(free.R, 3)
+		}
+	}
+	m, ok, why := chooseModel(&f, pts)
+	switch {
+	case why != "":
+		f.Why = why
+	case !ok:
+		f.Why, f.Capacity = diagnose(f, pts)
+		if !f.RMeasured {
+			f.R = 0
+		}
+	default:
+		describeFit(&f, m, pts)
+	}
+	return f, true
+}
+
+// seriesPoints averages each RTT level's finished runs of s into a point (throughput,
+// achieved RTT, round trips per transaction) and the series' round trips over all of them.
+func seriesPoints(s *series) Fit {
 	f := Fit{Series: s.name, Points: []Point{}, OpenLoop: true}
 	var rtSum, rtW float64
 	for _, c := range s.cells {
@@ -295,74 +335,58 @@ func fitSeries(s *series) (Fit, bool) {
 		rtW += pw
 		f.Points = append(f.Points, p)
 	}
-	if len(f.Points) == 0 {
-		return f, false
+	if len(f.Points) > 0 {
+		f.Base, f.MaxRTT = f.Points[0].RTT, f.Points[len(f.Points)-1].RTT
 	}
-	bound := "the server bounds"
-	if f.OpenLoop {
-		bound = "the offered rate of an open loop bounds"
-	}
-	f.Base, f.MaxRTT = f.Points[0].RTT, f.Points[len(f.Points)-1].RTT
 	if rtW > 0 {
 		f.R, f.RMeasured = round(rtSum/rtW, 3), true
 	}
-	rtts, tps := make([]time.Duration, len(f.Points)), make([]float64, len(f.Points))
-	for i, p := range f.Points {
-		rtts[i], tps[i] = p.RTT, p.Measured
-	}
-	f.Knee10, f.Knee10Between = KneeAt(rtts, tps, Knee10)
-	f.Knee50, f.Knee50Between = KneeAt(rtts, tps, Knee50)
+	return f
+}
 
+// unfittable says why f's points cannot be fitted at all, or "".
+func unfittable(f *Fit) string {
 	switch {
 	case len(f.Points) < 2:
-		f.Why = "one RTT level with finished runs: nothing to fit"
-		return f, true
+		return "one RTT level with finished runs: nothing to fit"
 	case f.N <= 0:
-		f.Why = "the runs record no terminals"
-		return f, true
+		return "the runs record no terminals"
 	}
 	for _, p := range f.Points {
 		if p.Measured <= 0 {
-			f.Why = fmt.Sprintf("no throughput measured at RTT %s", p.Level)
-			return f, true
+			return fmt.Sprintf("no throughput measured at RTT %s", p.Level)
 		}
 	}
-	pts := make([]xy, len(f.Points))
-	for i, p := range f.Points {
-		pts[i] = xy{r: p.RTT.Seconds(), t: float64(f.N) / p.Measured, R: p.RoundTrips}
-	}
+	return ""
+}
 
-	if len(pts) >= 3 {
-		if free := fitNetworkFree(withoutR(pts)); free.R > 0 {
-			f.EffectiveR = round(free.R, 3)
-		}
-	}
-	var m curve
-	ok := false
-	if f.RMeasured {
+// chooseModel fits the network model with the measured round trips, or the capacity
+// model where that misses; without metered round trips it fits R too (three levels at
+// least). ok says whether the model is within FitTolerance of every point; why, when set,
+// is why no model could be tried.
+func chooseModel(f *Fit, pts []xy) (m curve, ok bool, why string) {
+	switch {
+	case f.RMeasured:
 		m = fitNetwork(pts, f.R)
-		ok = m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance
-		if !ok && len(pts) >= 3 {
-			if c, found := fitCapacity(pts, f.R); found && c.s > 0 && maxRelErr(pts, c, f.N) <= FitTolerance {
-				m, ok = c, true
-			}
+		if ok = m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance; ok || len(pts) < 3 {
+			return m, ok, ""
 		}
-	} else if len(pts) >= 3 {
+		if c, found := fitCapacity(pts, f.R); found && c.s > 0 && maxRelErr(pts, c, f.N) <= FitTolerance {
+			return c, true, ""
+		}
+		return m, false, ""
+	case len(pts) >= 3:
 		m = fitNetworkFree(pts)
 		f.R = round(m.R, 3)
-		ok = m.R > 0 && m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance
-	} else {
-		f.Why = "round trips were not metered and two RTT levels cannot fix both R and s"
-		return f, true
+		return m, m.R > 0 && m.s > 0 && maxRelErr(pts, m, f.N) <= FitTolerance, ""
 	}
-	if !ok {
-		f.Why, f.Capacity = diagnose(f, pts)
-		if !f.RMeasured {
-			f.R = 0
-		}
-		return f, true
-	}
+	return m, false, "round trips were not metered and two RTT levels cannot fix both R and s"
+}
 
+// describeFit fills f from the model m that fits its points: the service time, the
+// capacity and crossover of a capacity model, each point's prediction and error, the
+// model's knees and the sentence that says what bounds throughput.
+func describeFit(f *Fit, m curve, pts []xy) {
 	f.Fits = true
 	f.S = durationOf(m.s)
 	f.Model = ModelNetwork
@@ -377,21 +401,23 @@ func fitSeries(s *series) (Fit, bool) {
 		p.ErrPct = round((p.Predicted-p.Measured)/p.Measured*100, 1)
 		f.MaxErrPct = max(f.MaxErrPct, math.Abs(p.ErrPct))
 	}
-	f.ModelKnee10 = modelKnee(m, f, Knee10)
-	f.ModelKnee50 = modelKnee(m, f, Knee50)
+	f.ModelKnee10 = modelKnee(m, *f, Knee10)
+	f.ModelKnee50 = modelKnee(m, *f, Knee50)
 	rsrc := "measured"
 	if !f.RMeasured {
 		rsrc = "fitted (round trips not metered)"
 	}
-	switch f.Model {
-	case ModelNetwork:
+	if f.Model == ModelNetwork {
 		f.Why = fmt.Sprintf("N/(R·r + s) with R = %.1f round trips (%s) and s = %s is within %.0f %% of every point: the network bounds throughput over the whole range",
 			f.R, rsrc, fmtDur(f.S), f.MaxErrPct)
-	default:
-		f.Why = fmt.Sprintf("min(N/(R·r + s), C) with R = %.1f round trips (%s), s = %s and C = %.1f tx/s is within %.0f %% of every point: %s throughput up to %s of added RTT, the network beyond",
-			f.R, rsrc, fmtDur(f.S), f.Capacity, f.MaxErrPct, bound, fmtDur(f.Crossover))
+		return
 	}
-	return f, true
+	bound := "the server bounds"
+	if f.OpenLoop {
+		bound = "the offered rate of an open loop bounds"
+	}
+	f.Why = fmt.Sprintf("min(N/(R·r + s), C) with R = %.1f round trips (%s), s = %s and C = %.1f tx/s is within %.0f %% of every point: %s throughput up to %s of added RTT, the network beyond",
+		f.R, rsrc, fmtDur(f.S), f.Capacity, f.MaxErrPct, bound, fmtDur(f.Crossover))
 }
 
 // xy is one point in the fitting space: the added RTT r in seconds, the time per
