@@ -67,31 +67,9 @@ func (w *Workload) newOrderBatched(ctx context.Context, conn *sql.Conn, in newOr
 	if err := single(cust, &cDiscount, &out.cLast, &out.cCredit); err != nil {
 		return out, abort(ctx, btx, notFound(err, "customer %d/%d/%d", in.wID, in.dID, in.cID))
 	}
-	type itemRow struct {
-		price      money
-		name, data string
-	}
-	itemOf := make(map[int]itemRow, len(items.Rows))
-	for _, r := range items.Rows {
-		var id int
-		var it itemRow
-		if err := scanValues(r, &id, &it.price, &it.name, &it.data); err != nil {
-			return out, abort(ctx, btx, err)
-		}
-		itemOf[id] = it
-	}
-	type stockKey struct{ w, i int }
-	type stockRow struct{ dist, data string }
-	stockOf := map[stockKey]stockRow{}
-	if stock != nil {
-		for _, r := range stock.Rows {
-			var k stockKey
-			var s stockRow
-			if err := scanValues(r, &k.i, &k.w, &s.dist, &s.data); err != nil {
-				return out, abort(ctx, btx, err)
-			}
-			stockOf[k] = s
-		}
+	itemOf, stockOf, err := batchedItems(items, stock)
+	if err != nil {
+		return out, abort(ctx, btx, err)
 	}
 
 	batch := []*engine.BatchStmt{
@@ -140,21 +118,63 @@ func (w *Workload) newOrderBatched(ctx context.Context, conn *sql.Conn, in newOr
 	if err := btx.Commit(ctx, batch...); err != nil {
 		return out, err
 	}
-	// Batch 1 found every row these statements change, so the checks below cannot fail
-	// on a sound database; if they do, the order is committed and reported as an error.
+	return out, w.checkNewOrderBatch(batch, stockUpdates)
+}
+
+// checkNewOrderBatch checks that New-Order's second batch changed one row per insert and
+// per stock update. Batch 1 found every row these statements change, so the checks cannot
+// fail on a sound database; if they do, the order is committed and reported as an error.
+func (w *Workload) checkNewOrderBatch(batch, stockUpdates []*engine.BatchStmt) error {
 	for _, s := range batch {
 		if s.Columns == 0 && !slices.Contains(stockUpdates, s) {
 			if err := affected(s, 1, "new order insert"); err != nil {
-				return out, err
+				return err
 			}
 		}
 	}
 	for _, u := range stockUpdates {
 		if err := w.checkUpdated(u, "stock"); err != nil {
-			return out, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// itemRow is an ITEM row New-Order reads; stockRow the STOCK columns it reads, by
+// stockKey (supplying warehouse, item).
+type (
+	itemRow struct {
+		price      money
+		name, data string
+	}
+	stockKey struct{ w, i int }
+	stockRow struct{ dist, data string }
+)
+
+// batchedItems reads the rows of the first batch's item and stock queries (stock nil: no
+// stock query was sent).
+func batchedItems(items, stock *engine.BatchStmt) (map[int]itemRow, map[stockKey]stockRow, error) {
+	itemOf := make(map[int]itemRow, len(items.Rows))
+	for _, r := range items.Rows {
+		var id int
+		var it itemRow
+		if err := scanValues(r, &id, &it.price, &it.name, &it.data); err != nil {
+			return nil, nil, err
+		}
+		itemOf[id] = it
+	}
+	stockOf := map[stockKey]stockRow{}
+	if stock != nil {
+		for _, r := range stock.Rows {
+			var k stockKey
+			var s stockRow
+			if err := scanValues(r, &k.i, &k.w, &s.dist, &s.data); err != nil {
+				return nil, nil, err
+			}
+			stockOf[k] = s
+		}
+	}
+	return itemOf, stockOf, nil
 }
 
 // maxLines is the most lines an order has (§2.4.1.3: ol_cnt is at most 15).
