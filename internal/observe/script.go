@@ -283,55 +283,9 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 		}
 		return "", "no sample was kept (the recording's memory bound)"
 	}
-	// Cut every sample; keep those whose SQL text around the values is the most common
-	// (lists of different lengths normalise to one shape but cut differently).
-	type cutSample struct {
-		stmts []tmpl
-		sig   string
-	}
-	var cuts []cutSample
-	var spans []wire.Span
-	why := ""
-	for _, smp := range s.samples {
-		cs := cutSample{}
-		var sig strings.Builder
-		ok := true
-		for _, st := range smp.stmts {
-			var t tmpl
-			var w string
-			t, spans, w = cut(st, r.lex, spans)
-			if w != "" {
-				why, ok = w, false
-				break
-			}
-			cs.stmts = append(cs.stmts, t)
-			sig.WriteString(strings.Join(t.parts, "\x00"))
-			sig.WriteByte('\x01')
-		}
-		if !ok {
-			continue
-		}
-		cs.sig = sig.String()
-		cuts = append(cuts, cs)
-	}
-	if len(cuts) == 0 {
+	kept, why := r.commonestCuts(s)
+	if len(kept) == 0 {
 		return "", why
-	}
-	bySig := map[string]int{}
-	for _, c := range cuts {
-		bySig[c.sig]++
-	}
-	best := ""
-	for sig, n := range bySig {
-		if n > bySig[best] || n == bySig[best] && sig < best {
-			best = sig
-		}
-	}
-	var kept []cutSample
-	for _, c := range cuts {
-		if c.sig == best {
-			kept = append(kept, c)
-		}
 	}
 	first := kept[0].stmts
 	// A COMMIT or ROLLBACK right after another has nothing left to end when replayed (the
@@ -346,68 +300,7 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 	}
 	fmt.Fprintf(&b, "-- %s: %s%s, values from %s: %s\n", label, plural(s.count, "transaction"), rtPart,
 		plural(int64(len(kept)), "sample"), clip(s.text, 200))
-	// Slots in order: each statement's values.
-	type slotRef struct{ stmt, val int }
-	var slots []slotRef
-	for i, st := range first {
-		for j := range st.vals {
-			slots = append(slots, slotRef{i, j})
-		}
-	}
-	vals := func(sl slotRef) []value {
-		out := make([]value, len(kept))
-		for k, c := range kept {
-			out[k] = c.stmts[sl.stmt].vals[sl.val]
-		}
-		return out
-	}
-	subst := make(map[slotRef]string, len(slots))
-	var varSlots []struct {
-		ref  slotRef
-		name string
-		vs   []value
-	}
-	nvar := 0
-	for _, sl := range slots {
-		vs := vals(sl)
-		if allSame(vs) {
-			subst[sl] = vs[0].sqlText()
-			continue
-		}
-		numeric := true
-		for _, v := range vs {
-			if v.null || v.kind == vText {
-				numeric = false
-			}
-		}
-		if !numeric {
-			top, distinct := mostFrequent(vs)
-			subst[sl] = top.sqlText()
-			fmt.Fprintf(&b, "-- %s: value %d of statement %d took %d distinct values; replayed as its most frequent, %s\n",
-				label, sl.val+1, sl.stmt+1, distinct, clip(top.sqlText(), 60))
-			continue
-		}
-		// The same values as an earlier variable in every sample: the same variable.
-		reused := false
-		for _, v := range varSlots {
-			if equalValues(v.vs, vs) {
-				subst[sl], reused = ":"+v.name, true
-				break
-			}
-		}
-		if reused {
-			continue
-		}
-		nvar++
-		name := fmt.Sprintf("%s_v%d", label, nvar)
-		subst[sl] = ":" + name
-		varSlots = append(varSlots, struct {
-			ref  slotRef
-			name string
-			vs   []value
-		}{sl, name, vs})
-		b.WriteString(drawValue(name, vs))
-	}
+	subst := substitutes(&b, label, first, kept)
 	for i, st := range first {
 		for j, part := range st.parts {
 			b.WriteString(part)
@@ -424,6 +317,114 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 		b.WriteString(";\n")
 	}
 	return b.String(), ""
+}
+
+// cutSample is one sample of a shape cut into statement templates, with the signature of
+// its SQL text around the values.
+type cutSample struct {
+	stmts []tmpl
+	sig   string
+}
+
+// commonestCuts cuts every sample of s and keeps those whose SQL text around the values
+// is the most common (lists of different lengths normalise to one shape but cut
+// differently); why says what kept none.
+func (r *Recorder) commonestCuts(s *recShape) (kept []cutSample, why string) {
+	var cuts []cutSample
+	var spans []wire.Span
+	for _, smp := range s.samples {
+		cs := cutSample{}
+		var sig strings.Builder
+		ok := true
+		for _, st := range smp.stmts {
+			var t tmpl
+			var w string
+			t, spans, w = cut(st, r.lex, spans)
+			if w != "" {
+				why, ok = w, false
+				break
+			}
+			cs.stmts = append(cs.stmts, t)
+			sig.WriteString(strings.Join(t.parts, "\x00"))
+			sig.WriteByte('\x01')
+		}
+		if ok {
+			cs.sig = sig.String()
+			cuts = append(cuts, cs)
+		}
+	}
+	bySig := map[string]int{}
+	for _, c := range cuts {
+		bySig[c.sig]++
+	}
+	best := ""
+	for sig, n := range bySig {
+		if n > bySig[best] || n == bySig[best] && sig < best {
+			best = sig
+		}
+	}
+	for _, c := range cuts {
+		if c.sig == best {
+			kept = append(kept, c)
+		}
+	}
+	return kept, why
+}
+
+// slotRef names a value of a statement of a shape: the statement's and the value's index.
+type slotRef struct{ stmt, val int }
+
+// substitutes decides what replaces each value of the statements first across the kept
+// samples: one value always seen is written as it was; text, or numbers mixed with NULLs,
+// replay their most frequent value (said in a comment); numbers become variables drawn
+// from the recorded values (their \set written to b), a variable reused where a slot held
+// the same values as an earlier one in every sample.
+func substitutes(b *strings.Builder, label string, first []tmpl, kept []cutSample) map[slotRef]string {
+	type variable struct {
+		name string
+		vs   []value
+	}
+	var vars []variable
+	subst := map[slotRef]string{}
+	for i, st := range first {
+		for j := range st.vals {
+			sl := slotRef{i, j}
+			vs := make([]value, len(kept))
+			for k, c := range kept {
+				vs[k] = c.stmts[i].vals[j]
+			}
+			if allSame(vs) {
+				subst[sl] = vs[0].sqlText()
+				continue
+			}
+			if !numeric(vs) {
+				top, distinct := mostFrequent(vs)
+				subst[sl] = top.sqlText()
+				fmt.Fprintf(b, "-- %s: value %d of statement %d took %d distinct values; replayed as its most frequent, %s\n",
+					label, j+1, i+1, distinct, clip(top.sqlText(), 60))
+				continue
+			}
+			if k := slices.IndexFunc(vars, func(v variable) bool { return equalValues(v.vs, vs) }); k >= 0 {
+				subst[sl] = ":" + vars[k].name
+				continue
+			}
+			v := variable{name: fmt.Sprintf("%s_v%d", label, len(vars)+1), vs: vs}
+			vars = append(vars, v)
+			subst[sl] = ":" + v.name
+			b.WriteString(drawValue(v.name, vs))
+		}
+	}
+	return subst
+}
+
+// numeric reports whether every value of vs is a number (none NULL, none text).
+func numeric(vs []value) bool {
+	for _, v := range vs {
+		if v.null || v.kind == vText {
+			return false
+		}
+	}
+	return true
 }
 
 // drawValue writes the \set commands that draw a numeric variable from its recorded values.
