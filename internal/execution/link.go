@@ -9,7 +9,6 @@ import (
 
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/runner"
 )
 
 // linkSet is the dialer of a run: it meters every connection the runner opens and, when a
@@ -66,7 +65,7 @@ func (ls *linkSet) dial(ctx context.Context, network, addr string) (c net.Conn, 
 	if err != nil {
 		return nil, err
 	}
-	return runner.Metered(ctx, c), nil
+	return latency.MeterInto(ctx, c), nil
 }
 
 func (ls *linkSet) link(upstream string) (*latency.Link, error) {

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"github.com/dblat/dblat/internal/latency"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		if err != nil {
 			return nil, err
 		}
-		return runner.Metered(ctx, c), nil
+		return latency.MeterInto(ctx, c), nil
 	}
 	db, err := e.Open(ctx, dsn, engine.OpenOptions{Dial: dial})
 	if err != nil {

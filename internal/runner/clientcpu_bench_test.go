@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"github.com/dblat/dblat/internal/latency"
 	"math/rand/v2"
 	"net"
 	"os/exec"
@@ -124,7 +125,7 @@ func metered(b *testing.B, e engine.Engine, dsn string) workload.Target {
 		if err != nil {
 			return nil, err
 		}
-		return runner.Metered(ctx, c), nil
+		return latency.MeterInto(ctx, c), nil
 	}
 	db, err := e.Open(context.Background(), dsn, engine.OpenOptions{Dial: dial})
 	if err != nil {

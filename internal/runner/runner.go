@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
@@ -300,7 +301,7 @@ func prepareOnPooled(ctx context.Context, db *sql.DB, pool chan pooled, w worklo
 }
 
 func dialPooled(ctx context.Context, db *sql.DB) (pooled, error) {
-	sctx, slot := WithSlot(ctx)
+	sctx, slot := latency.WithMeterSlot(ctx)
 	c, err := db.Conn(sctx)
 	if err != nil {
 		return pooled{}, err
@@ -309,7 +310,11 @@ func dialPooled(ctx context.Context, db *sql.DB) (pooled, error) {
 		c.Close()
 		return pooled{}, err
 	}
-	return pooled{conn: c, meter: slot.Meter}, nil
+	p := pooled{conn: c}
+	if slot.Conn != nil { // a metering dialer's connection
+		p.meter = slot.Conn
+	}
+	return p, nil
 }
 
 func cpuSeconds() float64 {

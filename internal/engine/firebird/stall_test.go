@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/dblat/dblat/internal/latency"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func TestRunEndsOnTime(t *testing.T) {
 					if err != nil {
 						return nil, err
 					}
-					return runner.Metered(ctx, c), nil
+					return latency.MeterInto(ctx, c), nil
 				}
 			}
 			db := open(t, dsn, opts)

@@ -148,7 +148,7 @@ func BenchmarkLinkOverheadRunner(b *testing.B) {
 			if err != nil {
 				return nil, err
 			}
-			return runner.Metered(ctx, c), nil
+			return latency.MeterInto(ctx, c), nil
 		}
 	}
 	var d net.Dialer

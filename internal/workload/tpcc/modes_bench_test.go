@@ -93,7 +93,7 @@ func runThroughLink(b *testing.B, e engine.Engine, dsn, upstream, m string, rtt,
 		if err != nil {
 			return nil, err
 		}
-		return runner.Metered(ctx, c), nil
+		return latency.MeterInto(ctx, c), nil
 	}
 	tg := open(b, e, dsn, engine.OpenOptions{Dial: dial})
 	defer tg.DB.Close()

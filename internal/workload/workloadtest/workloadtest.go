@@ -6,6 +6,7 @@ package workloadtest
 import (
 	"context"
 	"database/sql"
+	"github.com/dblat/dblat/internal/latency"
 	"net"
 	"os"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
-	"github.com/dblat/dblat/internal/runner"
 )
 
 // Main runs the tests of m, stops the shared test servers of all three engines (each
@@ -27,7 +27,7 @@ func Main(m *testing.M) {
 }
 
 // MeterDial is an engine.OpenOptions.Dial that meters the connections dialled with a
-// runner.Slot in their context, as the CLI's dialer does (internal/cli/dial.go), with no
+// latency.MeterSlot in their context, as a run's dialer does (execution's link set), with no
 // latency added.
 func MeterDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
@@ -35,14 +35,14 @@ func MeterDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runner.Metered(ctx, c), nil
+	return latency.MeterInto(ctx, c), nil
 }
 
 // MeteredConn dials a new connection of db, which must have been opened with MeterDial,
 // and returns it with its meter. The connection is closed when t ends.
-func MeteredConn(t testing.TB, db *sql.DB) (*sql.Conn, runner.Meter) {
+func MeteredConn(t testing.TB, db *sql.DB) (*sql.Conn, *latency.MeteredConn) {
 	t.Helper()
-	ctx, slot := runner.WithSlot(context.Background())
+	ctx, slot := latency.WithMeterSlot(context.Background())
 	db.SetMaxIdleConns(0) // drop idle connections: the next one is dialled for this slot
 	db.SetMaxIdleConns(2)
 	c, err := db.Conn(ctx)
@@ -50,8 +50,8 @@ func MeteredConn(t testing.TB, db *sql.DB) (*sql.Conn, runner.Meter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if slot.Meter == nil {
+	if slot.Conn == nil {
 		t.Fatal("the connection was not dialled through the metering dialer")
 	}
-	return c, slot.Meter
+	return c, slot.Conn
 }
