@@ -266,6 +266,7 @@ func (t *Tracker) Intercept(from Direction, b []byte) Intercept {
 	if t.stopped != "" || len(b) == 0 {
 		return Intercept{}
 	}
+	defer t.recoverDecoder()
 	if !t.sniffDone {
 		t.sniff(from, b)
 	}
@@ -321,7 +322,10 @@ func (t *Tracker) Close(at int64) {
 	}
 	t.now = at
 	if t.dec != nil && t.stopped == "" {
-		t.dec.Close(at)
+		func() {
+			defer t.recoverDecoder()
+			t.dec.Close(at)
+		}()
 	}
 	t.report()
 	if t.tx.open {
@@ -332,6 +336,7 @@ func (t *Tracker) Close(at int64) {
 }
 
 func (t *Tracker) feed(d Direction, b []byte, at int64) {
+	defer t.recoverDecoder()
 	if !t.sniffDone {
 		t.sniffBuf[d] = append(t.sniffBuf[d], b...)
 		t.sniffRecs = append(t.sniffRecs, sniffRec{d, len(b), at})
@@ -464,6 +469,20 @@ func (t *Tracker) event(e *Event) {
 		if len(t.notes) < 8 {
 			t.notes = append(t.notes, e.Reason)
 		}
+	}
+}
+
+// recoverDecoder, deferred around every call into a protocol's code, turns a panic of that
+// code into the end of the following: a decoding failure stops only the decoding, never the
+// connection the proxy forwards or the proxy itself (whose other connections a panic would
+// take down). The note asks for a report: a decoder must not panic on any input.
+func (t *Tracker) recoverDecoder() {
+	if r := recover(); r != nil {
+		name := "protocol"
+		if t.proto != nil {
+			name = t.proto.Name()
+		}
+		t.stop(fmt.Sprintf("the %s decoder failed (%v): the connection is forwarded but no longer followed; this is a bug in dblat, please report it", name, r))
 	}
 }
 

@@ -63,6 +63,8 @@ func (d *toyDecoder) ClientData(b []byte, _ int64) {
 		case l == "BAD":
 			d.ev = Event{Kind: EvCannotFollow, Reason: "bad line"}
 			d.sink.Event(&d.ev)
+		case l == "PANIC":
+			panic("a toy decoder's bug")
 		}
 	}
 }
@@ -324,5 +326,25 @@ func TestAggregate(t *testing.T) {
 	}
 	if s[1].Count != 100 || s[1].RoundTripsMean != 2 || s[1].BetweenMsMean <= 0 {
 		t.Errorf("second shape: %+v", s[1])
+	}
+}
+
+// TestTrackerSurvivesADecoderPanic: a decoder's panic stops the following of its connection
+// with a note, as a decoding failure does, and reaches neither the caller (the proxy, whose
+// other connections it would take down) nor the transactions counted before it.
+func TestTrackerSurvivesADecoderPanic(t *testing.T) {
+	var txs int
+	tr := NewTracker(TrackerConfig{Protocols: []Protocol{toy{}}, OnTx: func(*Tx) { txs++ }})
+	tr.ClientData([]byte("Q SELECT 1\n"), 1)
+	tr.ServerData([]byte("I\n"), 2)
+	tr.ClientData([]byte("PANIC\n"), 3)
+	tr.ServerData([]byte("I\n"), 4)
+	tr.ClientData([]byte("Q SELECT 2\n"), 5)
+	tr.Close(6)
+	if !strings.Contains(tr.Stopped(), "the toy decoder failed (a toy decoder's bug)") {
+		t.Errorf("stopped: %q", tr.Stopped())
+	}
+	if txs != 1 || tr.Transactions() != 1 {
+		t.Errorf("%d transactions reported, %d counted; want the one before the panic", txs, tr.Transactions())
 	}
 }
