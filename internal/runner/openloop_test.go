@@ -67,8 +67,13 @@ func TestRunRetriesWithTheSameInput(t *testing.T) {
 // whatever the terminals' count, and is not an overload point.
 func TestOpenLoopKeepsItsRate(t *testing.T) {
 	tg := target(t)
-	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
-	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second, Rate: 200, Arrival: spec.ArrivalPoisson, Seed: 3}})
+	// Transactions that do not touch the database: how fast terminals take arrivals up
+	// is the runner's alone, however busy the server's machine is.
+	w := &probe{types: []workload.TxType{{Name: "noop"}}, next: func(int, int) int { return 0 }}
+	const rate = 200
+	stalls := watchStalls()
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second, Rate: rate, Arrival: spec.ArrivalPoisson, Seed: 3}})
+	stall := stalls()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,24 +83,63 @@ func TestOpenLoopKeepsItsRate(t *testing.T) {
 	if s.Offered < 300 || s.Offered > 500 {
 		t.Errorf("offered %d arrivals in 2 s at 200/s", s.Offered)
 	}
-	// Four terminals of SELECT 1 keep up with 200 a second: no arrival is skipped, and at
-	// the end at most the overload rule's 1 % are still waiting for a terminal (those of
-	// the last few milliseconds on a busy machine).
-	if s.Overload || s.Skipped != 0 {
-		t.Errorf("an unsaturated run: overload %v, skipped %d, backlog %d", s.Overload, s.Skipped, s.Backlog)
+	// Four terminals that do nothing keep up with 200 a second: no arrival is skipped, and
+	// at the end at most the overload rule's 1 % are still waiting for a terminal — unless
+	// this process was not given a CPU for a while near the end (a machine far busier than
+	// its cores), which leaves up to a stall's worth of arrivals unstarted: the machine's,
+	// not the runner's, and the test says so.
+	switch allowed := int64(rate*stall.Seconds()) + 2; {
+	case s.Skipped != 0:
+		t.Errorf("an unsaturated run skipped %d arrivals", s.Skipped)
+	case s.Overload && s.Backlog > allowed:
+		t.Errorf("an unsaturated run: overload %v, backlog %d (this process's longest stall %v explains %d)", s.Overload, s.Backlog, stall, allowed)
+	case s.Overload:
+		t.Logf("backlog %d at the end after this process went %v without a CPU: the machine's, not checked", s.Backlog, stall)
 	}
-	if want := float64(s.Offered) / 2; s.AchievedRate < 0.97*want {
-		t.Errorf("achieved %.1f/s of %.1f/s offered", s.AchievedRate, want)
+	if !s.Overload {
+		if want := float64(s.Offered) / 2; s.AchievedRate < 0.97*want {
+			t.Errorf("achieved %.1f/s of %.1f/s offered", s.AchievedRate, want)
+		}
 	}
 	// The window's commits are its started arrivals, give or take the transactions in
-	// flight at either edge (at most one per terminal at each).
-	ok := find(res, "ok")
+	// flight at either edge (at most one per terminal at each), and those a stall of this
+	// process moved across an edge: arrivals due before it that ran after it.
+	ok := find(res, "noop")
 	const terminals = 4
-	if got, started := ok.Committed, s.Offered-s.Backlog; got < started-terminals || got > started+terminals {
-		t.Errorf("%d committed for %d offered, %d of them not started", got, s.Offered, s.Backlog)
+	tol := terminals + int64(2*rate*stall.Seconds())
+	if got, started := ok.Committed, s.Offered-s.Backlog; got < started-tol || got > started+tol {
+		t.Errorf("%d committed for %d offered, %d of them not started (tolerance %d after a stall of %v)", got, s.Offered, s.Backlog, tol, stall)
 	}
 	if ok.RespHist == "" || ok.LagHist == "" || ok.RespP99Us < ok.P50Us {
 		t.Errorf("response and lag histograms missing or inconsistent: %+v", ok)
+	}
+}
+
+// watchStalls measures how long this process goes without a CPU: a goroutine wakes every
+// millisecond and keeps its longest oversleep, until the returned function stops it and
+// returns that.
+func watchStalls() func() time.Duration {
+	done := make(chan struct{})
+	longest := make(chan time.Duration)
+	go func() {
+		var worst time.Duration
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case now := <-tick.C:
+				worst = max(worst, now.Sub(last)-time.Millisecond)
+				last = now
+			case <-done:
+				longest <- max(worst, time.Since(last)-time.Millisecond)
+				return
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		return <-longest
 	}
 }
 
@@ -228,7 +272,9 @@ func TestThinkTimesCountFromTheIntendedStart(t *testing.T) {
 	const keying = 40 * time.Millisecond
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 },
 		pause: workload.Pause{Keying: keying}}
+	stalls := watchStalls()
 	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Connections: 1, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second}})
+	stall := stalls()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +292,10 @@ func TestThinkTimesCountFromTheIntendedStart(t *testing.T) {
 	// keying time (a fraction of a millisecond, more on a busy machine), not the 40 ms of
 	// keying itself.
 	t.Logf("%d transactions: response mean %.0f µs = lag %.0f (pool wait %.0f) + service %.0f", s.Committed, s.RespMeanUs, s.LagMeanUs, s.WaitMeanUs, s.MeanUs)
-	if s.WaitMeanUs < 500 || s.LagMeanUs < s.WaitMeanUs || s.LagMeanUs-s.WaitMeanUs > float64(keying.Microseconds())/2 {
+	// The late wake-up is at most this process's longest stall, or half the keying time
+	// (a fraction of a millisecond on a machine with CPUs to spare).
+	late := max(keying/2, stall)
+	if s.WaitMeanUs < 500 || s.LagMeanUs < s.WaitMeanUs || s.LagMeanUs-s.WaitMeanUs > float64(late.Microseconds()) {
 		t.Errorf("lag mean %.0f µs, pool wait mean %.0f µs: want a wait, and the lag that wait plus a late wake-up", s.LagMeanUs, s.WaitMeanUs)
 	}
 }
