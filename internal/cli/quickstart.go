@@ -42,7 +42,7 @@ quickstart; once complete it only rewrites the report.`,
 // writeStudyReport writes a study's HTML report to out and prints its one-screen summary
 // with the report's path.
 func (a *app) writeStudyReport(ctx context.Context, name, out string) error {
-	rep, err := a.buildReport(ctx, name, report.Options{})
+	rep, _, err := a.buildReport(ctx, name, report.Options{})
 	if err != nil {
 		return err
 	}

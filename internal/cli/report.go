@@ -64,7 +64,7 @@ self-contained (inline SVG charts, no network needed).`,
 			default:
 				return usagef("--latency %q: use auto, response or service", latency)
 			}
-			rep, err := a.buildReport(cmd.Context(), args[0], opts)
+			rep, what, err := a.buildReport(cmd.Context(), args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ self-contained (inline SVG charts, no network needed).`,
 					return err
 				}
 				abs, _ := filepath.Abs(out)
-				a.info("report of study %s (%s) written to %s", rep.Study, plural(len(runs), "run"), abs)
+				a.info("report of %s (%s) written to %s", what, plural(len(runs), "run"), abs)
 			}
 			return nil
 		},
@@ -134,21 +134,27 @@ func chartOptions(scale string) (report.Options, error) {
 	return report.Options{}, usagef("--scale %q: use auto, linear or log", scale)
 }
 
-// buildReport builds a stored study's report with its analysis and credibility findings.
-func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (*report.Report, error) {
+// buildReport builds a stored study's report with its analysis and credibility findings,
+// or that of stored runs when name is no study but run ids; what names which it was.
+func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (rep *report.Report, what string, err error) {
 	rec, runs, opt, err := a.studyRuns(ctx, name)
 	if ids, ok := runIDs(name); ok && errors.Is(err, results.ErrNotFound) {
-		return a.runsReport(ctx, ids, opts)
+		what = "run " + name
+		if len(ids) > 1 {
+			what = "runs " + strings.Join(strings.Split(name, ","), ", ")
+		}
+		rep, err = a.runsReport(ctx, ids, opts)
+		return rep, what, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs, Options: opts}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
 		in.Description = st.Description
 	}
-	rep, _, err := report.BuildWithAnalysis(in, opt)
-	return rep, err
+	rep, _, err = report.BuildWithAnalysis(in, opt)
+	return rep, "study " + rec.Name, err
 }
 
 // runIDs reads "12" or "12,13,14" as run ids.
