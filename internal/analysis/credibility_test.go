@@ -786,6 +786,40 @@ func TestCheckScriptsFactorVariesTheMix(t *testing.T) {
 	}
 }
 
+// TestCheckMaxTriesFactorMeasuresConflicts is examples/seed002-vendor-test.yaml's other
+// case: runs without retries in a study whose max_tries factor varies them fail on
+// conflicts by design, a note; the same conflicts without the factor, or errors of another
+// class with it, withhold the figures.
+func TestCheckMaxTriesFactorMeasuresConflicts(t *testing.T) {
+	runs := cleanStudy()
+	for i := range runs {
+		r := &runs[i]
+		r.Params.MaxTries = []int{1, 10}[i%2]
+		if r.Params.MaxTries == 1 {
+			r.Summary.Errors = map[string]int64{"retryable": r.Summary.Committed / 3}
+		}
+	}
+	withFactor := CheckOptions{Factors: append(slices.Clone(factorsRT), "max_tries")}
+	expect(t, Check(runs, withFactor), RuleErrorRate, Info, oddIDs(runs), "max_tries factor varies retries on purpose")
+	if fs := only(Check(runs, cleanOpt), RuleErrorRate); len(fs) != 1 || fs[0].Severity != Error {
+		t.Errorf("conflicts without a max_tries factor: %+v, want one error", fs)
+	}
+	byID(runs, 1).Summary.Errors = map[string]int64{"connection": byID(runs, 1).Summary.Committed / 3}
+	fs := only(Check(runs, withFactor), RuleErrorRate)
+	if len(fs) != 2 || fs[0].Severity != Error || !slices.Equal(fs[0].Runs, []int64{1}) {
+		t.Errorf("lost connections with a max_tries factor: %+v, want run 1 an error", fs)
+	}
+}
+
+// oddIDs returns the ids of runs[0], runs[2], ...
+func oddIDs(runs []results.Run) []int64 {
+	var ids []int64
+	for i := 0; i < len(runs); i += 2 {
+		ids = append(ids, runs[i].ID)
+	}
+	return ids
+}
+
 // TestAgentPartNamesTheAgent: a run that three agents drove, one of whose parts was
 // client-bound with a late link, is flagged naming that agent; clean parts are not.
 func TestAgentPartNamesTheAgent(t *testing.T) {
