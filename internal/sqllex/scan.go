@@ -179,12 +179,17 @@ func (l *Lexer) quoted(i int, q byte, esc bool) (end int, open bool) {
 	return len(s), true
 }
 
-func scanNumber(l *Lexer, i int) (Kind, int, bool) { return Number, l.number(i), false }
+func scanNumber(l *Lexer, i int) (Kind, int, bool) {
+	if l.d.NumericJunk {
+		return Number, l.junkNumber(i), false
+	}
+	return Number, l.number(i), false
+}
 
 // scanDot: a . before a digit starts a number (.5); otherwise it is punctuation.
 func scanDot(l *Lexer, i int) (Kind, int, bool) {
 	if i+1 < len(l.src) && isDigit(l.src[i+1]) {
-		return Number, l.number(i), false
+		return scanNumber(l, i)
 	}
 	return Other, i + 1, false
 }
@@ -210,6 +215,50 @@ func (l *Lexer) number(i int) int {
 	return i
 }
 
+// junkNumber returns the end of the numeric constant at l.src[i] by PostgreSQL 15's rules
+// (psqlscan.l's integer, decimal, decimalfail, real, realfail1 and realfail2: the longest
+// wins), with the identifier directly after it (integer_junk, decimal_junk, real_junk).
+func (l *Lexer) junkNumber(i int) int {
+	s := l.src
+	j := digits(s, i)
+	if j < len(s) && s[j] == '.' {
+		if j > i && j+1 < len(s) && s[j+1] == '.' { // 1..10 is 1, then ..
+			return j
+		}
+		j = digits(s, j+1)
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		switch {
+		case k < len(s) && isDigit(s[k]):
+			j = digits(s, k)
+		case k > j+1: // 1e+ is longer than 1e with the identifier e after it
+			return k
+		}
+	}
+	return l.identEnd(j)
+}
+
+func digits(s []byte, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// identEnd returns the end of the identifier at l.src[i], or i if none starts there.
+func (l *Lexer) identEnd(i int) int {
+	s := l.src
+	if i < len(s) && class[s[i]]&clWordStart != 0 {
+		for i++; i < len(s) && class[s[i]]&clWord != 0; i++ {
+		}
+	}
+	return i
+}
+
 func scanQuestion(_ *Lexer, i int) (Kind, int, bool) { return Param, i + 1, false }
 
 // scanDollar: $n is a parameter marker; $tag$ starts a dollar-quoted string where the
@@ -217,9 +266,9 @@ func scanQuestion(_ *Lexer, i int) (Kind, int, bool) { return Param, i + 1, fals
 func scanDollar(l *Lexer, i int) (Kind, int, bool) {
 	s := l.src
 	if i+1 < len(s) && isDigit(s[i+1]) {
-		j := i + 2
-		for j < len(s) && isDigit(s[j]) {
-			j++
+		j := digits(s, i+2)
+		if l.d.NumericJunk {
+			j = l.identEnd(j)
 		}
 		return Param, j, false
 	}

@@ -29,6 +29,13 @@ type Dialect struct {
 	// CRNewline: a carriage return ends a line comment as a newline does (PostgreSQL's
 	// scanners take \n or \r as a newline); otherwise only \n ends one.
 	CRNewline bool
+	// NumericJunk: numbers follow PostgreSQL 15's grammar (digits, a fraction, an
+	// exponent), and an identifier directly after a number or a $n marker is part of its
+	// token, as PostgreSQL 15's junk rules lex 123abc, 1.5e3x and $1a$b (which psql passes
+	// on and the server refuses). Otherwise a number takes the letters, digits, dots and
+	// underscores after it (hexadecimal, octal and binary forms, digit separators) and a $n
+	// marker only its digits.
+	NumericJunk bool
 	// VerticalTabText: \v is not white space but an Other byte, as in psql of PostgreSQL
 	// 15 (its psqlscan.l's {space} is [ \t\n\r\f]); PostgreSQL 17's scanners and MySQL take
 	// \v as white space.

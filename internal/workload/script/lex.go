@@ -96,8 +96,10 @@ const (
 // psql is the dialect of a script's SQL: psql's lexical rules (PostgreSQL 15's
 // src/fe_utils/psqlscan.l: standard conforming '...' strings, E'...' strings, "..."
 // identifiers, $tag$...$tag$ strings, -- comments that \r ends too, nested /* */ comments,
-// no \v in white space), and MySQL's `...` identifiers beyond them.
-var psql = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: true, CRNewline: true, VerticalTabText: true}
+// numbers that take an identifier after them, no \v in white space), and MySQL's `...`
+// identifiers beyond them.
+var psql = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: true, CRNewline: true,
+	NumericJunk: true, VerticalTabText: true}
 
 // scanSQL collects SQL from s.pos up to the end of a statement, a meta-command or the end of
 // the source, on the tokens of package sqllex in the psql dialect: quoted strings,

@@ -430,3 +430,38 @@ func TestSplittingMatchesPgbench(t *testing.T) {
 		t.Errorf("the literal mode sent\n%s\npgbench -M simple\n%s", strings.Join(r.stmts, "\n--\n"), strings.Join(want, "\n--\n"))
 	}
 }
+
+// TestJunkMatchesPgbench checks the statements that psql's rules for a number or a $n
+// followed directly by an identifier (PostgreSQL 15's junk rules: 1a$$ is one token, and so
+// is 1.E before a quote) make of a script: each case starts with a statement the server
+// refuses, so pgbench sends only that one, which must be the script's first statement.
+func TestJunkMatchesPgbench(t *testing.T) {
+	bin := pgbenchBinary(t)
+	dsn := pgtest.NewDatabase(t)
+	for _, src := range []string{
+		"SELECT 1a$$ AS x; SELECT $$y$$;", "SELECT $1a$$ AS x; SELECT $$y$$;", "SELECT 0é$$ AS x; SELECT $$y$$;",
+		"SELECT 1.a$$ AS x; SELECT $$y$$;", "SELECT 1.5e3a$$ AS x; SELECT $$y$$;", "SELECT 1e$$ AS x; SELECT $$y$$;",
+		`SELECT 1.E'\' AS x, 'a' AS y; SELECT 2;`, `SELECT $1E'\' AS x, 'a' AS y; SELECT 2;`,
+		`SELECT 1xE'\' AS x, 'a' AS y; SELECT 2;`, "SELECT 1$$ AS x; $$ AS y; SELECT 2;",
+	} {
+		file := filepath.Join(t.TempDir(), "junk.sql")
+		if err := os.WriteFile(file, []byte(src+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// pgbench exits with an error: the statement fails on the server.
+		out, _ := exec.Command(bin, "-n", "-d", "-M", "simple", "-t", "1", "-f", file, dsn).CombinedOutput()
+		_, sent, ok := strings.Cut(string(out), "client 0 sending ")
+		sent, _, _ = strings.Cut(sent, "\npgbench: ")
+		if !ok {
+			t.Fatalf("%s: pgbench sent nothing:\n%s", src, out)
+		}
+		s, err := Parse("junk.sql", []byte(src+"\n"))
+		if err != nil {
+			t.Errorf("%s: %v; pgbench sent %q", src, err, sent)
+			continue
+		}
+		if got := s.Commands()[0].SQL; got != sent {
+			t.Errorf("%s: first statement %q, pgbench sent %q", src, got, sent)
+		}
+	}
+}
