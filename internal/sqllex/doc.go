@@ -14,9 +14,10 @@
 // A Dialect says where the dialects' rules differ: how strings and identifiers are quoted
 // (MySQL's "strings" and `identifiers`, PostgreSQL's $tag$ strings, Firebird's q'{...}'),
 // whether a backslash escapes inside quotes, which comments exist and whether /* */ nest,
-// and two fine points of PostgreSQL 15's psql. The zero Dialect is standard SQL.
-// PostgreSQL's E'...' strings take backslash escapes in every dialect, and N'...', X'...', B'...',
-// U&'...' strings are one token with their prefix.
+// and three fine points of PostgreSQL 15's scanners (CRNewline, NumericJunk,
+// VerticalTabText), which psql's rules need. The zero Dialect is standard SQL.
+// PostgreSQL's E'...' strings take backslash escapes in every dialect, and N'...',
+// X'...', B'...' and U&'...' strings are one token with their prefix.
 //
 // # What it does not do
 //
