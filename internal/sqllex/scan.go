@@ -34,34 +34,75 @@ func isDigit(c byte) bool { return class[c]&clDigit != 0 }
 // A scanner lexes the token that starts at l.src[i], a byte that selected it, and returns
 // the token's kind, its end and whether it is unterminated. Where the dialect gives the
 // byte no meaning of its own, the scanner returns it as one Other byte.
-type scanner func(l *Lexer, i int) (k Kind, end int, open bool)
+//
+// The scanners, named by the bytes that start their tokens:
+const (
+	scOther       uint8 = iota // scanOther: any byte that starts no other token
+	scSpace                    // scanSpace
+	scWord                     // scanWord: ASCII letter, _, non-ASCII byte
+	scDigit                    // scanNumber
+	scDash                     // scanDash: -
+	scHash                     // scanHash: #
+	scSlash                    // scanSlash: /
+	scQuote                    // scanQuote: '
+	scDoubleQuote              // scanDoubleQuote: "
+	scBacktick                 // scanBacktick: `
+	scDot                      // scanDot: .
+	scQuestion                 // scanQuestion: ?
+	scDollar                   // scanDollar: $
+)
 
-// scanners holds, for each byte, the scanner of the tokens that start with it: the lexer's
+// starts holds, for each byte, the scanner of the tokens that start with it: the lexer's
 // transitions from its one state between tokens.
-var scanners = func() (t [256]scanner) {
+var starts = func() (t [256]uint8) {
 	for c := range 256 {
 		switch {
 		case class[c]&(clSpace|clVTab) != 0:
-			t[c] = scanSpace
+			t[c] = scSpace
 		case class[c]&clWordStart != 0:
-			t[c] = scanWord
+			t[c] = scWord
 		case class[c]&clDigit != 0:
-			t[c] = scanNumber
-		default:
-			t[c] = scanOther
+			t[c] = scDigit
 		}
 	}
-	t['-'] = scanDash
-	t['#'] = scanHash
-	t['/'] = scanSlash
-	t['\''] = scanQuote
-	t['"'] = scanDoubleQuote
-	t['`'] = scanBacktick
-	t['.'] = scanDot
-	t['?'] = scanQuestion
-	t['$'] = scanDollar
+	t['-'], t['#'], t['/'] = scDash, scHash, scSlash
+	t['\''], t['"'], t['`'] = scQuote, scDoubleQuote, scBacktick
+	t['.'], t['?'], t['$'] = scDot, scQuestion, scDollar
 	return t
 }()
+
+// scan lexes the token at l.src[i] with the scanner that its first byte selects. It
+// switches rather than calling through a table of functions, which would move every Lexer
+// to the heap: an allocation per statement normalised.
+func (l *Lexer) scan(i int) (Kind, int, bool) {
+	switch starts[l.src[i]] {
+	case scSpace:
+		return scanSpace(l, i)
+	case scWord:
+		return scanWord(l, i)
+	case scDigit:
+		return scanNumber(l, i)
+	case scDash:
+		return scanDash(l, i)
+	case scHash:
+		return scanHash(l, i)
+	case scSlash:
+		return scanSlash(l, i)
+	case scQuote:
+		return scanQuote(l, i)
+	case scDoubleQuote:
+		return scanDoubleQuote(l, i)
+	case scBacktick:
+		return scanBacktick(l, i)
+	case scDot:
+		return scanDot(l, i)
+	case scQuestion:
+		return scanQuestion(l, i)
+	case scDollar:
+		return scanDollar(l, i)
+	}
+	return scanOther(l, i)
+}
 
 func scanOther(_ *Lexer, i int) (Kind, int, bool) { return Other, i + 1, false }
 

@@ -126,7 +126,7 @@ func (l *Lexer) Next() Token {
 	if i >= len(l.src) {
 		return Token{Kind: EOF, Start: len(l.src), End: len(l.src)}
 	}
-	k, end, open := scanners[l.src[i]](l, i)
+	k, end, open := l.scan(i)
 	l.pos = end
 	return Token{Kind: k, Start: i, End: end, Unterminated: open}
 }
