@@ -71,39 +71,6 @@ var starts = func() (t [256]uint8) {
 	return t
 }()
 
-// scan lexes the token at l.src[i] with the scanner that its first byte selects. It
-// switches rather than calling through a table of functions, which would move every Lexer
-// to the heap: an allocation per statement normalised.
-func (l *Lexer) scan(i int) (Kind, int, bool) {
-	switch starts[l.src[i]] {
-	case scSpace:
-		return scanSpace(l, i)
-	case scWord:
-		return scanWord(l, i)
-	case scDigit:
-		return scanNumber(l, i)
-	case scDash:
-		return scanDash(l, i)
-	case scHash:
-		return scanHash(l, i)
-	case scSlash:
-		return scanSlash(l, i)
-	case scQuote:
-		return scanQuote(l, i)
-	case scDoubleQuote:
-		return scanDoubleQuote(l, i)
-	case scBacktick:
-		return scanBacktick(l, i)
-	case scDot:
-		return scanDot(l, i)
-	case scQuestion:
-		return scanQuestion(l, i)
-	case scDollar:
-		return scanDollar(l, i)
-	}
-	return scanOther(l, i)
-}
-
 func scanOther(_ *Lexer, i int) (Kind, int, bool) { return Other, i + 1, false }
 
 func scanSpace(l *Lexer, i int) (Kind, int, bool) {
@@ -349,48 +316,40 @@ func scanWord(l *Lexer, i int) (Kind, int, bool) {
 		end++
 	}
 	if end < len(s) && (s[end] == '\'' || s[end] == '&') {
-		if e, open, ok := l.prefixed(i, end); ok {
-			return String, e, open
-		}
+		return l.prefixed(i, end)
 	}
 	return Word, end, false
 }
 
-// prefixed returns the end of the string constant whose prefix is the word
-// l.src[start:end], which a quote or & follows: E'..' (escapes), N'..', X'..', B'..',
-// U&'..', MySQL's charset introducers (_utf8mb4'..') and Firebird's q'{..}'. ok is false
-// when the word is no such prefix.
-func (l *Lexer) prefixed(start, end int) (e int, open, ok bool) {
+// prefixed lexes the word l.src[start:end], which a quote or & follows: the string
+// constant it is the prefix of, E'..' (escapes), N'..', X'..', B'..', U&'..', MySQL's
+// charset introducers (_utf8mb4'..') and Firebird's q'{..}', or else the word alone.
+func (l *Lexer) prefixed(start, end int) (Kind, int, bool) {
 	s := l.src
 	w := s[start:end]
-	if s[end] == '&' {
-		if len(w) == 1 && (w[0] == 'u' || w[0] == 'U') && end+1 < len(s) && s[end+1] == '\'' {
-			e, open = l.quoted(end+1, '\'', false)
-			return e, open, true
+	var e int
+	var open bool
+	switch {
+	case s[end] == '&':
+		if len(w) != 1 || w[0] != 'u' && w[0] != 'U' || end+1 >= len(s) || s[end+1] != '\'' {
+			return Word, end, false
 		}
-		return 0, false, false
-	}
-	if len(w) > 1 {
-		if w[0] == '_' && l.d.BackslashEscapes { // MySQL's charset introducer
-			e, open = l.quoted(end, '\'', true)
-			return e, open, true
+		e, open = l.quoted(end+1, '\'', false)
+	case len(w) > 1:
+		if w[0] != '_' || !l.d.BackslashEscapes { // MySQL's charset introducer
+			return Word, end, false
 		}
-		return 0, false, false
-	}
-	switch w[0] {
-	case 'e', 'E':
 		e, open = l.quoted(end, '\'', true)
-		return e, open, true
-	case 'n', 'N', 'x', 'X', 'b', 'B':
+	case w[0] == 'e' || w[0] == 'E':
+		e, open = l.quoted(end, '\'', true)
+	case w[0] == 'n' || w[0] == 'N' || w[0] == 'x' || w[0] == 'X' || w[0] == 'b' || w[0] == 'B':
 		e, open = l.quoted(end, '\'', l.d.BackslashEscapes)
-		return e, open, true
-	case 'q', 'Q':
-		if l.d.QQuotes && end+1 < len(s) {
-			e, open = l.qQuoted(end)
-			return e, open, true
-		}
+	case (w[0] == 'q' || w[0] == 'Q') && l.d.QQuotes && end+1 < len(s):
+		e, open = l.qQuoted(end)
+	default:
+		return Word, end, false
 	}
-	return 0, false, false
+	return String, e, open
 }
 
 // qQuoted returns the end of Firebird's q'<delimiter>...<delimiter>' whose quote is at
