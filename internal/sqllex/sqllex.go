@@ -10,10 +10,10 @@ type Dialect struct {
 	// DoubleQuotedStrings: "..." is a string constant (MySQL's default sql_mode), not a
 	// quoted identifier.
 	DoubleQuotedStrings bool
-	// BackslashEscapes: a backslash escapes the next byte inside '...' strings, "..."
-	// strings, N'...', X'...' and B'...' strings, and a word that starts with _ before a quote is a
-	// charset introducer whose string takes escapes too (_utf8mb4'...'): MySQL's default.
-	// E'...' strings take escapes in every dialect.
+	// BackslashEscapes: a backslash escapes the next byte inside '...', "...", N'...',
+	// X'...' and B'...' strings, and a word that starts with _ before a quote is a charset
+	// introducer whose string takes escapes too (_utf8mb4'...'): MySQL's default. E'...'
+	// strings take escapes in every dialect.
 	BackslashEscapes bool
 	// DollarQuotes: $tag$...$tag$ is a string constant (PostgreSQL).
 	DollarQuotes bool
@@ -68,9 +68,10 @@ const (
 	// dialect has them.
 	String
 	// Number is a numeric constant without a sign: digits, a fraction, an exponent, and the
-	// letters and underscores of hexadecimal, octal and binary forms and digit separators.
+	// letters and underscores of hexadecimal, octal and binary forms and digit separators
+	// (see Dialect.NumericJunk).
 	Number
-	// Param is a parameter marker: ? or $n.
+	// Param is a parameter marker: ? or $n (see Dialect.NumericJunk).
 	Param
 	// Other is one byte that starts no other token: punctuation (; , ( ) [ ] . :), one
 	// character of an operator, a backslash outside quotes.
@@ -91,9 +92,10 @@ func (k Kind) String() string {
 // Blank reports whether a token of kind k only separates others: white space or a comment.
 func (k Kind) Blank() bool { return k == Space || k == LineComment || k == BlockComment }
 
-// Token is one token of a text: src[Start:End].
+// Token is one token of a text.
 type Token struct {
-	Kind       Kind
+	Kind Kind
+	// Start and End are the token's offsets in the text: it is src[Start:End].
 	Start, End int
 	// Unterminated: a String, QuotedIdent or BlockComment that the text ends inside, so it
 	// runs to the end of the text.
@@ -121,15 +123,14 @@ func New(src []byte, d Dialect) Lexer {
 
 // Next returns the token at the lexer's position and moves past it. At the end of the text
 // it returns EOF, again on every call.
-//
-// It hands over to the scanner that the token's first byte selects (starts). It switches
-// rather than calling through a table of functions, which would move every Lexer to the
-// heap: an allocation per statement normalised.
 func (l *Lexer) Next() Token {
 	i := l.pos
 	if i >= len(l.src) {
 		return Token{Kind: EOF, Start: len(l.src), End: len(l.src)}
 	}
+	// Hand over to the scanner that the token's first byte selects. A switch, not calls
+	// through a table of functions, which would move every Lexer to the heap: an
+	// allocation per statement normalised.
 	var k Kind
 	var end int
 	var open bool
