@@ -286,8 +286,9 @@ func wholeStatement(sql []byte, lx Lexicon) bool {
 		equalFold(w1, "EXECUTE") && equalFold(w2, "BLOCK")
 }
 
-// Blank reports whether sql holds nothing but white space and comments. It lexes sql only
-// when it starts with a comment, so it costs little on a statement's text.
+// Blank reports whether sql holds nothing but white space and comments. It lexes no
+// further than its first token unless sql starts with a comment, so it costs little on a
+// statement's text.
 func Blank(sql []byte, lx Lexicon) bool {
 	l := sqllex.New(sql, lx)
 	t := l.Next()
