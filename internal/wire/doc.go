@@ -34,6 +34,7 @@
 // The engine packages implement Protocol and Decoder for their product's wire protocol
 // (engine.WireProtocol finds them); the proxy integration (package latency or cli) feeds
 // Trackers; a later prediction reads Aggregate's per-shape figures. Package wire knows no
-// product and imports nothing of dblat; package wiretest holds a tee proxy, captures and
-// conformance checks for the decoders' tests.
+// product and imports nothing of dblat but package sqllex, the SQL lexer that Normalize and
+// TxControl share with the script language (a protocol's Lexicon is its dialect); package
+// wiretest holds a tee proxy, captures and conformance checks for the decoders' tests.
 package wire

@@ -1,299 +1,12 @@
 package wire
 
-// Lexicon says how a dialect of SQL writes the things Normalize removes or must skip:
-// string literals, quoted identifiers and comments. The zero value is standard SQL
-// (strings in single quotes, a quote doubled inside, identifiers in double quotes, -- and /* */ comments).
-type Lexicon struct {
-	// DoubleQuotedStrings: "..." is a string literal (MySQL's default sql_mode), not an
-	// identifier.
-	DoubleQuotedStrings bool
-	// BackslashEscapes: a backslash escapes the next character inside '...' and "..."
-	// strings (MySQL's default). PostgreSQL's E'...' strings take escapes regardless.
-	BackslashEscapes bool
-	// DollarQuotes: $tag$...$tag$ string constants (PostgreSQL).
-	DollarQuotes bool
-	// HashComments: # starts a comment to the end of the line (MySQL).
-	HashComments bool
-	// NestedComments: /* ... */ comments nest (PostgreSQL).
-	NestedComments bool
-	// QQuotes: q'<...>' string literals with a chosen delimiter (Firebird 3).
-	QQuotes bool
-	// Backticks: `...` is a quoted identifier (MySQL).
-	Backticks bool
-}
+import "github.com/dblat/dblat/internal/sqllex"
 
-type tokKind uint8
-
-const (
-	tkEOF tokKind = iota
-	tkSpace
-	tkWord    // keyword or identifier, quoted or not
-	tkString  // string literal
-	tkNumber  // numeric literal
-	tkParam   // placeholder: ? or $n
-	tkSemi    // ;
-	tkOther   // one byte of punctuation or operator
-	tkOpenPar // (
-	tkClose   // ) or ]
-)
-
-// lexer splits SQL text into tokens without allocating. It never fails: an unterminated
-// string or comment runs to the end of the text.
-type lexer struct {
-	s  []byte
-	i  int
-	lx Lexicon
-}
-
-// Byte classes of the lexer, looked up in one table.
-const (
-	clSpace = 1 << iota
-	clWordStart
-	clWord
-	clDigit
-)
-
-var class = func() (t [256]uint8) {
-	for c := range 256 {
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-			t[c] = clSpace
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80:
-			t[c] = clWordStart | clWord
-		case c >= '0' && c <= '9':
-			t[c] = clDigit | clWord
-		case c == '$':
-			t[c] = clWord
-		}
-	}
-	return t
-}()
-
-func isSpace(c byte) bool     { return class[c]&clSpace != 0 }
-func isWordStart(c byte) bool { return class[c]&clWordStart != 0 }
-func isWordByte(c byte) bool  { return class[c]&clWord != 0 }
-func isDigit(c byte) bool     { return class[c]&clDigit != 0 }
-
-// next returns the next token's kind and extent s[start:end].
-func (l *lexer) next() (k tokKind, start, end int) {
-	s, i := l.s, l.i
-	if i >= len(s) {
-		return tkEOF, i, i
-	}
-	start = i
-	c := s[i]
-	switch {
-	case isSpace(c):
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		k = tkSpace
-	case c == '-' && i+1 < len(s) && s[i+1] == '-', c == '#' && l.lx.HashComments:
-		for i < len(s) && s[i] != '\n' {
-			i++
-		}
-		k = tkSpace
-	case c == '/' && i+1 < len(s) && s[i+1] == '*':
-		i = l.comment(i)
-		k = tkSpace
-	case c == '\'':
-		i = l.quoted(i, '\'', l.lx.BackslashEscapes)
-		k = tkString
-	case c == '"':
-		i = l.quoted(i, '"', l.lx.DoubleQuotedStrings && l.lx.BackslashEscapes)
-		if l.lx.DoubleQuotedStrings {
-			k = tkString
-		} else {
-			k = tkWord
-		}
-	case c == '`' && l.lx.Backticks:
-		i = l.quoted(i, '`', false)
-		k = tkWord
-	case isDigit(c) || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
-		i = l.number(i)
-		k = tkNumber
-	case c == '?':
-		i++
-		k = tkParam
-	case c == '$':
-		switch {
-		case i+1 < len(s) && isDigit(s[i+1]):
-			i += 2
-			for i < len(s) && isDigit(s[i]) {
-				i++
-			}
-			k = tkParam
-		case l.lx.DollarQuotes:
-			if e, ok := l.dollar(i); ok {
-				i, k = e, tkString
-			} else {
-				i, k = i+1, tkOther
-			}
-		default:
-			i, k = i+1, tkOther
-		}
-	case isWordStart(c):
-		for i < len(s) && isWordByte(s[i]) {
-			i++
-		}
-		k = tkWord
-		if e, ok := l.prefixed(start, i); ok {
-			i, k = e, tkString
-		}
-	case c == ';':
-		i, k = i+1, tkSemi
-	case c == '(':
-		i, k = i+1, tkOpenPar
-	case c == ')' || c == ']':
-		i, k = i+1, tkClose
-	default:
-		i, k = i+1, tkOther
-	}
-	l.i = i
-	return k, start, i
-}
-
-// comment skips a /* */ comment starting at i, nested where the dialect nests them.
-func (l *lexer) comment(i int) int {
-	s := l.s
-	depth := 0
-	for i < len(s) {
-		if i+1 < len(s) && s[i] == '/' && s[i+1] == '*' {
-			if depth == 0 || l.lx.NestedComments {
-				depth++
-			}
-			i += 2
-			continue
-		}
-		if i+1 < len(s) && s[i] == '*' && s[i+1] == '/' {
-			depth--
-			i += 2
-			if depth == 0 {
-				return i
-			}
-			continue
-		}
-		i++
-	}
-	return i
-}
-
-// quoted skips a q-quoted token starting at i (s[i] == q) with q doubling and, where esc
-// is set, backslash escapes; it returns the index after the closing quote.
-func (l *lexer) quoted(i int, q byte, esc bool) int {
-	s := l.s
-	i++
-	for i < len(s) {
-		switch s[i] {
-		case '\\':
-			if esc {
-				i += 2
-				continue
-			}
-		case q:
-			if i+1 < len(s) && s[i+1] == q {
-				i += 2
-				continue
-			}
-			return i + 1
-		}
-		i++
-	}
-	return len(s)
-}
-
-// number skips a numeric literal: digits, a fraction, an exponent with its sign, and the
-// letters of hexadecimal, octal and binary forms and PostgreSQL 16's digit separators.
-func (l *lexer) number(i int) int {
-	s := l.s
-	for i < len(s) {
-		c := s[i]
-		if (c == 'e' || c == 'E') && i+2 < len(s) && (s[i+1] == '+' || s[i+1] == '-') && isDigit(s[i+2]) &&
-			!(i > 0 && (s[i-1] == 'x' || s[i-1] == 'X')) {
-			i += 3
-			continue
-		}
-		if isDigit(c) || c == '.' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			i++
-			continue
-		}
-		break
-	}
-	return i
-}
-
-// dollar skips a PostgreSQL dollar-quoted string starting at i ($$...$$ or $tag$...$tag$).
-func (l *lexer) dollar(i int) (int, bool) {
-	s := l.s
-	j := i + 1
-	for j < len(s) && s[j] != '$' {
-		if !isWordByte(s[j]) || s[j] == '$' || j == i+1 && isDigit(s[j]) {
-			return 0, false
-		}
-		j++
-	}
-	if j >= len(s) {
-		return 0, false
-	}
-	tag := s[i : j+1]
-	for k := j + 1; k+len(tag) <= len(s); k++ {
-		if s[k] == '$' && string(s[k:k+len(tag)]) == string(tag) {
-			return k + len(tag), true
-		}
-	}
-	return len(s), true
-}
-
-// prefixed recognises a string literal with a prefix, the word s[start:end] followed by a
-// quote: E'..' (escapes), N'..', X'..', B'..', U&'..', MySQL's charset introducers
-// (_utf8mb4'..') and Firebird's q'{..}'. It returns the end of the literal.
-func (l *lexer) prefixed(start, end int) (int, bool) {
-	s := l.s
-	if end >= len(s) {
-		return 0, false
-	}
-	w := s[start:end]
-	if s[end] == '&' && len(w) == 1 && (w[0] == 'u' || w[0] == 'U') && end+1 < len(s) && s[end+1] == '\'' {
-		return l.quoted(end+1, '\'', false), true
-	}
-	if s[end] != '\'' {
-		return 0, false
-	}
-	if len(w) == 1 {
-		switch w[0] {
-		case 'e', 'E':
-			return l.quoted(end, '\'', true), true
-		case 'n', 'N', 'x', 'X', 'b', 'B':
-			return l.quoted(end, '\'', l.lx.BackslashEscapes), true
-		case 'q', 'Q':
-			if l.lx.QQuotes && end+1 < len(s) {
-				open := s[end+1]
-				closer := open
-				switch open {
-				case '(':
-					closer = ')'
-				case '{':
-					closer = '}'
-				case '[':
-					closer = ']'
-				case '<':
-					closer = '>'
-				}
-				for k := end + 2; k+1 < len(s); k++ {
-					if s[k] == closer && s[k+1] == '\'' {
-						return k + 2, true
-					}
-				}
-				return len(s), true
-			}
-		}
-		return 0, false
-	}
-	if w[0] == '_' && l.lx.BackslashEscapes { // MySQL charset introducer
-		return l.quoted(end, '\'', true), true
-	}
-	return 0, false
-}
+// Lexicon says how a protocol's dialect of SQL writes the things Normalize removes or must
+// skip: string literals, quoted identifiers and comments. It is the dialect of package
+// sqllex, which lexes for Normalize, Spans, NextStatement, FirstWord and TxControl; the zero
+// value is standard SQL.
+type Lexicon = sqllex.Dialect
 
 // Normalize appends to dst the text of stmt (one statement) with its literals and
 // parameter markers replaced by ?, as pg_stat_statements shows statements: comments
@@ -306,28 +19,29 @@ func (l *lexer) prefixed(start, end int) (int, bool) {
 // WHERE a = ? AND b = ? AND c IN (...). literals reports whether stmt had literals
 // (not only parameter markers): such texts tend to differ on every execution.
 func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
-	l := lexer{s: stmt, lx: lx}
+	l := sqllex.New(stmt, lx)
 	base := len(dst)
 	out = dst
 	space := false
-	signAt := -1    // index in out of a '-' that would be the sign of a number after it
-	prev := tkSpace // previous non-space token
-	lists := false  // an IN or VALUES keyword was seen: collapseLists has work
+	signAt := -1     // index in out of a '-' that would be the sign of a number after it
+	operand := false // the previous token ends an operand: a '-' after it is an operator
+	lists := false   // an IN or VALUES keyword was seen: collapseLists has work
 	for {
-		k, a, b := l.next()
-		if k == tkEOF {
+		t := l.Next()
+		k, a, b := t.Kind, t.Start, t.End
+		if k == sqllex.EOF {
 			break
 		}
-		if k == tkSpace {
+		if k.Blank() {
 			space = len(out) > base
 			continue
 		}
-		if k == tkNumber && signAt >= 0 && !space {
+		if k == sqllex.Number && signAt >= 0 && !space {
 			out = out[:signAt] // the minus sign is part of the literal
 		}
 		// Spacing is made canonical around lists, so that (a,b) and ( a , b ) are one
 		// text: no space after ( or before , ) ], one space after a comma.
-		if k == tkOther && b-a == 1 && stmt[a] == ',' || k == tkClose ||
+		if k == sqllex.Other && (stmt[a] == ',' || isClose(stmt[a])) ||
 			len(out) > base && out[len(out)-1] == '(' {
 			space = false
 		} else if len(out) > base && out[len(out)-1] == ',' {
@@ -339,23 +53,22 @@ func Normalize(dst, stmt []byte, lx Lexicon) (out []byte, literals bool) {
 		}
 		sign := -1
 		switch k {
-		case tkString, tkNumber:
+		case sqllex.String, sqllex.Number:
 			literals = true
 			out = append(out, '?')
-		case tkParam:
+		case sqllex.Param:
 			out = append(out, '?')
 		default:
-			if k == tkWord && !lists && (b-a == 2 && equalFold(stmt[a:b], "IN") || b-a == 6 && equalFold(stmt[a:b], "VALUES")) {
+			if k == sqllex.Word && !lists && (b-a == 2 && equalFold(stmt[a:b], "IN") || b-a == 6 && equalFold(stmt[a:b], "VALUES")) {
 				lists = true
 			}
-			if k == tkOther && b-a == 1 && stmt[a] == '-' &&
-				prev != tkWord && prev != tkString && prev != tkNumber && prev != tkParam && prev != tkClose {
+			if k == sqllex.Other && stmt[a] == '-' && !operand {
 				sign = len(out)
 			}
 			out = append(out, stmt[a:b]...)
 		}
 		signAt = sign
-		prev = k
+		operand = endsOperand(t, stmt)
 	}
 	for len(out) > base && (out[len(out)-1] == ';' || out[len(out)-1] == ' ') {
 		out = out[:len(out)-1]
@@ -388,42 +101,57 @@ type Span struct {
 // tokens Normalize replaces by ?, a minus sign included where Normalize takes it as the
 // number's (a recording turns them into variables; see package observe).
 func Spans(dst []Span, stmt []byte, lx Lexicon) []Span {
-	l := lexer{s: stmt, lx: lx}
+	l := sqllex.New(stmt, lx)
 	space := false
-	signAt := -1    // start of a '-' that would be the sign of a number right after it
-	prev := tkSpace // previous non-space token
+	signAt := -1     // start of a '-' that would be the sign of a number right after it
+	operand := false // the previous token ends an operand: a '-' after it is an operator
 	for {
-		k, a, b := l.next()
-		if k == tkEOF {
+		t := l.Next()
+		k, a, b := t.Kind, t.Start, t.End
+		if k == sqllex.EOF {
 			return dst
 		}
-		if k == tkSpace {
+		if k.Blank() {
 			space = true
 			continue
 		}
 		start := a
-		if k == tkNumber && signAt >= 0 && !space {
+		if k == sqllex.Number && signAt >= 0 && !space {
 			start = signAt
 		}
 		space = false
 		sign := -1
 		switch k {
-		case tkString:
+		case sqllex.String:
 			dst = append(dst, Span{start, b, SpanString})
-		case tkNumber:
+		case sqllex.Number:
 			dst = append(dst, Span{start, b, SpanNumber})
-		case tkParam:
+		case sqllex.Param:
 			dst = append(dst, Span{start, b, SpanParam})
-		case tkOther:
-			if b-a == 1 && stmt[a] == '-' &&
-				prev != tkWord && prev != tkString && prev != tkNumber && prev != tkParam && prev != tkClose {
+		case sqllex.Other:
+			if stmt[a] == '-' && !operand {
 				sign = a
 			}
 		}
 		signAt = sign
-		prev = k
+		operand = endsOperand(t, stmt)
 	}
 }
+
+// endsOperand reports whether token t of stmt ends an operand, so that a minus sign after
+// it is an operator and not the sign of a number: a word, a literal, a parameter marker, a
+// closing parenthesis or bracket.
+func endsOperand(t sqllex.Token, stmt []byte) bool {
+	switch t.Kind {
+	case sqllex.Word, sqllex.QuotedIdent, sqllex.String, sqllex.Number, sqllex.Param:
+		return true
+	case sqllex.Other:
+		return isClose(stmt[t.Start])
+	}
+	return false
+}
+
+func isClose(c byte) bool { return c == ')' || c == ']' }
 
 // collapseLists rewrites, in out[base:], IN (?, ?) into IN (...) and VALUES (?, ?), (?, ?)
 // into VALUES (?, ?), ... (lists of markers only; see Normalize). The rewritten text is
@@ -472,7 +200,7 @@ func collapseLists(out []byte, base int) []byte {
 // wordAt reports whether the word kw (upper case) starts at out[i], case-insensitively, as a
 // whole word.
 func wordAt(out []byte, base, i int, kw string) bool {
-	if i+len(kw) > len(out) || i > base && isWordByte(out[i-1]) {
+	if i+len(kw) > len(out) || i > base && sqllex.IsWordByte(out[i-1]) {
 		return false
 	}
 	for j := 0; j < len(kw); j++ {
@@ -480,7 +208,7 @@ func wordAt(out []byte, base, i int, kw string) bool {
 			return false
 		}
 	}
-	return i+len(kw) == len(out) || !isWordByte(out[i+len(kw)])
+	return i+len(kw) == len(out) || !sqllex.IsWordByte(out[i+len(kw)])
 }
 
 func skipSpace(b []byte, i int) int {
@@ -518,35 +246,34 @@ func markerTuple(b []byte, i int) (int, bool) {
 // semicolons. Statements with nothing but white space and comments are
 // skipped; stmt is empty when none is left.
 func NextStatement(sql []byte, lx Lexicon) (stmt, rest []byte) {
-	l := lexer{s: sql, lx: lx}
-	first, start, end := true, -1, -1
+	l := sqllex.New(sql, lx)
+	start, end := -1, -1
 	whole := false
 	for {
-		k, a, b := l.next()
-		switch k {
-		case tkEOF:
+		t := l.Next()
+		switch {
+		case t.Kind == sqllex.EOF:
 			if start < 0 {
 				return nil, nil
 			}
 			return sql[start:end], nil
-		case tkSpace:
+		case t.Kind.Blank():
 			continue
-		case tkSemi:
+		case t.Kind == sqllex.Other && sql[t.Start] == ';':
 			if whole {
-				end = b
+				end = t.End
 				continue
 			}
 			if start >= 0 {
-				return sql[start:end], sql[b:]
+				return sql[start:end], sql[t.End:]
 			}
 			continue
 		}
-		if first {
-			first = false
-			start = a
-			whole = k == tkWord && wholeStatement(sql[a:], lx)
+		if start < 0 {
+			start = t.Start
+			whole = t.Kind == sqllex.Word && wholeStatement(sql[t.Start:], lx)
 		}
-		end = b
+		end = t.End
 	}
 }
 
@@ -559,20 +286,23 @@ func wholeStatement(sql []byte, lx Lexicon) bool {
 		equalFold(w1, "EXECUTE") && equalFold(w2, "BLOCK")
 }
 
-// Blank reports whether sql holds nothing but white space and comments. It lexes sql only
-// when it starts with a comment, so it costs little on a statement's text.
+// Blank reports whether sql holds nothing but white space and comments. It lexes no
+// further than its first token unless sql starts with a comment, so it costs little on a
+// statement's text.
 func Blank(sql []byte, lx Lexicon) bool {
-	for i, c := range sql {
-		if isSpace(c) {
-			continue
-		}
-		if c == '-' || c == '/' || c == '#' && lx.HashComments {
-			st, _ := NextStatement(sql[i:], lx)
-			return st == nil
-		}
-		return false
+	l := sqllex.New(sql, lx)
+	t := l.Next()
+	if t.Kind == sqllex.Space {
+		t = l.Next()
 	}
-	return true
+	switch t.Kind {
+	case sqllex.EOF:
+		return true
+	case sqllex.LineComment, sqllex.BlockComment:
+		st, _ := NextStatement(sql[t.Start:], lx)
+		return st == nil
+	}
+	return false
 }
 
 // FirstWord returns the first keyword or identifier of sql, skipping white space and
@@ -582,23 +312,27 @@ func FirstWord(sql []byte, lx Lexicon) []byte {
 	return w
 }
 
+// words2 returns the first two tokens of sql, skipping white space and comments, while
+// they are words or quoted identifiers.
 func words2(sql []byte, lx Lexicon) (first, second []byte) {
-	l := lexer{s: sql, lx: lx}
+	l := sqllex.New(sql, lx)
 	for {
-		k, a, b := l.next()
-		switch k {
-		case tkSpace:
+		t := l.Next()
+		switch {
+		case t.Kind.Blank():
 			continue
-		case tkWord:
+		case isWord(t.Kind):
 			if first == nil {
-				first = sql[a:b]
+				first = sql[t.Start:t.End]
 				continue
 			}
-			return first, sql[a:b]
+			return first, sql[t.Start:t.End]
 		}
 		return first, nil
 	}
 }
+
+func isWord(k sqllex.Kind) bool { return k == sqllex.Word || k == sqllex.QuotedIdent }
 
 // TxControl reports whether the statement ends the transaction it runs in: COMMIT, END
 // (PostgreSQL), COMMIT RETAIN (Firebird) and COMMIT AND CHAIN (MySQL) commit; ROLLBACK and
@@ -608,20 +342,20 @@ func TxControl(stmt []byte, lx Lexicon) End {
 	w1, w2 := words2(stmt, lx)
 	if equalFold(w2, "WORK") || equalFold(w2, "TRANSACTION") {
 		// COMMIT WORK, ROLLBACK TRANSACTION TO ...: look one word further.
-		l := lexer{s: stmt, lx: lx}
+		l := sqllex.New(stmt, lx)
 		n := 0
 		for {
-			k, a, b := l.next()
-			if k == tkSpace {
+			t := l.Next()
+			if t.Kind.Blank() {
 				continue
 			}
-			if k != tkWord {
+			if !isWord(t.Kind) {
 				w2 = nil
 				break
 			}
 			n++
 			if n == 3 {
-				w2 = stmt[a:b]
+				w2 = stmt[t.Start:t.End]
 				break
 			}
 		}

@@ -153,6 +153,20 @@ func BenchmarkNormalize(b *testing.B) {
 	}
 }
 
+// BenchmarkNormalizeMixed measures the normaliser on a statement that goes through most of
+// the lexer's token kinds: comments, quoted identifiers, strings with a prefix and a doubled
+// quote, a dollar-quoted string, a parameter, numbers and an IN list.
+func BenchmarkNormalizeMixed(b *testing.B) {
+	stmt := []byte("/* app:orders */ SELECT \"o\".id, o.total -- the order\n" +
+		"FROM orders o WHERE o.status IN ('new', 'paid', E'it\\'s') AND o.note <> 'a''b' " +
+		"AND o.body = $$x;y$$ AND o.total > 1.5e3 AND o.w_id = $1 LIMIT 20;")
+	var out []byte
+	b.SetBytes(int64(len(stmt)))
+	for b.Loop() {
+		out, _ = Normalize(out[:0], stmt, pgLex)
+	}
+}
+
 // TestSpans: the spans are the tokens Normalize replaces, so replacing each by ? and
 // normalising gives Normalize's text.
 func TestSpans(t *testing.T) {

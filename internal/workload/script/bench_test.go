@@ -46,3 +46,16 @@ func BenchmarkTPCB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParse parses the tpcb-like script: the cost of lexing its SQL and its
+// meta-commands, paid once per script.
+func BenchmarkParse(b *testing.B) {
+	src := []byte(tpcbScript)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("tpcb.sql", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -68,7 +68,9 @@
 // # Neighbours
 //
 // The language knows no engine: an Executor runs the SQL, and CaptureRows helps one over
-// database/sql return rows. The workload branches on the engines' capabilities, never on
+// database/sql return rows. Its SQL is lexed by package sqllex, in a dialect that spells
+// psql's rules (which package wire's normaliser shares with the engines' dialects); the
+// statements, :variables and meta-commands are this package's. The workload branches on the engines' capabilities, never on
 // their names (it only builds variant file names from them). It neither times, counts nor
 // retries transactions: package runner does, calling Terminal.Run again for a retry, which
 // the Client runs with the same draws.

@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dblat/dblat/internal/sqllex"
 )
 
 // scanner walks a script's source. SQL is split into statements as psql and pgbench do
-// (src/fe_utils/psqlscan.l): a statement ends at a semicolon outside quotes, comments and
-// parentheses, and a backslash outside quotes starts a meta-command that runs to the end of
-// its line. Positions are byte offsets into src; lineCol turns them into the 1-based line
+// (src/fe_utils/psqlscan.l), on the tokens of package sqllex (scanSQL): a statement ends at
+// a semicolon outside quotes, comments and parentheses, and a backslash outside quotes
+// starts a meta-command that runs to the end of its line. Positions are byte offsets into src; lineCol turns them into the 1-based line
 // and column (in bytes) of error messages.
 type scanner struct {
 	file  string
@@ -61,9 +63,6 @@ func isIdentStart(c byte) bool {
 
 func isIdentCont(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
-// isSQLSpace is psqlscan's {space}: whitespace between SQL tokens.
-func isSQLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
-
 // isWordSpace is exprscan.l's {space}: what separates a meta-command's words (the newline
 // ends the command instead).
 func isWordSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' }
@@ -94,213 +93,191 @@ const (
 	stopBackslash      // s.pos is at the backslash of a meta-command
 )
 
+// psql is the dialect of a script's SQL: psql's lexical rules (PostgreSQL 15's
+// src/fe_utils/psqlscan.l: standard conforming '...' strings, E'...' strings, "..."
+// identifiers, $tag$...$tag$ strings, -- comments that \r ends too, nested /* */ comments,
+// numbers that take an identifier after them, no \v in white space), and MySQL's `...`
+// identifiers beyond them.
+var psql = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: true, CRNewline: true,
+	NumericJunk: true, VerticalTabText: true}
+
 // scanSQL collects SQL from s.pos up to the end of a statement, a meta-command or the end of
-// the source, following psqlscan.l's lexical rules: '...' strings (standard conforming, a doubled
-// quote inside), E'...' strings (backslash escapes), "..." identifiers, $tag$...$tag$ strings,
-// -- and nested /* */ comments, parentheses (a semicolon inside them does not end the
-// statement), and the BEGIN ... END bodies of CREATE FUNCTION/PROCEDURE (psql's heuristic,
-// extended here to CREATE TRIGGER, CREATE OR ALTER, RECREATE and Firebird's EXECUTE BLOCK,
-// whose declarations before its BEGIN end with semicolons too, as a Firebird routine's
-// DECLARE ... before its BEGIN do). Beyond psql, MySQL's `...`
-// identifiers are opaque too. \; puts a semicolon into the statement without ending it
-// (pgbench's combined statements) and \: a colon that is never a variable reference. A
-// :name outside quotes and comments is a variable reference; :: (a cast) and := are not.
+// the source, on the tokens of package sqllex in the psql dialect: quoted strings,
+// identifiers and comments are opaque, parentheses are counted (a semicolon inside them
+// does not end the statement), and so are the BEGIN ... END bodies of CREATE
+// FUNCTION/PROCEDURE (psql's heuristic, extended here to CREATE TRIGGER, CREATE OR ALTER,
+// RECREATE and Firebird's EXECUTE BLOCK, whose declarations before its BEGIN end with
+// semicolons too, as a Firebird routine's DECLARE ... before its BEGIN do). A backslash
+// outside quotes starts a meta-command, except that \; puts a semicolon into the statement
+// without ending it (pgbench's combined statements) and \: a colon that is never a variable
+// reference. A :name outside quotes and comments is a variable reference; :: (a cast) and
+// := are not. A quote or comment that the source ends inside is an error.
 func (s *scanner) scanSQL() (sqlText, stop, error) {
-	var (
-		b       strings.Builder
-		out     sqlText
-		started bool
-		paren   int
-		begin   int
-		words   [4]string // the statement's first identifiers, for the BEGIN/END heuristic
-		nwords  int
-		routine bool
-		block   bool // EXECUTE BLOCK before its BEGIN: its declarations end with semicolons
-	)
-	out.off = -1
-	out.empty = true
-	mark := func(off int) {
-		if !started {
-			started = true
-			out.off = off
+	st := sqlScan{out: sqlText{off: -1, empty: true}}
+	l := sqllex.New(s.src, psql)
+	l.Seek(s.pos)
+	for {
+		t := l.Next()
+		s.pos = t.End
+		text := s.src[t.Start:t.End]
+		switch {
+		case t.Kind == sqllex.EOF:
+			st.out.text = st.b.String()
+			if st.started {
+				st.out.raw = string(s.src[st.out.off:])
+			}
+			return st.out, stopEOF, nil
+		case t.Kind == sqllex.Space || t.Kind == sqllex.LineComment:
+			if st.started { // white space and -- comments before the statement are dropped
+				st.b.Write(text)
+			}
+			continue
+		case t.Unterminated:
+			return st.out, stopEOF, s.unterminated(t)
+		case t.Kind == sqllex.Other:
+			if why, end := s.sqlByte(&st, t); end {
+				return st.out, why, nil
+			}
+			l.Seek(s.pos) // past what sqlByte took
+			continue
+		}
+		st.mark(t.Start)
+		st.b.Write(text)
+		if t.Kind != sqllex.BlockComment {
+			st.out.empty = false
+		}
+		if t.Kind == sqllex.Word {
+			st.word(text)
 		}
 	}
-	for s.pos < len(s.src) {
-		c := s.src[s.pos]
-		start := s.pos
-		switch {
-		case isSQLSpace(c):
-			s.pos++
-			if started {
-				b.WriteByte(c)
-			}
-		case c == '-' && s.peek(1) == '-':
-			for s.pos < len(s.src) && s.src[s.pos] != '\n' && s.src[s.pos] != '\r' {
-				s.pos++
-			}
-			if started {
-				b.Write(s.src[start:s.pos])
-			}
-		case c == '/' && s.peek(1) == '*':
-			mark(start)
-			depth := 0
-			s.pos += 2
-			for {
-				if s.pos >= len(s.src) {
-					return out, stopEOF, s.errorf(start, "unterminated /* comment: close it with */")
-				}
-				if s.src[s.pos] == '/' && s.peek(1) == '*' {
-					depth++
-					s.pos += 2
-				} else if s.src[s.pos] == '*' && s.peek(1) == '/' {
-					s.pos += 2
-					if depth == 0 {
-						break
-					}
-					depth--
-				} else {
-					s.pos++
-				}
-			}
-			b.Write(s.src[start:s.pos])
-		case c == '\'':
-			mark(start)
-			if err := s.skipQuoted('\'', false); err != nil {
-				return out, stopEOF, err
-			}
-			out.empty = false
-			b.Write(s.src[start:s.pos])
-		case c == '"' || c == '`':
-			mark(start)
-			if err := s.skipQuoted(c, false); err != nil {
-				return out, stopEOF, err
-			}
-			out.empty = false
-			b.Write(s.src[start:s.pos])
-		case c == '$': // identifiers and numbers consumed theirs: this one starts a token
-			mark(start)
-			out.empty = false
-			if tag := s.dollarTag(); tag != "" {
-				end := bytes.Index(s.src[s.pos+len(tag):], []byte(tag))
-				if end < 0 {
-					return out, stopEOF, s.errorf(start, "unterminated dollar-quoted string: close it with %s", tag)
-				}
-				s.pos += len(tag) + end + len(tag)
-			} else {
-				s.pos++
-			}
-			b.Write(s.src[start:s.pos])
-		case isIdentStart(c):
-			mark(start)
-			out.empty = false
-			for s.pos < len(s.src) && (isIdentCont(s.src[s.pos]) || s.src[s.pos] == '$') {
-				s.pos++
-			}
-			word := string(s.src[start:s.pos])
-			if (word == "E" || word == "e") && s.peek(0) == '\'' {
-				if err := s.skipQuoted('\'', true); err != nil {
-					return out, stopEOF, err
-				}
-				b.Write(s.src[start:s.pos])
-				break
-			}
-			b.WriteString(word)
-			if nwords < len(words) {
-				words[nwords] = strings.ToLower(word)
-				nwords++
-				routine = isRoutine(words[:nwords])
-				if nwords == 2 && routine && words[0] == "execute" {
-					block = true
-				}
-			}
-			if routine && paren == 0 {
-				switch {
-				case begin == 0 && strings.EqualFold(word, "declare"):
-					// Firebird's CREATE PROCEDURE ... AS DECLARE v type; BEGIN: its
-					// declarations end with semicolons too.
-					block = true
-				case strings.EqualFold(word, "begin"):
-					begin++
-					block = false
-				case strings.EqualFold(word, "case"):
-					if begin > 0 {
-						begin++
-					}
-				case strings.EqualFold(word, "end"):
-					if begin > 0 {
-						begin--
-					}
-				}
-			}
-		case isDigit(c):
-			mark(start)
-			out.empty = false
+}
+
+// sqlScan is scanSQL's state within one statement.
+type sqlScan struct {
+	b       strings.Builder // the statement's text as sent
+	out     sqlText
+	started bool
+	paren   int       // depth in parentheses
+	begin   int       // depth in a routine's BEGIN ... END (and CASE ... END inside it)
+	words   [4]string // the statement's first words, in lower case, for isRoutine
+	nwords  int
+	routine bool // the first words open a routine body
+	block   bool // EXECUTE BLOCK or a routine's DECLAREs before its BEGIN: semicolons do not end the statement
+}
+
+// mark notes that the statement starts at offset off unless it started before.
+func (st *sqlScan) mark(off int) {
+	if !st.started {
+		st.started = true
+		st.out.off = off
+	}
+}
+
+// word follows the statement's words for psql's heuristic: the first ones tell a routine,
+// and in a routine's body BEGIN, CASE and END (outside parentheses) nest.
+func (st *sqlScan) word(w []byte) {
+	if st.nwords < len(st.words) {
+		st.words[st.nwords] = strings.ToLower(string(w))
+		st.nwords++
+		st.routine = isRoutine(st.words[:st.nwords])
+		if st.nwords == 2 && st.routine && st.words[0] == "execute" {
+			st.block = true
+		}
+	}
+	if !st.routine || st.paren > 0 {
+		return
+	}
+	switch {
+	case st.begin == 0 && bytes.EqualFold(w, []byte("declare")):
+		// Firebird's CREATE PROCEDURE ... AS DECLARE v type; BEGIN: its declarations end
+		// with semicolons too.
+		st.block = true
+	case bytes.EqualFold(w, []byte("begin")):
+		st.begin++
+		st.block = false
+	case bytes.EqualFold(w, []byte("case")):
+		if st.begin > 0 {
+			st.begin++
+		}
+	case bytes.EqualFold(w, []byte("end")):
+		if st.begin > 0 {
+			st.begin--
+		}
+	}
+}
+
+// sqlByte takes the Other byte t of the statement in st, and what pgbench's language makes
+// of the bytes after it (\; \: and :name), moving s.pos past them. It reports whether the
+// statement ends there (at a semicolon outside parentheses and routine bodies, or at the
+// backslash of a meta-command, where s.pos is left), and why.
+func (s *scanner) sqlByte(st *sqlScan, t sqllex.Token) (why stop, end bool) {
+	c := s.src[t.Start]
+	if c == '\\' && s.peek(0) != ';' && s.peek(0) != ':' {
+		st.out.text = st.b.String()
+		if st.started {
+			st.out.raw = string(s.src[st.out.off:t.Start])
+		}
+		s.pos = t.Start
+		return stopBackslash, true
+	}
+	st.mark(t.Start)
+	switch c {
+	case ';':
+		st.b.WriteByte(c)
+		if st.paren == 0 && st.begin == 0 && !st.block {
+			st.out.text, st.out.raw = st.b.String(), string(s.src[st.out.off:s.pos])
+			return stopSemicolon, true
+		}
+		return 0, false
+	case '\\': // \; or \:
+		n := s.src[s.pos]
+		s.pos++
+		st.b.WriteByte(n)
+		if n == ';' {
+			st.out.multi = true
+			st.nwords, st.routine, st.block = 0, false, false
+		} else {
+			st.out.empty = false
+		}
+		return 0, false
+	case ':':
+		if isIdentStart(s.peek(0)) {
 			for s.pos < len(s.src) && isIdentCont(s.src[s.pos]) {
 				s.pos++
 			}
-			b.Write(s.src[start:s.pos])
-		case c == '(' || c == ')':
-			mark(start)
-			out.empty = false
-			if c == '(' {
-				paren++
-			} else if paren > 0 {
-				paren--
-			}
-			s.pos++
-			b.WriteByte(c)
-		case c == ';':
-			mark(start)
-			s.pos++
-			b.WriteByte(c)
-			if paren == 0 && begin == 0 && !block {
-				out.text, out.raw = b.String(), string(s.src[out.off:s.pos])
-				return out, stopSemicolon, nil
-			}
-		case c == '\\' && (s.peek(1) == ';' || s.peek(1) == ':'):
-			mark(start)
-			s.pos += 2
-			b.WriteByte(s.src[start+1])
-			if s.src[start+1] == ';' {
-				out.multi = true
-				nwords, routine, block = 0, false, false
-			} else {
-				out.empty = false
-			}
-		case c == '\\':
-			out.text = b.String()
-			if started {
-				out.raw = string(s.src[out.off:s.pos])
-			}
-			return out, stopBackslash, nil
-		case c == ':':
-			mark(start)
-			out.empty = false
-			if isIdentStart(s.peek(1)) {
+			st.out.refs = append(st.out.refs, sqlRef{start: st.b.Len(), end: st.b.Len() + s.pos - t.Start,
+				name: string(s.src[t.Start+1 : s.pos]), off: t.Start})
+		} else {
+			for s.pos < len(s.src) && s.src[s.pos] == ':' {
 				s.pos++
-				for s.pos < len(s.src) && isIdentCont(s.src[s.pos]) {
-					s.pos++
-				}
-				out.refs = append(out.refs, sqlRef{start: b.Len(), end: b.Len() + s.pos - start,
-					name: string(s.src[start+1 : s.pos]), off: start})
-			} else {
-				for s.pos < len(s.src) && s.src[s.pos] == ':' {
-					s.pos++
-				}
 			}
-			b.Write(s.src[start:s.pos])
-		default:
-			mark(start)
-			out.empty = false
-			s.pos++
-			b.WriteByte(c)
+		}
+	case '(':
+		st.paren++
+	case ')':
+		if st.paren > 0 {
+			st.paren--
 		}
 	}
-	out.text = b.String()
-	if started {
-		out.raw = string(s.src[out.off:])
+	st.out.empty = false
+	st.b.Write(s.src[t.Start:s.pos])
+	return 0, false
+}
+
+// unterminated returns the error for the quoted token or comment t that the source ends
+// inside.
+func (s *scanner) unterminated(t sqllex.Token) error {
+	text := s.src[t.Start:t.End]
+	switch {
+	case t.Kind == sqllex.BlockComment:
+		return s.errorf(t.Start, "unterminated /* comment: close it with */")
+	case t.Kind == sqllex.QuotedIdent:
+		return s.errorf(t.Start, "unterminated quoted identifier: close it with %c", text[0])
+	case text[0] == '$':
+		tag := text[:bytes.IndexByte(text[1:], '$')+2]
+		return s.errorf(t.Start, "unterminated dollar-quoted string: close it with %s", tag)
 	}
-	return out, stopEOF, nil
+	return s.errorf(t.Start, "unterminated quoted string: close it with '")
 }
 
 // isRoutine reports whether a statement's first words open a routine body whose BEGIN ...
@@ -321,47 +298,6 @@ func isRoutine(w []string) bool {
 		return w[1] == "block"
 	}
 	return false
-}
-
-// skipQuoted moves s.pos past the quoted token that starts at s.pos with quote q; a doubled
-// quote stands for itself, and with escapes a backslash escapes the next character.
-func (s *scanner) skipQuoted(q byte, escapes bool) error {
-	start := s.pos
-	if escapes { // E'...': s.pos is at the quote
-		start--
-	}
-	s.pos++
-	for s.pos < len(s.src) {
-		c := s.src[s.pos]
-		switch {
-		case escapes && c == '\\':
-			s.pos += 2
-		case c == q && s.peek(1) == q:
-			s.pos += 2
-		case c == q:
-			s.pos++
-			return nil
-		default:
-			s.pos++
-		}
-	}
-	s.pos = len(s.src)
-	what := map[byte]string{'\'': "quoted string", '"': "quoted identifier", '`': "quoted identifier"}[q]
-	return s.errorf(start, "unterminated %s: close it with %c", what, q)
-}
-
-// dollarTag returns the $tag$ delimiter at s.pos, or "" if there is none.
-func (s *scanner) dollarTag() string {
-	i := s.pos + 1
-	if i < len(s.src) && isIdentStart(s.src[i]) {
-		for i < len(s.src) && isIdentCont(s.src[i]) {
-			i++
-		}
-	}
-	if i < len(s.src) && s.src[i] == '$' {
-		return string(s.src[s.pos : i+1])
-	}
-	return ""
 }
 
 // word is one whitespace-separated word of a meta-command.

@@ -376,3 +376,92 @@ func TestBuiltinScriptsMatchPgbench(t *testing.T) {
 		})
 	}
 }
+
+// pgbenchSplitting is a script whose SQL goes through psql's lexical rules, one
+// statement's worth each: quotes, quoted identifiers, E'...' strings, dollar quotes with and
+// without a tag, nested comments, \; and \:, a routine body with semicolons, :variables
+// beside casts. Every statement runs on PostgreSQL. (A :name inside quotes is left out:
+// pgbench substitutes it there, the package does not; see the package documentation.)
+const pgbenchSplitting = `\set aid 7
+SELECT 'a;b:c' AS "x;:y", 'it''s' AS "q""q";
+SELECT $$ ; :w $$ AS d, $t$ :w $x$ ; $t$ AS e, $é$;$é$ AS f;
+SELECT E'\';' AS g, e'\\' AS h, U&'d\0061t' AS i, X'1F' AS j, B'101' AS k, N'n;' AS l;
+SELECT 1 /* ; /* ; */ ; */ AS m;
+SELECT (SELECT 1) AS n
+;
+SELECT :aid::int AS o, (ARRAY[1,2])[1:2] AS p, 1.5e3 AS r, .5 AS t;
+SELECT 1 AS u\; SELECT 2 AS v;
+SELECT 1 AS "w\:x";
+CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END;
+SELECT pg_temp.f()
+  AS "multi
+line";
+`
+
+// TestSplittingMatchesPgbench runs pgbenchSplitting with pgbench -d -M simple, which logs
+// every statement it sends, and checks that the literal mode sends the same statements:
+// the script is split where psql splits it, and :variables are found where pgbench finds
+// them.
+func TestSplittingMatchesPgbench(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	out := runPgbench(t, dsn, pgbenchSplitting, "-d", "-M", "simple", "-t", "1")
+	// A statement runs from "sending " to the next line of pgbench's log: it may hold
+	// newlines.
+	var want []string
+	for _, part := range strings.Split(out, "\npgbench: ")[1:] {
+		if _, sql, ok := strings.Cut(part, "client 0 sending "); ok {
+			want = append(want, sql)
+		}
+	}
+	s, err := Parse("splitting.sql", []byte(pgbenchSplitting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Config{Mode: Literal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	c.Begin(s)
+	if err := c.Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 10 || strings.Join(r.stmts, "\n--\n") != strings.Join(want, "\n--\n") {
+		t.Errorf("the literal mode sent\n%s\npgbench -M simple\n%s", strings.Join(r.stmts, "\n--\n"), strings.Join(want, "\n--\n"))
+	}
+}
+
+// TestJunkMatchesPgbench checks the statements that psql's rules for a number or a $n
+// followed directly by an identifier (PostgreSQL 15's junk rules: 1a$$ is one token, and so
+// is 1.E before a quote) make of a script: each case starts with a statement the server
+// refuses, so pgbench sends only that one, which must be the script's first statement.
+func TestJunkMatchesPgbench(t *testing.T) {
+	bin := pgbenchBinary(t)
+	dsn := pgtest.NewDatabase(t)
+	for _, src := range []string{
+		"SELECT 1a$$ AS x; SELECT $$y$$;", "SELECT $1a$$ AS x; SELECT $$y$$;", "SELECT 0é$$ AS x; SELECT $$y$$;",
+		"SELECT 1.a$$ AS x; SELECT $$y$$;", "SELECT 1.5e3a$$ AS x; SELECT $$y$$;", "SELECT 1e$$ AS x; SELECT $$y$$;",
+		`SELECT 1.E'\' AS x, 'a' AS y; SELECT 2;`, `SELECT $1E'\' AS x, 'a' AS y; SELECT 2;`,
+		`SELECT 1xE'\' AS x, 'a' AS y; SELECT 2;`, "SELECT 1$$ AS x; $$ AS y; SELECT 2;",
+	} {
+		file := filepath.Join(t.TempDir(), "junk.sql")
+		if err := os.WriteFile(file, []byte(src+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// pgbench exits with an error: the statement fails on the server.
+		out, _ := exec.Command(bin, "-n", "-d", "-M", "simple", "-t", "1", "-f", file, dsn).CombinedOutput()
+		_, sent, ok := strings.Cut(string(out), "client 0 sending ")
+		sent, _, _ = strings.Cut(sent, "\npgbench: ")
+		if !ok {
+			t.Fatalf("%s: pgbench sent nothing:\n%s", src, out)
+		}
+		s, err := Parse("junk.sql", []byte(src+"\n"))
+		if err != nil {
+			t.Errorf("%s: %v; pgbench sent %q", src, err, sent)
+			continue
+		}
+		if got := s.Commands()[0].SQL; got != sent {
+			t.Errorf("%s: first statement %q, pgbench sent %q", src, got, sent)
+		}
+	}
+}
