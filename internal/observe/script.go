@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dblat/dblat/internal/sqllex"
 	"github.com/dblat/dblat/internal/wire"
 	"github.com/dblat/dblat/internal/workload/script"
 )
@@ -254,18 +255,28 @@ func cut(s tapStmt, lx wire.Lexicon, spans []wire.Span) (tmpl, []wire.Span, stri
 // escapeSQL makes recorded SQL text (outside literals) safe in a script: a colon before a
 // name would be read as a variable (\: is a colon), and a semicolon inside one statement
 // (a compound statement's body: BEGIN NOT ATOMIC, EXECUTE BLOCK) would end it (\; keeps it
-// in). The statement ends with the script's own semicolon.
+// in). Quoted identifiers and comments are left as they are: the script's lexer reads them
+// as opaque, so an escape there would change them. The statement ends with the script's
+// own semicolon.
 func escapeSQL(b []byte) string {
 	var out strings.Builder
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == ':' && i+1 < len(b) && isNameStart(b[i+1]) && (i == 0 || b[i-1] != ':'):
-			out.WriteString(`\:`)
-		case c == ';':
-			out.WriteString(`\;`)
-		default:
-			out.WriteByte(c)
+	l := sqllex.New(b, script.Dialect)
+	for t := l.Next(); t.Kind != sqllex.EOF; t = l.Next() {
+		switch t.Kind {
+		case sqllex.QuotedIdent, sqllex.String, sqllex.LineComment, sqllex.BlockComment:
+			out.Write(b[t.Start:t.End])
+			continue
+		}
+		for i := t.Start; i < t.End; i++ {
+			c := b[i]
+			switch {
+			case c == ':' && i+1 < len(b) && isNameStart(b[i+1]) && (i == 0 || b[i-1] != ':'):
+				out.WriteString(`\:`)
+			case c == ';':
+				out.WriteString(`\;`)
+			default:
+				out.WriteByte(c)
+			}
 		}
 	}
 	return out.String()

@@ -174,3 +174,18 @@ func FuzzScriptParses(f *testing.F) {
 		}
 	})
 }
+
+// TestEscapeSQL: colons before names and semicolons become the script language's \: and \;
+// outside quoted identifiers and comments, which the script's lexer reads as they are.
+func TestEscapeSQL(t *testing.T) {
+	for in, want := range map[string]string{
+		`SELECT a::int, :x FROM t WHERE b = 1; END`: `SELECT a::int, \:x FROM t WHERE b = 1\; END`,
+		`SELECT "a;b", "c:d" FROM t`:                `SELECT "a;b", "c:d" FROM t`,
+		"SELECT 1 /* a; :b */ -- c; :d\n;":          "SELECT 1 /* a; :b */ -- c; :d\n\\;",
+		"SELECT `x;y`":                              "SELECT `x;y`",
+	} {
+		if got := escapeSQL([]byte(in)); got != want {
+			t.Errorf("escapeSQL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

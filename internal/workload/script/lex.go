@@ -93,12 +93,12 @@ const (
 	stopBackslash      // s.pos is at the backslash of a meta-command
 )
 
-// psql is the dialect of a script's SQL: psql's lexical rules (PostgreSQL 15's
+// Dialect is the dialect of a script's SQL: psql's lexical rules (PostgreSQL 15's
 // src/fe_utils/psqlscan.l: standard conforming '...' strings, E'...' strings, "..."
 // identifiers, $tag$...$tag$ strings, -- comments that \r ends too, nested /* */ comments,
 // numbers that take an identifier after them, no \v in white space), and MySQL's `...`
 // identifiers beyond them.
-var psql = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: true, CRNewline: true,
+var Dialect = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: true, CRNewline: true,
 	NumericJunk: true, VerticalTabText: true}
 
 // scanSQL collects SQL from s.pos up to the end of a statement, a meta-command or the end of
@@ -114,7 +114,7 @@ var psql = sqllex.Dialect{DollarQuotes: true, NestedComments: true, Backticks: t
 // := are not. A quote or comment that the source ends inside is an error.
 func (s *scanner) scanSQL() (sqlText, stop, error) {
 	st := sqlScan{out: sqlText{off: -1, empty: true}}
-	l := sqllex.New(s.src, psql)
+	l := sqllex.New(s.src, Dialect)
 	l.Seek(s.pos)
 	for {
 		t := l.Next()
