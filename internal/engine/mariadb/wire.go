@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/sqllex"
 	"github.com/dblat/dblat/internal/wire"
 )
 
@@ -495,12 +496,12 @@ func txControl(stmt []byte, lex wire.Lexicon) wire.End {
 	if !bytes.EqualFold(wire.FirstWord(stmt, lex), []byte("BEGIN")) {
 		return wire.TxControl(stmt, lex)
 	}
-	i := bytesIndexFold(stmt, "ATOMIC")
-	if i < 0 {
+	rest := atomicBody(stmt, lex)
+	if rest == nil {
 		return wire.EndNone
 	}
 	end := wire.EndNone
-	for rest := stmt[i+len("ATOMIC"):]; ; {
+	for {
 		var st []byte
 		st, rest = wire.NextStatement(rest, lex)
 		if st == nil {
@@ -515,19 +516,30 @@ func txControl(stmt []byte, lex wire.Lexicon) wire.End {
 	}
 }
 
-// bytesIndexFold returns the index of the ASCII word kw (upper case) in b, ignoring case,
-// or -1.
-func bytesIndexFold(b []byte, kw string) int {
-	for i := 0; i+len(kw) <= len(b); i++ {
-		j := 0
-		for j < len(kw) && b[i+j]&^0x20 == kw[j] {
-			j++
+// atomicBody returns what follows a compound statement's BEGIN [NOT] ATOMIC, or nil when
+// stmt (which begins with BEGIN) is not one.
+func atomicBody(stmt []byte, lex wire.Lexicon) []byte {
+	l := sqllex.New(stmt, lex)
+	words := 0
+	for t := l.Next(); t.Kind != sqllex.EOF; t = l.Next() {
+		if t.Kind.Blank() {
+			continue
 		}
-		if j == len(kw) {
-			return i
+		if t.Kind != sqllex.Word {
+			return nil
 		}
+		w := stmt[t.Start:t.End]
+		switch {
+		case words == 0: // BEGIN
+		case bytes.EqualFold(w, []byte("ATOMIC")):
+			return stmt[t.End:]
+		case words == 1 && bytes.EqualFold(w, []byte("NOT")):
+		default:
+			return nil
+		}
+		words++
 	}
-	return -1
+	return nil
 }
 
 // send reports a request and queues its command for the server's answer.
