@@ -3,8 +3,12 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	hexpkg "encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // FoldedBatchTx returns a BatchTx for an engine that folds the BEGIN into the first batch
@@ -92,6 +96,69 @@ func Interpolate(b *strings.Builder, query string, args []any, quotes, escapes s
 	}
 	if n != len(args) {
 		return fmt.Errorf("%d placeholders for %d arguments", n, len(args))
+	}
+	return nil
+}
+
+// Literals says how an engine spells the SQL literals whose spelling differs between
+// engines, for Interpolate: Write spells the rest alike (NULL, integers, '...' strings
+// with doubled quotes).
+type Literals struct {
+	// Float is strconv's format of a float64 ('e', 'g').
+	Float byte
+	// True and False are the booleans.
+	True, False string
+	// Time spells a timestamp.
+	Time func(time.Time) string
+	// Hex opens a literal of bytes in hexadecimal ("x'", "X'").
+	Hex string
+	// HexString, when set, says whether a string must be written as the hexadecimal
+	// literal of its bytes (MariaDB's default sql_mode reads a backslash in '...' as an
+	// escape).
+	HexString func(string) bool
+}
+
+// Write writes v, converted as database/sql converts arguments, as a literal; a value of
+// any other type is an error.
+func (l Literals) Write(b *strings.Builder, v any) error {
+	v, err := driver.DefaultParameterConverter.ConvertValue(v)
+	if err != nil {
+		return err
+	}
+	hex := func(x []byte) {
+		b.WriteString(l.Hex)
+		b.WriteString(hexpkg.EncodeToString(x))
+		b.WriteByte('\'')
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("NULL")
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case uint64:
+		b.WriteString(strconv.FormatUint(x, 10))
+	case float64:
+		b.WriteString(strconv.FormatFloat(x, l.Float, -1, 64))
+	case bool:
+		if x {
+			b.WriteString(l.True)
+		} else {
+			b.WriteString(l.False)
+		}
+	case time.Time:
+		b.WriteString(l.Time(x))
+	case []byte:
+		hex(x)
+	case string:
+		if l.HexString != nil && l.HexString(x) {
+			hex([]byte(x))
+			return nil
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(x, "'", "''"))
+		b.WriteByte('\'')
+	default:
+		return fmt.Errorf("cannot write %T as a literal", v)
 	}
 	return nil
 }

@@ -3,10 +3,7 @@ package firebird
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -153,7 +150,7 @@ func blockOf(stmts []*engine.BatchStmt) (string, int, error) {
 	for k, s := range stmts {
 		var body strings.Builder
 		// Strings in '', identifiers in "" (quotes doubled in both, no backslash escapes).
-		if err := engine.Interpolate(&body, s.SQL, s.Args, `'"`, "", writeLiteral); err != nil {
+		if err := engine.Interpolate(&body, s.SQL, s.Args, `'"`, "", literals.Write); err != nil {
 			return "", 0, fmt.Errorf("batch statement %d: %w", k+1, err)
 		}
 		sqlText := strings.TrimRight(body.String(), " \t\n;")
@@ -182,40 +179,6 @@ func isSelect(q string) bool {
 	return first == "SELECT" || first == "WITH"
 }
 
-// writeLiteral writes v as a Firebird 3 literal.
-func writeLiteral(b *strings.Builder, v any) error {
-	v, err := driver.DefaultParameterConverter.ConvertValue(v)
-	if err != nil {
-		return err
-	}
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("NULL")
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
-	case float64:
-		b.WriteString(strconv.FormatFloat(x, 'e', -1, 64))
-	case bool:
-		if x {
-			b.WriteString("TRUE")
-		} else {
-			b.WriteString("FALSE")
-		}
-	case time.Time:
-		b.WriteString("TIMESTAMP ")
-		b.WriteString(x.Format("'2006-01-02 15:04:05.0000'"))
-	case []byte:
-		b.WriteString("x'")
-		b.WriteString(hex.EncodeToString(x))
-		b.WriteString("'")
-	case string:
-		b.WriteByte('\'')
-		b.WriteString(strings.ReplaceAll(x, "'", "''"))
-		b.WriteByte('\'')
-	default:
-		return fmt.Errorf("cannot write %T as a literal", v)
-	}
-	return nil
-}
+// literals are Firebird 3's spellings of literals.
+var literals = engine.Literals{Float: 'e', True: "TRUE", False: "FALSE", Hex: "x'",
+	Time: func(t time.Time) string { return "TIMESTAMP " + t.Format("'2006-01-02 15:04:05.0000'") }}

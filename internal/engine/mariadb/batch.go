@@ -3,10 +3,7 @@ package mariadb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -80,7 +77,7 @@ func (t *batchTx) send(ctx context.Context, begin bool, stmts []*engine.BatchStm
 	}
 	for i, s := range stmts {
 		// Strings in '' or "" (backslash escapes in both), identifiers in ``.
-		if err := engine.Interpolate(&b, s.SQL, s.Args, "'\"`", `'"`, writeLiteral); err != nil {
+		if err := engine.Interpolate(&b, s.SQL, s.Args, "'\"`", `'"`, literals.Write); err != nil {
 			t.rollback(ctx)
 			return fmt.Errorf("batch statement %d: %w", i+1, err)
 		}
@@ -173,45 +170,7 @@ func readResult(rows *sql.Rows, s *engine.BatchStmt) error {
 	return rows.Err()
 }
 
-// writeLiteral writes v as an SQL literal.
-func writeLiteral(b *strings.Builder, v any) error {
-	v, err := driver.DefaultParameterConverter.ConvertValue(v)
-	if err != nil {
-		return err
-	}
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("NULL")
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
-	case float64:
-		b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-	case bool:
-		if x {
-			b.WriteString("1")
-		} else {
-			b.WriteString("0")
-		}
-	case time.Time:
-		b.WriteString(x.UTC().Format("'2006-01-02 15:04:05.999999'"))
-	case []byte:
-		b.WriteString("X'")
-		b.WriteString(hex.EncodeToString(x))
-		b.WriteString("'")
-	case string:
-		if strings.ContainsRune(x, '\\') {
-			b.WriteString("X'")
-			b.WriteString(hex.EncodeToString([]byte(x)))
-			b.WriteString("'")
-			return nil
-		}
-		b.WriteByte('\'')
-		b.WriteString(strings.ReplaceAll(x, "'", "''"))
-		b.WriteByte('\'')
-	default:
-		return fmt.Errorf("cannot write %T as a literal", v)
-	}
-	return nil
-}
+// literals are MariaDB's spellings of literals, in its default sql_mode.
+var literals = engine.Literals{Float: 'g', True: "1", False: "0", Hex: "X'",
+	Time:      func(t time.Time) string { return t.UTC().Format("'2006-01-02 15:04:05.999999'") },
+	HexString: func(s string) bool { return strings.ContainsRune(s, '\\') }}
