@@ -264,7 +264,7 @@ func mixFactors() []string {
 	out := []string{results.OptionPrefix + "mix"}
 	for _, f := range spec.Fields {
 		if f.Weighs && f.Factor {
-			out = append(out, f.Key)
+			out = append(out, f.Name)
 		}
 	}
 	return out
@@ -273,7 +273,8 @@ func mixFactors() []string {
 // paramItems are the items of the run's parameters as the run description declares them
 // (spec.Fields): named by their key with spaces for underscores ("max tries"), compared in
 // canonical form (Field.Value), an error to differ unless Field.MinorMismatch makes it a
-// warning, with Field.Mismatch as what the difference does. A parameter a study may vary
+// warning, with Field.Mismatch as what the difference does; an Incidental field, which
+// changes no figure, is not compared. A parameter a study may vary
 // (Field.Factor) may differ between the levels of its own factor. The pool size is compared
 // as the run used it, "one per terminal" when it did not limit the terminals, and so may
 // also differ between the levels of terminals.
@@ -281,15 +282,18 @@ func paramItems() []item {
 	var its []item
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
-		it := item{rule: RuleMixedParams, name: strings.ReplaceAll(f.Key, "_", " "), soft: noSoft, sev: Error, why: f.Mismatch,
+		if f.Incidental {
+			continue
+		}
+		it := item{rule: RuleMixedParams, name: strings.ReplaceAll(f.Name, "_", " "), soft: noSoft, sev: Error, why: f.Mismatch,
 			get: func(r *results.Run) string { return f.Value(&r.Params) }}
 		if f.MinorMismatch {
 			it.sev = Warning
 		}
 		if f.Factor {
-			it.exempt = []string{f.Key}
+			it.exempt = []string{f.Name}
 		}
-		if f.Key == results.FactorConnections {
+		if f.Name == results.FactorConnections {
 			it.get = poolText
 			it.exempt = append(it.exempt, results.FactorTerminals)
 		}

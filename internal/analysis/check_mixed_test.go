@@ -11,7 +11,8 @@ import (
 // TestEveryRunParameterCompared: every parameter the run description declares
 // (spec.Fields), a new one included, is compared like for like with no code here: a run
 // whose value differs from the others' is named with the field's Mismatch, at the severity
-// MinorMismatch gives; a factor that varies it on purpose silences it.
+// MinorMismatch gives; a factor that varies it on purpose silences it. An Incidental field
+// changes no figure and is never named.
 func TestEveryRunParameterCompared(t *testing.T) {
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
@@ -30,7 +31,7 @@ func TestEveryRunParameterCompared(t *testing.T) {
 			}
 		}
 		if len(vals) != 2 {
-			t.Fatalf("%s: no two values to plant", f.Key)
+			t.Fatalf("%s: no two values to plant", f.Name)
 		}
 		plant := func() []results.Run {
 			runs := cleanStudy()
@@ -45,7 +46,7 @@ func TestEveryRunParameterCompared(t *testing.T) {
 			}
 			return runs
 		}
-		name := strings.ReplaceAll(f.Key, "_", " ")
+		name := strings.ReplaceAll(f.Name, "_", " ")
 		var found []Finding
 		for _, x := range only(Check(plant(), CheckOptions{Factors: []string{results.FactorEngine}}), RuleMixedParams) {
 			if strings.HasPrefix(x.Message, name+" differs") {
@@ -56,16 +57,22 @@ func TestEveryRunParameterCompared(t *testing.T) {
 		if f.MinorMismatch {
 			want = Warning
 		}
+		if f.Incidental {
+			if len(found) != 0 {
+				t.Errorf("%s is incidental, yet: %+v", f.Name, found)
+			}
+			continue
+		}
 		if len(found) != 1 || found[0].Severity != want || !strings.Contains(found[0].Message, f.Mismatch) ||
 			len(found[0].Runs) != 1 || found[0].Runs[0] != 5 {
-			t.Errorf("%s planted in run 5: %+v, want one %s finding naming it with %q", f.Key, found, want, f.Mismatch)
+			t.Errorf("%s planted in run 5: %+v, want one %s finding naming it with %q", f.Name, found, want, f.Mismatch)
 		}
 		if !f.Factor {
 			continue
 		}
-		for _, x := range only(Check(plant(), CheckOptions{Factors: []string{f.Key}}), RuleMixedParams) {
+		for _, x := range only(Check(plant(), CheckOptions{Factors: []string{f.Name}}), RuleMixedParams) {
 			if strings.HasPrefix(x.Message, name+" ") {
-				t.Errorf("%s is a factor, yet: %s", f.Key, x.Message)
+				t.Errorf("%s is a factor, yet: %s", f.Name, x.Message)
 			}
 		}
 	}

@@ -89,7 +89,7 @@ func checkOptionFlags(given map[string]string, decl option.Set) error {
 	for _, name := range sortedKeys(given) {
 		if o, ok := decl.Lookup(name); ok {
 			if _, err := o.Canonical(given[name]); err != nil {
-				return usagef("--%s %v", o.Flag(), err)
+				return usagef("--%s %v", o.FlagName(), err)
 			}
 		}
 	}
@@ -154,7 +154,7 @@ Workloads:
 			for name := range given {
 				if _, mine := def.LoadOptions.Lookup(name); !mine {
 					if _, ours := opts.Lookup(name); ours {
-						return usagef("--%s is not an option of loading %s (its options: %s)", option.Option{Name: name}.Flag(),
+						return usagef("--%s is not an option of loading %s (its options: %s)", option.Option{Name: name}.FlagName(),
 							def.Name, flagList(def.LoadOptions))
 					}
 				}

@@ -43,7 +43,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.StringVar(&o.target, "target", "", "managed server name or DSN (required)")
 	for _, key := range driveFlags {
 		fld, _ := spec.Lookup(key)
-		f.Var(spec.FlagValue{F: fld, P: &o.run.Params}, fld.Flag, fld.Usage)
+		f.Var(spec.FlagValue{F: fld, P: &o.run.Params}, fld.FlagName(), fld.Usage)
 	}
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", spec.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
@@ -74,14 +74,14 @@ func (of *optionFlags) add(f *pflag.FlagSet, s option.Set) {
 		}
 		of.set = append(of.set, o)
 		if o.Kind == option.Bool {
-			of.bools[o.Name] = f.Bool(o.Flag(), o.Default == "true", o.Usage)
+			of.bools[o.Name] = f.Bool(o.FlagName(), o.Default == "true", o.Usage)
 			continue
 		}
 		usage := o.Usage
 		if len(o.Values) > 0 && !strings.Contains(usage, o.Values[0]) {
 			usage += " (" + strings.Join(o.Values, ", ") + ")"
 		}
-		of.values[o.Name] = f.String(o.Flag(), o.Default, usage)
+		of.values[o.Name] = f.String(o.FlagName(), o.Default, usage)
 	}
 }
 
@@ -89,7 +89,7 @@ func (of *optionFlags) add(f *pflag.FlagSet, s option.Set) {
 func (of *optionFlags) given(f *pflag.FlagSet) map[string]string {
 	out := map[string]string{}
 	for _, o := range of.set {
-		if !f.Changed(o.Flag()) {
+		if !f.Changed(o.FlagName()) {
 			continue
 		}
 		if b, ok := of.bools[o.Name]; ok {
@@ -171,7 +171,7 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 	}
 	use := def.Name
 	for _, key := range def.Fields {
-		if fld, _ := spec.Lookup(key); fld.List && fld.Short != "" {
+		if fld, _ := spec.Lookup(key); fld.List() && fld.Short != "" {
 			value, _, _ := strings.Cut(fld.Usage, ":")
 			use += fmt.Sprintf(" [-%s %s ...]", fld.Short, value)
 		}
@@ -199,7 +199,7 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 func addFieldFlags(f *pflag.FlagSet, p *spec.Params, keys []string) {
 	for _, key := range keys {
 		fld, _ := spec.Lookup(key)
-		f.VarP(spec.FlagValue{F: fld, P: p}, fld.Flag, fld.Short, fld.Usage)
+		f.VarP(spec.FlagValue{F: fld, P: p}, fld.FlagName(), fld.Short, fld.Usage)
 	}
 }
 
@@ -270,8 +270,8 @@ func (wf *workloadFlags) addFlags(f *pflag.FlagSet, run *spec.Run, def *workload
 	}
 	if def.Think {
 		think, _ := spec.Lookup("think")
-		f.Var(spec.FlagValue{F: think, P: &run.Params}, think.Flag, think.Usage)
-		f.Lookup(think.Flag).NoOptDefVal = "true"
+		f.Var(spec.FlagValue{F: think, P: &run.Params}, think.FlagName(), think.Usage)
+		f.Lookup(think.FlagName()).NoOptDefVal = "true"
 	}
 	wf.opts.add(f, opts)
 }
@@ -299,7 +299,7 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	given := wf.opts.given(f)
 	for _, o := range groupOpts {
 		if _, ok := given[o.Name]; ok && !slices.ContainsFunc(def.Options, func(x option.Option) bool { return x.Name == o.Name }) {
-			return usagef("--%s is not an option of %s (its options: %s)", o.Flag(), def.Name, flagList(def.Options))
+			return usagef("--%s is not an option of %s (its options: %s)", o.FlagName(), def.Name, flagList(def.Options))
 		}
 	}
 	if f.Lookup("scale") != nil && f.Changed("scale") && def.Scale.Name == "" {
@@ -373,8 +373,8 @@ func runFlagNames(def *workload.Definition, f *pflag.FlagSet) func(path string) 
 			}
 			return "--scale"
 		}
-		if fld, ok := spec.Lookup(path); ok && fld.Flag != "" {
-			return "--" + fld.Flag
+		if fld, ok := spec.Lookup(path); ok && fld.FlagName() != "" {
+			return "--" + fld.FlagName()
 		}
 		return path
 	}
@@ -400,7 +400,7 @@ func flagList(s option.Set) string {
 	}
 	out := make([]string, len(s))
 	for i, o := range s {
-		out[i] = "--" + o.Flag()
+		out[i] = "--" + o.FlagName()
 	}
 	return strings.Join(out, ", ")
 }

@@ -55,8 +55,8 @@ func checkLoad(ls *LoadSpec, e engine.Engine, managed bool) (*workload.Definitio
 	}
 	p := ls.params()
 	for _, f := range spec.Fields {
-		if f.Scoped && f.Value(&p) != "" && !slices.Contains(def.LoadFields, f.Key) {
-			return nil, nil, nil, Inputf("loading %s takes no %s", def.Name, f.Key)
+		if f.Scoped && f.Value(&p) != "" && !slices.Contains(def.LoadFields, f.Name) {
+			return nil, nil, nil, Inputf("loading %s takes no %s", def.Name, f.Name)
 		}
 	}
 	var dbSet option.Set

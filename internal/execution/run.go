@@ -65,14 +65,14 @@ func loadCommand(def *workload.Definition, rs *spec.Run) string {
 		}
 		given = true
 		values := []string{v}
-		if f.List {
+		if f.List() {
 			values = strings.Split(v, ",")
 		}
 		for _, x := range values {
 			if f.File {
 				x = filepath.Join(rs.Dir, x)
 			}
-			cmd += " --" + f.Flag + " " + x
+			cmd += " --" + f.FlagName() + " " + x
 		}
 	}
 	if given && rs.Scale > 0 && def.Scale.Name != "" && def.Scale.Name != "warehouses" {

@@ -68,8 +68,8 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 		bad(spec.FieldPath("think"), "is not a pacing of %s: it has no think times", def.Name)
 	}
 	for _, f := range spec.Fields {
-		if f.Scoped && f.Value(&rs.Params) != "" && !slices.Contains(def.Fields, f.Key) {
-			bad(spec.FieldPath(f.Key), "is not a parameter of workload %s: it is for %s", def.Name, strings.Join(takers(f.Key), ", "))
+		if f.Scoped && f.Value(&rs.Params) != "" && !slices.Contains(def.Fields, f.Name) {
+			bad(spec.FieldPath(f.Name), "is not a parameter of workload %s: it is for %s", def.Name, strings.Join(takers(f.Name), ", "))
 		}
 	}
 	rs.Mix = nil

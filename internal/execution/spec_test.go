@@ -47,7 +47,7 @@ func TestCheckRefusesWhatCannotRun(t *testing.T) {
 		{"tpcc defaults", "postgres", true, func(*spec.Run) {}, "", ""},
 		{"unknown workload", "postgres", true, func(s *spec.Run) { s.Workload = "tpc-c" }, "workload", `did you mean tpcc?`},
 		{"misspelt option", "postgres", true, func(s *spec.Run) { s.Options = opts("mdoe", "batched") }, "options[mdoe]", `is not an option of workload tpcc on postgres (did you mean mode?)`},
-		{"bad mode", "postgres", true, func(s *spec.Run) { s.Options = opts("mode", "bulk") }, "options[mode]", `"bulk" is not one of client, batched, procedure`},
+		{"bad mode", "postgres", true, func(s *spec.Run) { s.Options = opts("mode", "bulk") }, "options[mode]", `must be client, batched or procedure, got "bulk"`},
 		{"another engine's option", "postgres", true, func(s *spec.Run) { s.Options = opts("interpolate_params", "true") }, "options[interpolate_params]", `is not an option of workload tpcc on postgres`},
 		{"engine's option", "mariadb", false, func(s *spec.Run) { s.Options = opts("interpolate_params", "yes") }, "", ""},
 		{"managed-only option on a DSN", "firebird", false, func(s *spec.Run) { s.Options = opts("sweep", "true") }, "options[sweep]", "needs a managed server"},

@@ -12,6 +12,7 @@ package option
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,21 +21,49 @@ import (
 	"github.com/dblat/dblat/internal/suggest"
 )
 
-// Kind is the type of an option's values.
+// Kind is the type of an option's values: which reader reads them (read.go) and how they
+// are written back (Option.Canonical).
 type Kind int
 
 // The kinds of option values.
 const (
 	String   Kind = iota // any text, or one of Option.Values
-	Bool                 // true or false
-	Int                  // a whole number ≥ Option.Min
-	Duration             // a Go duration ("1.5ms", "2s") or 0
+	Bool                 // ParseBool: true, yes, on, 1 or false, no, off, 0
+	Int                  // ParseInt: a whole number ≥ Option.Min
+	Duration             // ParseDuration: a Go duration or 0, ≥ Option.Min nanoseconds
+	Rate                 // ParseRate: transactions per second, not negative
+	List                 // several values, each given on its own (a flag again, a list item)
+	Pairs                // a List of NAME=VALUE pairs (ParsePair)
 )
 
-// Option is one named option.
+// String is the word help texts show for a value of the kind ("int", "duration").
+func (k Kind) String() string {
+	switch k {
+	case Bool:
+		return "bool"
+	case Int:
+		return "int"
+	case Duration:
+		return "duration"
+	case Rate:
+		return "float"
+	case List, Pairs:
+		return "stringArray"
+	}
+	return "string"
+}
+
+// Unbounded is the Min of an Int option that takes any whole number, negative ones too.
+const Unbounded = math.MinInt
+
+// Option is one named parameter a user can set: a workload's or an engine's option, a field
+// of a run (package spec embeds it in spec.Field), a key of a study file. Its Kind says how
+// its values are read and written back, and Default, Values and Min are all there is to its
+// range: every front end reads it through Canonical, and validation checks a value already
+// read with Check.
 type Option struct {
 	// Name is the option's name in snake_case ("blobs_per_tx"), as a study file writes it
-	// after "opt." and as runs store it. Its flag is Flag().
+	// (base.NAME, opt.NAME) and as runs store it.
 	Name string
 	Kind Kind
 	// Default is the value used when none is given, in canonical form; "" when the absence
@@ -42,62 +71,109 @@ type Option struct {
 	Default string
 	// Values, for a String option, is the closed set of allowed values; nil allows any.
 	Values []string
-	// Min is the smallest allowed value of an Int option.
+	// Min bounds an Int option's values from below (0: not negative; Unbounded: none) and a
+	// Duration option's, in nanoseconds (0: not negative; 1: positive).
 	Min int
+	// Zero, when set, says what a value of 0 stands for ("one per terminal"): 0 is then a
+	// shorthand, which Check accepts whatever Min says, and which a front end that needs
+	// the value itself (a study's factor level) refuses, quoting it.
+	Zero string
 	// Usage is the one-line help of the flag.
 	Usage string
+	// Flag is the command-line flag when it is not Name with dashes (FlagName), NoFlag when
+	// the command line spells the option otherwise (the scale under the workload's unit).
+	Flag string
+	// Short is the flag's one-letter shorthand ("f" for pgbench's -f), "" for none.
+	Short string
 	// ManagedOnly marks an option that needs a server dblat manages (Firebird's sweep runs
 	// gfix on the server's own files).
 	ManagedOnly bool
 }
 
-// Flag returns the option's command-line flag name: Name with dashes ("blobs-per-tx").
-func (o Option) Flag() string { return strings.ReplaceAll(o.Name, "_", "-") }
+// NoFlag is the Flag of an option that has no flag of its own.
+const NoFlag = "-"
 
-// Canonical checks v as a value of o and returns it in canonical form: booleans as "true"
-// or "false", integers plainly, durations as Go prints them ("0" for zero). The error
-// reads after the option's name: "must be a whole number, got \"x\"".
+// FlagName returns the option's command-line flag name: Flag, or Name with dashes
+// ("blobs-per-tx"); "" for an option with NoFlag.
+func (o Option) FlagName() string {
+	switch o.Flag {
+	case "":
+		return strings.ReplaceAll(o.Name, "_", "-")
+	case NoFlag:
+		return ""
+	}
+	return o.Flag
+}
+
+// Canonical reads v as a value of o, checks it against o's range (Check) and returns it in
+// canonical form: booleans as "true" or "false", integers plainly, durations by
+// FormatDuration, rates by FormatRate. The error reads after the option's name: "must be a
+// whole number, got \"x\"".
 func (o Option) Canonical(v string) (string, error) {
-	v = strings.TrimSpace(v)
 	switch o.Kind {
 	case Bool:
-		switch strings.ToLower(v) {
-		case "true", "yes", "on", "1":
-			return "true", nil
-		case "false", "no", "off", "0":
-			return "false", nil
-		}
-		return "", fmt.Errorf("must be true or false, got %q", v)
+		b, err := ParseBool(v)
+		return strconv.FormatBool(b), err
 	case Int:
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return "", fmt.Errorf("must be a whole number, got %q", v)
+		n, err := ParseInt(v)
+		if err == nil {
+			err = o.CheckInt(n)
 		}
-		if n < o.Min {
-			return "", fmt.Errorf("must be at least %d, got %d", o.Min, n)
-		}
-		return strconv.Itoa(n), nil
+		return strconv.Itoa(n), err
 	case Duration:
-		if v == "0" {
-			return "0", nil
+		d, err := ParseDuration(v)
+		if err == nil {
+			err = o.CheckDuration(d)
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return "", fmt.Errorf("must be a duration such as 500ms or 2s, got %q", v)
+		return FormatDuration(d), err
+	case Rate:
+		r, err := ParseRate(v)
+		if err == nil {
+			err = o.CheckRate(r)
 		}
-		if d == 0 {
-			return "0", nil
-		}
-		return d.String(), nil
+		return FormatRate(r), err
 	}
-	if o.Values != nil && !slices.Contains(o.Values, v) {
-		msg := fmt.Sprintf("%q is not one of %s", v, strings.Join(o.Values, ", "))
-		if s := suggest.Closest(v, o.Values, 2); s != "" {
-			msg += fmt.Sprintf(" (did you mean %s?)", s)
+	v = strings.TrimSpace(v)
+	if o.Values != nil {
+		if err := OneOf(v, o.Values); err != nil {
+			return "", err
 		}
-		return "", fmt.Errorf("%s", msg)
 	}
 	return v, nil
+}
+
+// CheckInt checks n against an Int option's range.
+func (o Option) CheckInt(n int) error {
+	switch {
+	case n >= o.Min || o.Min == Unbounded || (n == 0 && o.Zero != ""):
+		return nil
+	case o.Min == 0:
+		return fmt.Errorf("must not be negative, got %d", n)
+	}
+	return fmt.Errorf("must be at least %d, got %d", o.Min, n)
+}
+
+// CheckDuration checks d against a Duration option's range.
+func (o Option) CheckDuration(d time.Duration) error {
+	switch {
+	case d >= time.Duration(o.Min) || (d == 0 && o.Zero != ""):
+		return nil
+	case d < 0:
+		return fmt.Errorf("must not be negative, got %s", FormatDuration(d))
+	}
+	return fmt.Errorf("must be positive, got %s", FormatDuration(d))
+}
+
+// CheckRate checks r against a Rate option's range: not negative.
+func (o Option) CheckRate(r float64) error {
+	if r >= 0 && !math.IsInf(r, 0) {
+		return nil
+	}
+	zero := ""
+	if o.Zero != "" {
+		zero = " (0: " + o.Zero + ")"
+	}
+	return fmt.Errorf("must be a positive number of transactions per second%s, got %v", zero, r)
 }
 
 // Set is a list of options, in the order their help lists them.

@@ -8,15 +8,15 @@ import "testing"
 func TestFieldsDeclared(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range Fields {
-		if f.Key == "" || seen[f.Key] {
-			t.Errorf("field %q: empty or repeated key", f.Key)
+		if f.Name == "" || seen[f.Name] {
+			t.Errorf("field %q: empty or repeated key", f.Name)
 		}
-		seen[f.Key] = true
-		if f.Kind == "" || f.Usage == "" || f.Mismatch == "" {
-			t.Errorf("field %q: Kind %q, Usage %q, Mismatch %q: each must be set", f.Key, f.Kind, f.Usage, f.Mismatch)
+		seen[f.Name] = true
+		if f.Usage == "" || (f.Mismatch == "") != f.Incidental {
+			t.Errorf("field %q: Usage %q, Mismatch %q (incidental %v): each must be set, Mismatch unless incidental", f.Name, f.Usage, f.Mismatch, f.Incidental)
 		}
 		if f.set == nil || f.get == nil {
-			t.Errorf("field %q: no reader or writer", f.Key)
+			t.Errorf("field %q: no reader or writer", f.Name)
 		}
 	}
 }

@@ -57,18 +57,25 @@ const WarmupAuto = "auto"
 // data growing all along, a neighbour's load) still starts its window within a minute.
 const DefaultWarmupCeiling = time.Minute
 
-// DefaultDrive is how a run is driven when its front end is given nothing: ten terminals
-// flat out, one connection each, a minute's window after ten seconds of warm-up, seed 1,
-// one try.
-func DefaultDrive() Drive {
-	return Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1}
-}
+// DefaultDrive is how a run is driven when its front end is given nothing, as Fields
+// declare it (Defaults): ten terminals flat out, one connection each, a minute's window
+// after ten seconds of warm-up, seed 1, one try.
+func DefaultDrive() Drive { return Defaults().Drive }
 
 // OpenLoop reports whether the run is driven at a fixed arrival rate.
 func (d *Drive) OpenLoop() bool { return d.Rate > 0 }
 
-// Tries is MaxTries with its zero value read as 1.
+// Tries is MaxTries with its zero value read as 1 (runs stored before it was recorded).
 func (d *Drive) Tries() int { return max(d.MaxTries, 1) }
+
+// Pool is the pool size: Connections, its zero value read as one per terminal (the
+// connections field's Zero).
+func (d *Drive) Pool() int {
+	if d.Connections == 0 {
+		return d.Terminals
+	}
+	return d.Connections
+}
 
 // Arrival processes of an open-loop run (Drive.Arrival).
 const (
@@ -202,9 +209,7 @@ func PathOf(p *Params, linked bool) string {
 // default arrival process of an open loop, and the RTT its link adds. It is idempotent;
 // Validate expects a resolved Run. (MaxTries has no zero default: front ends start from 1.)
 func (r *Run) Resolve() {
-	if r.Connections == 0 {
-		r.Connections = r.Terminals
-	}
+	r.Connections = r.Pool()
 	if r.Rate > 0 && r.Arrival == "" {
 		r.Arrival = ArrivalConstant
 	}

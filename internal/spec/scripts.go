@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dblat/dblat/internal/option"
 )
 
 // The script workload's parameters (Params.Scripts, Builtins, Defines, Init) as users write
@@ -65,9 +67,8 @@ func addList(list *[]string, text string, canon func(string) (string, error)) er
 	return nil
 }
 
-// setList replaces list with the values of a canonical text (values separated by
-// commas); key names the list in errors.
-func setList(list *[]string, text, key string, canon func(string) (string, error)) error {
+// setList replaces list with the values of a canonical text (values separated by commas).
+func setList(list *[]string, text string, canon func(string) (string, error)) error {
 	*list = nil
 	if strings.TrimSpace(text) == "" {
 		return nil
@@ -83,10 +84,9 @@ func setList(list *[]string, text, key string, canon func(string) (string, error
 // addDefine reads one -D NAME=VALUE into p.Defines. NAME is a script variable's name
 // (letters, digits and underscores, not starting with a digit); VALUE is any text.
 func addDefine(p *Params, text string) error {
-	name, value, ok := strings.Cut(text, "=")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" {
-		return fmt.Errorf("%q is not NAME=VALUE", text)
+	name, value, err := option.ParsePair(text)
+	if err != nil {
+		return err
 	}
 	if !validVariable(name) {
 		return fmt.Errorf("%q is not a variable name: use letters, digits and underscores, not starting with a digit", name)

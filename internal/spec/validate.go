@@ -3,8 +3,9 @@ package spec
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/dblat/dblat/internal/option"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -84,18 +85,19 @@ func AsList(err error) (field.ErrorList, bool) {
 	return nil, false
 }
 
-// Validate checks everything about r that needs no server, workload or engine: ranges, and
-// parameters that exclude or need each other. Call it on a resolved Run (Resolve). Every
-// problem is returned, each tagged with the path of its field.
+// Validate checks everything about r that needs no server, workload or engine: each field's
+// value against its declared range (Field's Min, Values), and parameters that exclude or
+// need each other. Call it on a resolved Run (Resolve). Every problem is returned, each
+// tagged with the path of its field.
 func (r *Run) Validate() field.ErrorList {
 	errs := r.Drive.Validate()
 	bad := func(key, detail string, args ...any) { errs = append(errs, Invalid(FieldPath(key), detail, args...)) }
-	if r.Scale < 0 {
-		bad("warehouses", "must not be negative, got %d", r.Scale)
+	inRange(&errs, "warehouses", lookup("warehouses").CheckInt(r.Scale))
+	if r.Cell != "" && r.Scale == 0 {
+		// A study's run loads the data it runs on: "all loaded" names no size.
+		bad("warehouses", "must be at least 1, got 0")
 	}
-	if r.RTT < 0 {
-		bad("rtt", "must not be negative, got %s", FormatDuration(r.RTT))
-	}
+	inRange(&errs, "rtt", lookup("rtt").CheckDuration(r.RTT))
 	if r.allWeightsZero() {
 		key := "scripts"
 		if len(r.Scripts) == 0 {
@@ -127,45 +129,50 @@ func (r *Run) Validate() field.ErrorList {
 	return errs
 }
 
-// Validate checks a resolved Drive (Run.Resolve): ranges and names. The runner calls it on
-// its own configuration; Run.Validate includes it.
+// Validate checks a resolved Drive (Run.Resolve): each field against its declared range,
+// and the fields that bound each other. Run.Validate includes it; the runner takes a Drive
+// that passed it.
 func (d *Drive) Validate() field.ErrorList {
 	var errs field.ErrorList
 	bad := func(key, detail string, args ...any) { errs = append(errs, Invalid(FieldPath(key), detail, args...)) }
-	if d.Terminals < 1 {
-		bad("terminals", "must be at least 1, got %d", d.Terminals)
-	}
-	switch {
-	case d.Connections < 0:
-		bad("connections", "must not be negative, got %d", d.Connections)
-	case d.Connections > d.Terminals && d.Terminals >= 1:
+	inRange(&errs, "terminals", lookup("terminals").CheckInt(d.Terminals))
+	if err := lookup("connections").CheckInt(d.Connections); err != nil {
+		inRange(&errs, "connections", err)
+	} else if d.Connections > d.Terminals && d.Terminals >= 1 {
 		bad("connections", "%d is more than the %d terminals: a pool larger than the terminals is never used", d.Connections, d.Terminals)
 	}
 	if d.FirstTerminal < 0 {
 		bad("terminals", "first terminal must not be negative, got %d", d.FirstTerminal)
 	}
-	if d.Duration <= 0 {
-		bad("duration", "must be positive, got %s", FormatDuration(d.Duration))
-	}
-	switch {
-	case d.Warmup < 0:
-		bad("warmup", "must not be negative, got %s", FormatDuration(d.Warmup))
-	case d.WarmupAuto && d.Warmup == 0:
+	inRange(&errs, "duration", lookup("duration").CheckDuration(d.Duration))
+	if err := lookup("warmup").CheckDuration(d.Warmup); err != nil {
+		inRange(&errs, "warmup", err)
+	} else if d.WarmupAuto && d.Warmup == 0 {
 		bad("warmup", "auto needs a positive ceiling (auto 30s), got 0")
 	}
-	if d.Rate < 0 || math.IsNaN(d.Rate) || math.IsInf(d.Rate, 0) {
-		bad("rate", "must be a positive number of transactions per second (0: a closed loop), got %v", d.Rate)
-	}
+	inRange(&errs, "rate", lookup("rate").CheckRate(d.Rate))
 	// An arrival process with no rate is moot rather than wrong: a study's closed-loop cells
 	// (rate 0) share the arrival of its open-loop ones.
-	if d.Arrival != "" && !isArrival(d.Arrival) {
-		errs = append(errs, Invalid(FieldPath("arrival"), "%v", errNotArrival(d.Arrival)))
+	if d.Arrival != "" {
+		inRange(&errs, "arrival", option.OneOf(d.Arrival, Arrivals))
 	}
-	if d.LatencyLimit < 0 {
-		bad("latency_limit", "must not be negative, got %s", FormatDuration(d.LatencyLimit))
-	}
-	if d.MaxTries < 1 {
-		bad("max_tries", "must be at least 1, got %d", d.MaxTries)
-	}
+	inRange(&errs, "latency_limit", lookup("latency_limit").CheckDuration(d.LatencyLimit))
+	inRange(&errs, "max_tries", lookup("max_tries").CheckInt(d.MaxTries))
 	return errs
+}
+
+// lookup returns the field called name, which Fields declares.
+func lookup(name string) *Field {
+	f, ok := Lookup(name)
+	if !ok {
+		panic("spec: no field " + name)
+	}
+	return f
+}
+
+// inRange adds err, a value's problem with its field's range, to errs.
+func inRange(errs *field.ErrorList, name string, err error) {
+	if err != nil {
+		*errs = append(*errs, Invalid(FieldPath(name), "%v", err))
+	}
 }

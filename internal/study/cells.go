@@ -101,8 +101,9 @@ func (s *Study) cellCount() (n int, ok bool) {
 // server.install, set.NAME per setting), the workload, every spec.Field by its key and
 // canonical value (connections resolved), the mode and mix as "mode" and "mix", and the other
 // options as opt.NAME. Empty strings are left out, and so are the parameters added after the
-// first studies at their defaults (spec.Field.KeyDefault: rate 0, latency limit 0, max tries
-// 1), so a parameter added later leaves existing keys unchanged. The key therefore depends
+// first studies at their defaults (spec.Field.Late: rate 0, latency limit 0, max tries 1),
+// so a parameter added later leaves existing keys unchanged, and the parameters that change
+// no figure (spec.Field.Incidental). The key therefore depends
 // only on what a run does, not on the study file's layout, its factor order, comments,
 // repeat or order seed. Changing any parameter changes the key; so does the engine, target
 // or any server setting. (The path to the server is not in it: it follows from rtt and the
@@ -122,8 +123,8 @@ func CellKey(p Params) string {
 	add(results.FactorInstall, p.Install)
 	add("workload", p.Workload)
 	for _, f := range spec.Fields {
-		if v := f.Value(&p.Run.Params); v != f.KeyDefault {
-			add(f.Key, v)
+		if v := f.Value(&p.Run.Params); !f.Incidental && !(f.Late && v == f.Default) {
+			add(f.Name, v)
 		}
 	}
 	for k, v := range p.Settings {
@@ -216,7 +217,9 @@ func (p *parser) checkCells(study *Study) {
 	// factors take part), else at the base key; once, however many cells share it.
 	seen := map[string]bool{}
 	for _, c := range s.Cells() {
-		for _, fe := range c.Params.Run.Validate() {
+		run := c.Params.Run
+		run.Cell = c.Key // validated as the study's run it becomes (RunOf)
+		for _, fe := range run.Validate() {
 			e := s.FieldError(fe.Field, &c, fe.Detail)
 			if seen[e.Error()] {
 				continue

@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 )
@@ -296,30 +296,38 @@ func field[T any](p *parser, n *yaml.Node, label string, check func(string) (T, 
 	return v, true
 }
 
-func oneOf(allowed ...string) func(string) (string, error) {
-	return func(s string) (string, error) {
-		if contains(allowed, s) {
-			return s, nil
-		}
-		return "", fmt.Errorf("must be %s, got %q%s", strings.Join(allowed, " or "), s, suggest(s, allowed))
+// studyKeys declare the study file's own keys that hold one value of a kind package option
+// reads (the others, study, description, repeat and precision, have syntaxes of their own):
+// their readers, defaults and ranges are every option's.
+var studyKeys = option.Set{
+	{Name: "design", Kind: option.String, Default: DesignFull, Values: []string{DesignOFAT, DesignFull}},
+	{Name: "repeat", Kind: option.Int, Default: strconv.Itoa(DefaultRepeat), Min: 1},
+	{Name: "budget", Kind: option.Duration, Min: 1},
+	{Name: "seed", Kind: option.Int, Default: strconv.Itoa(DefaultSeed), Min: option.Unbounded},
+	{Name: "order", Kind: option.String, Default: OrderRandom, Values: []string{OrderRandom, OrderGrouped}},
+	{Name: "cooldown", Kind: option.Duration, Default: "0"},
+	{Name: "between_runs", Kind: option.String, Default: BetweenRestore, Values: []string{BetweenRestore, BetweenKeep}},
+	{Name: "max_failures", Kind: option.Int, Default: strconv.Itoa(DefaultMaxFailures), Min: 1},
+	{Name: "agents", Kind: option.Int, Default: "0", Min: 1},
+}
+
+// key reads the value of the study key name (studyKeys) in canonical form, reporting a
+// problem after the key's name.
+func (p *parser) key(n *yaml.Node, name string) (string, bool) {
+	o, _ := studyKeys.Lookup(name)
+	return field(p, n, name, o.Canonical)
+}
+
+// setKey reads the study key name into *dst with read, which reads its canonical form.
+func setKey[T any](p *parser, n *yaml.Node, name string, dst *T, read func(string) (T, error)) {
+	if c, ok := p.key(n, name); ok {
+		*dst, _ = read(c)
 	}
 }
 
-func count(min int) func(string) (int, error) {
-	return func(s string) (int, error) { return parseCount(s, min) }
-}
+func asText(s string) (string, error) { return s, nil }
 
-func duration(min int) func(string) (time.Duration, error) {
-	return func(s string) (time.Duration, error) { return parseDuration(s, min) }
-}
-
-func parseSeed(s string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("must be a whole number, got %q", s)
-	}
-	return n, nil
-}
+func asInt64(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
 func checkName(s string) (string, error) {
 	if !validName.MatchString(s) {
@@ -352,7 +360,7 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 				set(&s.Description)(field(p, v, "description", anyText))
 			}
 		case "design":
-			set(&s.Design)(field(p, v, "design", oneOf(DesignOFAT, DesignFull)))
+			setKey(p, v, key, &s.Design, asText)
 		case "repeat":
 			raw, ok := p.scalar(v, "repeat")
 			if !ok {
@@ -366,19 +374,19 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 		case "precision":
 			set(&s.Precision)(field(p, v, "precision", parsePrecision))
 		case "budget":
-			set(&s.Budget)(field(p, v, "budget", duration(1)))
+			setKey(p, v, key, &s.Budget, option.ParseDuration)
 		case "seed":
-			set(&s.Seed)(field(p, v, "seed", parseSeed))
+			setKey(p, v, key, &s.Seed, asInt64)
 		case "order":
-			set(&s.Order)(field(p, v, "order", oneOf(OrderRandom, OrderGrouped)))
+			setKey(p, v, key, &s.Order, asText)
 		case "cooldown":
-			set(&s.Cooldown)(field(p, v, "cooldown", duration(0)))
+			setKey(p, v, key, &s.Cooldown, option.ParseDuration)
 		case "between_runs":
-			set(&s.BetweenRuns)(field(p, v, "between_runs", oneOf(BetweenRestore, BetweenKeep)))
+			setKey(p, v, key, &s.BetweenRuns, asText)
 		case "max_failures":
-			set(&s.MaxFailures)(field(p, v, "max_failures", count(1)))
+			setKey(p, v, key, &s.MaxFailures, option.ParseInt)
 		case "agents":
-			set(&s.Agents)(field(p, v, "agents", count(1)))
+			setKey(p, v, key, &s.Agents, option.ParseInt)
 		case "server":
 			p.server(s, v)
 		case "target":
@@ -466,7 +474,7 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 			}
 		default: // a field of the run: its syntax here, its range on the cells
 			f, _ := spec.Lookup(key)
-			if f.List {
+			if f.List() {
 				p.listField(f, &b.Run.Params, v)
 				return
 			}
@@ -476,9 +484,6 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 			}
 			if err := f.Set(&b.Run.Params, raw); err != nil {
 				p.errAt(v, "%s %v", key, err)
-			} else if key == results.FactorWarehouses && b.Scale < 1 {
-				// A study loads the data it runs on: 0 ("all loaded") names no size.
-				p.errAt(v, "%s must be at least 1, got %d", key, b.Scale)
 			}
 		}
 	})
@@ -489,25 +494,25 @@ func (p *parser) base(b *Params, n *yaml.Node) {
 func (p *parser) listField(f *spec.Field, params *spec.Params, n *yaml.Node) {
 	add := func(at *yaml.Node, raw string) {
 		if err := f.Add(params, raw); err != nil {
-			p.errAt(at, "%s %v", f.Key, err)
+			p.errAt(at, "%s %v", f.Name, err)
 		}
 	}
 	at, n := n, resolve(n)
 	switch {
 	case n.Kind == yaml.SequenceNode:
 		for _, e := range n.Content {
-			if raw, ok := p.scalar(e, f.Key+" item"); ok {
+			if raw, ok := p.scalar(e, f.Name+" item"); ok {
 				add(e, raw)
 			}
 		}
-	case n.Kind == yaml.MappingNode && f.Pairs:
-		p.mapping(at, "base."+f.Key, nil, func(name string, _, v *yaml.Node) {
-			if raw, ok := p.scalar(v, f.Key+" "+name); ok {
+	case n.Kind == yaml.MappingNode && f.Kind == option.Pairs:
+		p.mapping(at, "base."+f.Name, nil, func(name string, _, v *yaml.Node) {
+			if raw, ok := p.scalar(v, f.Name+" "+name); ok {
 				add(v, name+"="+raw)
 			}
 		})
 	default:
-		if raw, ok := p.scalar(at, f.Key); ok {
+		if raw, ok := p.scalar(at, f.Name); ok {
 			add(at, raw)
 		}
 	}
@@ -517,7 +522,7 @@ func (p *parser) listField(f *spec.Field, params *spec.Params, n *yaml.Node) {
 // (spec.Field.List), a list of them written as its canonical text.
 func (p *parser) levelText(key string, e *yaml.Node) (string, bool) {
 	f, ok := spec.Lookup(key)
-	if r := resolve(e); !ok || !f.List || r.Kind != yaml.SequenceNode {
+	if r := resolve(e); !ok || !f.List() || r.Kind != yaml.SequenceNode {
 		return p.scalar(e, key+" level")
 	}
 	var scratch spec.Params

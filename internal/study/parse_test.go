@@ -38,14 +38,14 @@ func TestParseErrors(t *testing.T) {
 			"x.yaml:4:14: terminals must be a single value, got a list\n" +
 				"x.yaml:5:11: warmup must be a single value, got a mapping\n" +
 				"x.yaml:6:12: workload has no value"},
-		{"bad values", head + "base:\n  terminals: -1\n  connections: -2\n  warehouses: 0\n  duration: 0\n  warmup: fast\n  rtt: -1ms\n  think: yes\n  seed: 1.5\n",
+		{"bad values", head + "base:\n  terminals: -1\n  connections: -2\n  warehouses: 0\n  duration: 0\n  warmup: fast\n  rtt: -1ms\n  think: often\n  seed: 1.5\n",
 			"x.yaml:4:14: terminals must be at least 1, got -1\n" +
 				"x.yaml:5:16: connections must not be negative, got -2\n" +
 				"x.yaml:6:15: warehouses must be at least 1, got 0\n" +
 				"x.yaml:7:13: duration must be positive, got 0\n" +
 				`x.yaml:8:11: warmup is not a duration: "fast" (write 1.5ms, 100µs, 20s, 2m)` + "\n" +
 				"x.yaml:9:8: rtt must not be negative, got -1ms\n" +
-				`x.yaml:10:10: think must be true or false, got "yes"` + "\n" +
+				`x.yaml:10:10: think must be true or false, got "often"` + "\n" +
 				`x.yaml:11:9: seed must be a whole number, got "1.5"`},
 		{"duration without unit", head + "base: {rtt: 5}\n", "x.yaml:3:13: rtt needs a unit: 5ms or 5s?"},
 		{"design", head + "design: fractional\n", `x.yaml:3:9: design must be ofat or full, got "fractional"`},

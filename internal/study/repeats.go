@@ -267,7 +267,9 @@ func parseRepeat(s string) (lo, hi int, err error) {
 	if _, err := strconv.Atoi(strings.TrimSpace(s)); err != nil {
 		return 0, 0, fmt.Errorf("must be a whole number or a range MIN..MAX (like 2..6), got %q", s)
 	}
-	n, err := parseCount(s, 1)
+	o, _ := studyKeys.Lookup("repeat")
+	c, err := o.Canonical(s)
+	n, _ := strconv.Atoi(c)
 	return n, n, err
 }
 

@@ -276,19 +276,16 @@ func (p Params) Value(key string) string {
 }
 
 // set parses level (as written in a file) into p's parameter for factor key. It checks the
-// syntax (a whole number, a duration); Validate checks ranges on the cells. A connections
-// level must be at least 1: 0 is only the base's shorthand for one per terminal. p's maps
-// must be its own (clone).
+// syntax (a whole number, a duration); Validate checks ranges on the cells. A level names a
+// value, never a shorthand that Resolve fills in (spec.Field.Zero: 0 connections, one per
+// terminal, is only the base's). p's maps must be its own (clone).
 func (p *Params) set(key, level string) error {
 	if f, ok := spec.Lookup(key); ok {
 		if err := f.Set(&p.Run.Params, level); err != nil {
 			return err
 		}
-		switch {
-		case key == results.FactorConnections && p.Connections < 1:
-			return fmt.Errorf("must be at least 1, got %d (0 in base.connections means one per terminal)", p.Connections)
-		case key == results.FactorWarehouses && p.Scale < 1:
-			return fmt.Errorf("must be at least 1, got %d", p.Scale)
+		if v := f.Value(&p.Run.Params); f.Zero != "" && v != resolvedValue(f, p.Run) {
+			return fmt.Errorf("must be at least 1, got %s (%s in base.%s means %s)", v, v, key, f.Zero)
 		}
 		return nil
 	}
@@ -316,6 +313,13 @@ func (p *Params) set(key, level string) error {
 		}
 	}
 	return err
+}
+
+// resolvedValue is f's value in r once resolved (spec.Run.Resolve).
+func resolvedValue(f *spec.Field, r spec.Run) string {
+	r = r.Clone()
+	r.Resolve()
+	return f.Value(&r.Params)
 }
 
 const (

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
-	"time"
 	"unicode"
 )
 
@@ -29,52 +27,9 @@ var (
 	validVersion = regexp.MustCompile(`^[0-9][0-9A-Za-z._-]{0,31}$`)
 )
 
-// The checks below return errors that read after a label: "terminals must be at least 1,
-// got 0", "rtt level needs a unit: 5ms or 5s?".
-
-// parseDuration reads a duration: a Go duration or a bare 0. min 0 allows zero, min 1 asks
-// for a positive value.
-func parseDuration(s string, min int) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "0" {
-		if min > 0 {
-			return 0, errors.New("must be positive, got 0")
-		}
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		if f, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			if f == 0 && min == 0 {
-				return 0, nil // "0.0"
-			}
-			return 0, fmt.Errorf("needs a unit: %sms or %ss?", s, s)
-		}
-		return 0, fmt.Errorf("is not a duration: %q (write 1.5ms, 100µs, 20s, 2m)", s)
-	}
-	switch {
-	case d < 0:
-		return 0, fmt.Errorf("must not be negative, got %s", s)
-	case d == 0 && min > 0:
-		return 0, fmt.Errorf("must be positive, got %s", s)
-	}
-	return d, nil
-}
-
-// parseCount reads a whole number ≥ min (0 or 1).
-func parseCount(s string, min int) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("must be a whole number, got %q", s)
-	}
-	if n < min {
-		if min == 1 {
-			return 0, fmt.Errorf("must be at least 1, got %d", n)
-		}
-		return 0, fmt.Errorf("must not be negative, got %d", n)
-	}
-	return n, nil
-}
+// The checks below return errors that read after a label: "engine must be a lower-case
+// name ...". They check text that names something (a word, a target, a version); values of a
+// kind (numbers, durations, booleans) are package option's.
 
 func checkWord(s string) (string, error) {
 	if !validWord.MatchString(s) {
