@@ -64,7 +64,7 @@ func (a *app) load(cmd *cobra.Command, def *workload.Definition, lf *loadFlags) 
 	}
 	c := a.servers()
 	err := c.Load(cmd.Context(), lf.target, execution.LoadSpec{Workload: def.Name, Scale: lf.scale, Seed: lf.seed,
-		Workers: lf.workers, Options: given, Init: lf.params.Init, Defines: lf.params.Defines, Builtins: lf.params.Builtins})
+		Workers: lf.workers, Options: given, ScriptParams: lf.params.ScriptParams})
 	return flagErrors(err, runFlagNames(def, cmd.Flags()))
 }
 

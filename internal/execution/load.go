@@ -26,21 +26,19 @@ type LoadSpec struct {
 	// Options are the workload's load options and the engine's database options (which
 	// database of a managed server to load), as given.
 	Options map[string]string
-	// Init, Defines and Builtins are the load's parameters for a workload that takes them
+	// ScriptParams are the load's parameters for a workload that takes them
 	// (Definition.LoadFields: the script workload's init script, its variables, the
-	// built-in scripts whose tables to load), as spec.Params holds them. Dir is the
-	// directory their relative paths are taken from ("" the working directory); Files,
-	// when set, holds the files' texts as a run read them (spec.Run.Files).
-	Init     string
-	Defines  map[string]string
-	Builtins []string
-	Dir      string
-	Files    map[string]string
+	// built-in scripts whose tables to load), as a run holds them. Dir is the directory
+	// their relative paths are taken from ("" the working directory); Files, when set,
+	// holds the files' texts as a run read them (spec.Run.Files).
+	spec.ScriptParams
+	Dir   string
+	Files map[string]string
 }
 
 // params returns ls's load parameters as a run's.
 func (ls *LoadSpec) params() spec.Params {
-	return spec.Params{Init: ls.Init, Defines: ls.Defines, Builtins: ls.Builtins}
+	return spec.Params{ScriptParams: ls.ScriptParams}
 }
 
 // checkLoad checks ls against its workload and engine e and splits its options into the
@@ -122,7 +120,7 @@ func (c *Core) load(ctx context.Context, t *Target, dsn string, def *workload.De
 	start := time.Now()
 	rs := spec.Run{Dir: ls.Dir, Files: ls.Files}
 	err = def.Load(ctx, wt, workload.LoadConfig{Scale: scale, Seed: ls.Seed, Workers: ls.Workers, Options: lv,
-		Progress: c.obs().LoadProgress(label), Init: ls.Init, Defines: ls.Defines, Builtins: ls.Builtins, Files: runFiles(&rs)})
+		Progress: c.obs().LoadProgress(label), ScriptParams: ls.ScriptParams, Files: runFiles(&rs)})
 	if err != nil {
 		var oe *option.Error
 		if errors.As(err, &oe) {

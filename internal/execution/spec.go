@@ -207,7 +207,7 @@ func workloadError(err error) *field.Error {
 
 func (p *plan) workloadConfig(rs *spec.Run) workload.Config {
 	return workload.Config{Scale: rs.Scale, Seed: rs.Seed, Mix: rs.Mix, Think: rs.Think, Options: p.work,
-		Scripts: rs.Scripts, Builtins: rs.Builtins, Defines: rs.Defines, Init: rs.Init, Files: p.files}
+		ScriptParams: rs.ScriptParams, Files: p.files}
 }
 
 // takers lists the workloads that take the scoped parameter key.

@@ -713,7 +713,7 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		}
 	}
 	if err := c.load(ctx, t, dsn, pl.def, LoadSpec{Workload: pl.def.Name, Scale: want, Seed: dataSeed,
-		Init: rs.Init, Defines: rs.Defines, Builtins: rs.Builtins, Dir: rs.Dir, Files: rs.Files}, nil); err != nil {
+		ScriptParams: rs.ScriptParams, Dir: rs.Dir, Files: rs.Files}, nil); err != nil {
 		return err
 	}
 	if templated {

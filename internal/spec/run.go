@@ -107,19 +107,28 @@ type Params struct {
 	// RTT is the round-trip time added between terminals and server: what the Run's Link
 	// adds (Resolve derives it), 0 without a link.
 	RTT time.Duration `json:"rtt"`
-	// Scripts and Builtins are the script workload's transactions, each a pgbench script
-	// file or a built-in script with its weight, in canonical form ("orders.sql@10",
-	// "select-only"); Defines sets its scripts' variables (pgbench -D); Init is the file
-	// that creates and fills its tables. Paths are as written: relative to Run.Dir.
-	Scripts  []string          `json:"scripts,omitempty"`
-	Builtins []string          `json:"builtins,omitempty"`
-	Defines  map[string]string `json:"defines,omitempty"`
-	Init     string            `json:"init,omitempty"`
+	// ScriptParams are the script workload's transactions and the file that makes their
+	// data; their JSON is inline.
+	ScriptParams
 	// Options are workload, engine and database options by name (option.Option.Name), and
 	// the reserved OptionMode, OptionMix and OptionTransport. A request holds what was
 	// given; a stored run every declared option at its value or default, and the Run's
 	// Record.
 	Options map[string]string `json:"options,omitempty"`
+}
+
+// ScriptParams are the parameters of a workload that brings its own transactions (the
+// script workload: Definition.Fields and LoadFields name them), declared as Fields. Package
+// workload's Config and LoadConfig embed them as they are.
+type ScriptParams struct {
+	// Scripts and Builtins are the transactions, each a pgbench script file or a built-in
+	// script with its weight, in canonical form ("orders.sql@10", "select-only"); Defines
+	// sets the scripts' variables (pgbench -D); Init is the file that creates and fills
+	// their tables. Paths are as written: relative to Run.Dir.
+	Scripts  []string          `json:"scripts,omitempty"`
+	Builtins []string          `json:"builtins,omitempty"`
+	Defines  map[string]string `json:"defines,omitempty"`
+	Init     string            `json:"init,omitempty"`
 }
 
 // Reserved option names: options that every run has, stored with the others.

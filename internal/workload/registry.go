@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/suggest"
 )
 
@@ -138,12 +139,9 @@ type Config struct {
 	Think bool
 	// Options are the values of the definition's Options, checked.
 	Options option.Values
-	// Scripts, Builtins, Defines and Init are the run's own transactions and the script
-	// that creates their data, for a workload that takes them (Definition.Fields): the
-	// run's parameters of these names in canonical form (spec.Params).
-	Scripts, Builtins []string
-	Defines           map[string]string
-	Init              string
+	// ScriptParams are the run's own transactions and the script that creates their data,
+	// for a workload that takes them (Definition.Fields), as the run holds them.
+	spec.ScriptParams
 	// Files reads the files the run names.
 	Files Files
 }
@@ -187,12 +185,11 @@ type LoadConfig struct {
 	Options option.Values
 	// Progress, when set, receives the rows stored so far and the rows to store.
 	Progress func(done, total int64)
-	// Init, Defines, Builtins and Files are as in Config, for a loader that takes them
-	// (Definition.LoadFields; Builtins says which data built-in scripts need).
-	Init     string
-	Defines  map[string]string
-	Builtins []string
-	Files    Files
+	// ScriptParams and Files are as in Config, for a loader that takes them
+	// (Definition.LoadFields: Init, Defines, and Builtins, which says which data built-in
+	// scripts need).
+	spec.ScriptParams
+	Files Files
 }
 
 // CheckResult is the outcome of one consistency condition of the loaded data.

@@ -62,7 +62,7 @@ func BenchmarkScriptVsPgbench(b *testing.B) {
 			for _, s := range scripts {
 				for _, proto := range []string{"simple", "prepared"} {
 					key := s + "/" + proto
-					w, err := New(tg, workload.Config{Scripts: []string{s + ".sql"}, Files: dirFiles(dir), Seed: int64(r + 1),
+					w, err := New(tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{s + ".sql"}}, Files: dirFiles(dir), Seed: int64(r + 1),
 						Options: protocol(proto)})
 					if err != nil {
 						b.Fatal(err)

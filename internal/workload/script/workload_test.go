@@ -18,6 +18,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 	"github.com/dblat/dblat/internal/workload/workloadtest"
@@ -128,7 +129,7 @@ func TestBuiltinRoundTrips(t *testing.T) {
 			}
 			for proto, trips := range want[te.eng.Name()] {
 				for i, b := range BuiltinNames {
-					w := prepared(t, tg, workload.Config{Builtins: []string{b}, Seed: 1, Options: protocol(proto)})
+					w := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Builtins: []string{b}}, Seed: 1, Options: protocol(proto)})
 					if w.scale != 1 {
 						t.Fatalf("%s: :scale %d, want the loaded 1", b, w.scale)
 					}
@@ -175,7 +176,7 @@ func TestRetrySameDraws(t *testing.T) {
 		if _, err := tg.DB.ExecContext(ctx, "DELETE FROM draws"); err != nil {
 			t.Fatal(err)
 		}
-		w := prepared(t, tg, workload.Config{Scripts: []string{"retry.sql"}, Files: dirFiles(dir), Seed: 7, Options: protocol(proto)})
+		w := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"retry.sql"}}, Files: dirFiles(dir), Seed: 7, Options: protocol(proto)})
 		conn, err := tg.DB.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +262,7 @@ func TestRunErrors(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, tc := range cases {
-					w := prepared(t, tg, workload.Config{Scripts: []string{tc.file}, Files: dirFiles(dir), Seed: 1, Options: protocol(proto)})
+					w := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{tc.file}}, Files: dirFiles(dir), Seed: 1, Options: protocol(proto)})
 					term := w.NewTerminal(0)
 					term.Next()
 					err := term.Run(ctx, conn)
@@ -273,7 +274,7 @@ func TestRunErrors(t *testing.T) {
 						t.Errorf("%s %s: %v\nwant %s%s", proto, tc.file, err, where(file), tc.want)
 					}
 					// The connection is outside any transaction: a script that begins one runs.
-					ok := prepared(t, tg, workload.Config{Scripts: []string{"ok.sql"}, Files: dirFiles(dir), Seed: 1, Options: protocol(proto)})
+					ok := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"ok.sql"}}, Files: dirFiles(dir), Seed: 1, Options: protocol(proto)})
 					term = ok.NewTerminal(0)
 					term.Next()
 					if err := term.Run(ctx, conn); err != nil {
@@ -327,7 +328,7 @@ func TestCheckErrors(t *testing.T) {
 		{postgres.Engine{}, "simple", []string{"x.sql", "a/x.sql"}, nil, "are both transaction type x: a script's type is its file's name; rename one"},
 		{postgres.Engine{}, "simple", nil, nil, "are missing: give a script file with -f FILE[@WEIGHT]"},
 	} {
-		_, err := New(workload.Target{Engine: tc.eng}, workload.Config{Scripts: tc.scripts, Builtins: tc.builtins,
+		_, err := New(workload.Target{Engine: tc.eng}, workload.Config{ScriptParams: spec.ScriptParams{Scripts: tc.scripts, Builtins: tc.builtins},
 			Files: dirFiles(dir), Options: protocol(tc.proto)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v%v: %v\nwant %s", tc.eng.Name(), tc.scripts, tc.builtins, err, tc.want)
@@ -371,11 +372,11 @@ SELECT count(*) AS n, sum(qty) AS total FROM items \gset
 		t.Run(te.eng.Name(), func(t *testing.T) {
 			ctx := context.Background()
 			tg := openTarget(t, te.eng, te.dsn(t))
-			cfg := workload.Config{Scripts: []string{"buy.sql"}, Init: "init.sql", Files: dirFiles(dir), Seed: 3}
+			cfg := workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"buy.sql"}, Init: "init.sql"}, Files: dirFiles(dir), Seed: 3}
 			if _, err := loaded(ctx, tg, cfg); !errors.Is(err, workload.ErrNotLoaded) {
 				t.Fatalf("before the load: %v, want not loaded", err)
 			}
-			if err := load(ctx, tg, workload.LoadConfig{Scale: 3, Init: "init.sql", Files: dirFiles(dir)}); err != nil {
+			if err := load(ctx, tg, workload.LoadConfig{Scale: 3, ScriptParams: spec.ScriptParams{Init: "init.sql"}, Files: dirFiles(dir)}); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := loaded(ctx, tg, cfg); err != nil || n != 3 {
@@ -483,8 +484,8 @@ COMMIT;
 				cfg   workload.Config
 				trips int64
 			}{
-				{workload.Config{Builtins: []string{"tpcb-like"}, Seed: 1, Options: protocol("prepared")}, 8},
-				{workload.Config{Scripts: []string{"mixed.sql"}, Files: dirFiles(dir), Seed: 1, Options: protocol("prepared")}, 7},
+				{workload.Config{ScriptParams: spec.ScriptParams{Builtins: []string{"tpcb-like"}}, Seed: 1, Options: protocol("prepared")}, 8},
+				{workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"mixed.sql"}}, Files: dirFiles(dir), Seed: 1, Options: protocol("prepared")}, 7},
 			} {
 				lo, hi := tripsPerTx(t, tg, prepared(t, tg, tc.cfg), 10)
 				if lo != tc.trips || hi-lo > 2 {
@@ -526,7 +527,7 @@ END;
 `,
 	})
 	for _, proto := range []string{"extended", "prepared"} {
-		w := prepared(t, tg, workload.Config{Scripts: []string{"pipe.sql"}, Files: dirFiles(dir), Seed: 5, Options: protocol(proto)})
+		w := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"pipe.sql"}}, Files: dirFiles(dir), Seed: 5, Options: protocol(proto)})
 		// The segment before \syncpipeline goes out first: when its answer beats the rest
 		// of the pipeline out of this process (on loopback, a busy machine), the meter sees
 		// two turns; through any added RTT it is one.
@@ -537,7 +538,7 @@ END;
 		if err != nil {
 			t.Fatal(err)
 		}
-		fail := prepared(t, tg, workload.Config{Scripts: []string{"fail.sql"}, Files: dirFiles(dir), Seed: 5, Options: protocol(proto)})
+		fail := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"fail.sql"}}, Files: dirFiles(dir), Seed: 5, Options: protocol(proto)})
 		term := fail.NewTerminal(0)
 		for range 2 {
 			term.Next()
@@ -546,7 +547,7 @@ END;
 				t.Errorf("%s: failing pipeline: %v, want the duplicate key at \\endpipeline's line", proto, err)
 			}
 		}
-		ok := prepared(t, tg, workload.Config{Scripts: []string{"pipe.sql"}, Files: dirFiles(dir), Seed: 6, Options: protocol(proto)}).NewTerminal(0)
+		ok := prepared(t, tg, workload.Config{ScriptParams: spec.ScriptParams{Scripts: []string{"pipe.sql"}}, Files: dirFiles(dir), Seed: 6, Options: protocol(proto)}).NewTerminal(0)
 		ok.Next()
 		if err := ok.Run(ctx, conn); err != nil {
 			t.Errorf("%s: after a failed pipeline: %v", proto, err)
