@@ -19,8 +19,10 @@ import (
 // Config says how to drive a workload: the run's Drive (spec.Drive: terminals, pool, warm-up
 // and window, open-loop rate, latency limit, retries) and what the runner reports back.
 type Config struct {
-	// Drive is how hard and how long to drive the workload. A zero Connections means one
-	// per terminal, a zero MaxTries one try; Open checks the rest (spec.Drive.Validate).
+	// Drive is how hard and how long to drive the workload, as the run description
+	// resolved and validated it (spec.Run.Resolve, spec.Drive.Validate): the runner checks
+	// nothing again. Its zero values read as spec says (Drive.Pool: one connection per
+	// terminal; Drive.Tries: one try).
 	//
 	// With Rate set the workload is driven open-loop: transactions arrive at Rate per
 	// second in total, from the start of the warm-up, on a schedule fixed before the run
@@ -112,19 +114,11 @@ type Session struct {
 	stuck bool
 }
 
-// Open checks cfg, opens the connection pool on t and prepares w on one of its connections.
-// Its error is the pool's, or the workload's Prepare (which an option.Error marks as the
-// user's input). Close the session when done.
+// Open opens the connection pool on t and prepares w on one of its connections. cfg.Drive
+// must be valid (spec.Drive.Validate): the run description is checked once, before it gets
+// here. Its error is the pool's, or the workload's Prepare (which an option.Error marks as
+// the user's input). Close the session when done.
 func Open(ctx context.Context, t workload.Target, w workload.Workload, cfg Config) (*Session, error) {
-	if cfg.Connections <= 0 {
-		cfg.Connections = cfg.Terminals
-	}
-	if cfg.MaxTries == 0 {
-		cfg.MaxTries = 1
-	}
-	if errs := cfg.Drive.Validate(); len(errs) > 0 {
-		return nil, spec.Errors(errs)
-	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
 	}
@@ -132,11 +126,11 @@ func Open(ctx context.Context, t workload.Target, w workload.Workload, cfg Confi
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
 	db := t.DB
-	db.SetMaxOpenConns(cfg.Connections)
-	db.SetMaxIdleConns(cfg.Connections)
+	db.SetMaxOpenConns(cfg.Pool())
+	db.SetMaxIdleConns(cfg.Pool())
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	pool, err := openPool(ctx, db, cfg.Connections)
+	pool, err := openPool(ctx, db, cfg.Pool())
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +148,7 @@ func (s *Session) Close() {
 	if s.pool == nil {
 		return
 	}
-	for range s.cfg.Connections {
+	for range s.cfg.Pool() {
 		var p pooled
 		if s.stuck {
 			select {

@@ -307,12 +307,3 @@ func TestRunHardCancelReturnsError(t *testing.T) {
 		t.Errorf("want the figures measured until the stop, got %+v", res)
 	}
 }
-
-func TestRunRejectsBadConfig(t *testing.T) {
-	w := &probe{types: []workload.TxType{{Name: "ok"}}, next: func(int, int) int { return 0 }}
-	for _, cfg := range []runner.Config{{Drive: spec.Drive{Terminals: 0, Duration: time.Second}}, {Drive: spec.Drive{Terminals: 1}}} {
-		if _, err := runner.Run(context.Background(), workload.Target{}, w, cfg); err == nil {
-			t.Errorf("config %+v accepted", cfg)
-		}
-	}
-}

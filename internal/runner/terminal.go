@@ -218,7 +218,7 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 	for {
 		tries++
 		err = term.Run(ctx, p.conn)
-		if err == nil || errors.Is(err, workload.ErrExpectedRollback) || tries >= d.cfg.MaxTries || d.ctx.Err() != nil {
+		if err == nil || errors.Is(err, workload.ErrExpectedRollback) || tries >= d.cfg.Tries() || d.ctx.Err() != nil {
 			break
 		}
 		if d.eng.Classify(err) != engine.ClassRetryable {
