@@ -35,14 +35,24 @@ type runFlags struct {
 	agentWait time.Duration
 }
 
-// driveFlags are the spec.Fields every run command has as flags of their own.
-var driveFlags = []string{"terminals", "connections", "duration", "warmup", "seed", "rate", "arrival", "latency_limit", "max_tries"}
+// driveFlags are the spec.Fields every run command has as flags of their own: each with a
+// flag, but those of a workload's (Scoped: Definition.Fields) and think, whose flag only a
+// workload with think times has (Definition.Think).
+func driveFlags() []*spec.Field {
+	var out []*spec.Field
+	for i := range spec.Fields {
+		f := &spec.Fields[i]
+		if f.FlagName() != "" && !f.Scoped && f.Name != results.FactorThink {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
-	o.run = spec.Run{Params: spec.Params{Drive: spec.DefaultDrive()}}
+	o.run = spec.Run{Params: spec.Defaults()}
 	f.StringVar(&o.target, "target", "", "managed server name or DSN (required)")
-	for _, key := range driveFlags {
-		fld, _ := spec.Lookup(key)
+	for _, fld := range driveFlags() {
 		f.Var(spec.FlagValue{F: fld, P: &o.run.Params}, fld.FlagName(), fld.Usage)
 	}
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -263,14 +262,3 @@ func FormatDuration(d time.Duration) string { return option.FormatDuration(d) }
 // FormatRate writes an arrival rate in transactions per second as study files write it
 // (option.FormatRate): "1000", "2.5", "0" (a closed loop).
 func FormatRate(r float64) string { return option.FormatRate(r) }
-
-var errUnknownField = errors.New("is not a parameter of a run")
-
-// SetKey sets the parameter key of p from text; an unknown key is an error.
-func SetKey(p *Params, key, text string) error {
-	f, ok := Lookup(key)
-	if !ok {
-		return errUnknownField
-	}
-	return f.Set(p, text)
-}

@@ -57,11 +57,6 @@ const WarmupAuto = "auto"
 // data growing all along, a neighbour's load) still starts its window within a minute.
 const DefaultWarmupCeiling = time.Minute
 
-// DefaultDrive is how a run is driven when its front end is given nothing, as Fields
-// declare it (Defaults): ten terminals flat out, one connection each, a minute's window
-// after ten seconds of warm-up, seed 1, one try.
-func DefaultDrive() Drive { return Defaults().Drive }
-
 // OpenLoop reports whether the run is driven at a fixed arrival rate.
 func (d *Drive) OpenLoop() bool { return d.Rate > 0 }
 

@@ -48,16 +48,13 @@ var (
 	}
 )
 
-// defaultBase is the base before the file says anything.
+// defaultBase is the base before the file says anything: the run fields' defaults
+// (spec.Defaults), on TPC-C at the scale of one warehouse (a study loads the data it runs
+// on, so its scale is never "all loaded").
 func defaultBase() Params {
-	return Params{
-		Run: spec.Run{Params: spec.Params{
-			Workload: "tpcc", Scale: 1,
-			Drive:   spec.DefaultDrive(),
-			Options: map[string]string{},
-		}},
-		Settings: map[string]string{},
-	}
+	run := spec.Run{Params: spec.Defaults()}
+	run.Workload, run.Scale, run.Options = "tpcc", 1, map[string]string{}
+	return Params{Run: run, Settings: map[string]string{}}
 }
 
 // Load reads and parses the study file at path.
