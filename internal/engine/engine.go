@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Engine is one database product. Implementations are safe for concurrent use.
@@ -48,6 +49,10 @@ type OpenOptions struct {
 	// Dial, when set, makes every connection of the pool. The context is the one passed to
 	// (*sql.DB).Conn, so a caller can find out which connection it got (round-trip accounting).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// ConnectTimeout, when positive, bounds the making of each connection (dial, TLS,
+	// authentication), by whichever knob the engine's driver has; a DSN that sets the
+	// driver's own keeps it. 0 leaves the driver's default.
+	ConnectTimeout time.Duration
 }
 
 // BulkLoader is an optional Engine capability: a fast path for loading many rows

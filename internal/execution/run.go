@@ -150,18 +150,18 @@ func (r *runState) check(context.Context) (err error) {
 // dblat's queries (is the data loaded, the settings, the statistics before and after):
 // through the link each would pay the added RTT, and at 20 ms they cost seconds a run; and
 // the terminals' pool holds every connection of theirs from prepare on. Only the
-// terminals' connections take the link.
+// terminals' connections take the link; every connection has the run's connect timeout.
 func (r *runState) connect(ctx context.Context) (err error) {
 	if r.dsn, err = r.c.database(ctx, r.t, r.p, r.rs); err != nil {
 		return err
 	}
 	r.links = newLinkSet(r.rs.Link)
 	r.closers = append(r.closers, r.links.close)
-	if r.wt, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{Dial: r.links.dial}); err != nil {
+	if r.wt, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{Dial: r.links.dial, ConnectTimeout: r.rs.ConnectTimeout}); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, func() { closeDB(r.wt) })
-	if r.admin, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{}); err != nil {
+	if r.admin, err = r.t.Open(ctx, r.dsn, engine.OpenOptions{ConnectTimeout: r.rs.ConnectTimeout}); err != nil {
 		return err
 	}
 	r.closers = append(r.closers, func() { closeDB(r.admin) })

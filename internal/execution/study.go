@@ -675,7 +675,7 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 		return nil
 	}
 	loadedScale := func() (int, error) {
-		wt, err := t.Open(ctx, dsn, engine.OpenOptions{})
+		wt, err := t.Open(ctx, dsn, engine.OpenOptions{ConnectTimeout: rs.ConnectTimeout})
 		if err != nil {
 			return 0, err
 		}

@@ -102,6 +102,9 @@ type Params struct {
 	// RTT is the round-trip time added between terminals and server: what the Run's Link
 	// adds (Resolve derives it), 0 without a link.
 	RTT time.Duration `json:"rtt"`
+	// ConnectTimeout bounds the making of each connection to the server, the terminals'
+	// and dblat's own (engine.OpenOptions.ConnectTimeout); 0 leaves the driver's default.
+	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
 	// ScriptParams are the script workload's transactions and the file that makes their
 	// data; their JSON is inline.
 	ScriptParams

@@ -98,6 +98,7 @@ func (r *Run) Validate() field.ErrorList {
 		bad("warehouses", "must be at least 1, got 0")
 	}
 	inRange(&errs, "rtt", lookup("rtt").CheckDuration(r.RTT))
+	inRange(&errs, "connect_timeout", lookup("connect_timeout").CheckDuration(r.ConnectTimeout))
 	if r.allWeightsZero() {
 		key := "scripts"
 		if len(r.Scripts) == 0 {

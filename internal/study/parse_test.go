@@ -148,8 +148,9 @@ func TestParseDefaults(t *testing.T) {
 		File: "x.yaml", Name: "t", Design: DesignFull, Repeat: 5, RepeatMin: 5, Seed: 1, Order: OrderRandom,
 		BetweenRuns: BetweenRestore, MaxFailures: 3, Server: ServerSpec{Engine: "postgres", Name: "t"},
 		Base: Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 1,
-			Drive:   spec.Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1},
-			Options: map[string]string{}}},
+			Drive:          spec.Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1},
+			ConnectTimeout: 30 * time.Second,
+			Options:        map[string]string{}}},
 			Settings: map[string]string{}},
 		Source: []byte(head),
 	}
@@ -210,7 +211,7 @@ factors:
 	}
 	wantBase := Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 4,
 		Drive: spec.Drive{Terminals: 8, Connections: 4, Duration: 2 * time.Minute, Seed: 99, MaxTries: 1},
-		RTT:   500 * time.Microsecond, Think: true,
+		RTT:   500 * time.Microsecond, Think: true, ConnectTimeout: 30 * time.Second,
 		Options: map[string]string{"page_size": "8192", "mode": "client", "mix": "45,43,4,4,4"}}},
 		Settings: map[string]string{"shared_buffers": "256MB", "auto_explain.log_min_duration": "10"}}
 	if !reflect.DeepEqual(s.Base, wantBase) {

@@ -153,7 +153,7 @@ func (e Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("firebird DSN %s: %w", e.Redact(dsn), oneLine(err))
 	}
-	c.loadDir = loadDir
+	c.loadDir, c.timeout = loadDir, opts.ConnectTimeout
 	db := sql.OpenDB(c)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
@@ -200,6 +200,8 @@ type connector struct {
 	base driver.Connector
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	tp   txParams
+	// timeout bounds each Connect (OpenOptions.ConnectTimeout); 0: none.
+	timeout time.Duration
 
 	loadDir       string     // LoadDirParam, "" for none
 	ddlMu         sync.Mutex // one DDL statement of copyExternal at a time
@@ -224,8 +226,15 @@ func newConnector(u *url.URL, dial func(context.Context, string, string) (net.Co
 }
 
 // Connect implements driver.Connector: a connection of the driver, wrapped to start
-// transactions with the DSN's transaction parameters (txparams.go).
+// transactions with the DSN's transaction parameters (txparams.go). The driver has no
+// connect timeout of its own but bounds its dial and attach by ctx's deadline, so
+// OpenOptions.ConnectTimeout is one on ctx.
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
 	var conn driver.Conn
 	var err error
 	if c.dial == nil {

@@ -3,12 +3,14 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -42,6 +44,11 @@ func (Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*s
 		return nil, fmt.Errorf("mariadb DSN %s: %w", Redact(dsn), err)
 	}
 	cfg.Logger = &mysql.NopLogger{}
+	if cfg.Timeout == 0 { // the DSN's timeout first
+		cfg.Timeout = opts.ConnectTimeout
+	}
+	// The driver's timeout bounds the dial only; the handshake and authentication that
+	// follow watch the context, which boundedConnector gives the same deadline.
 	if opts.Dial != nil {
 		cfg.DialFunc = opts.Dial
 	}
@@ -49,12 +56,28 @@ func (Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*s
 	if err != nil {
 		return nil, fmt.Errorf("mariadb DSN %s: %w", Redact(dsn), err)
 	}
-	db := sql.OpenDB(conn)
+	db := sql.OpenDB(boundedConnector{conn, cfg.Timeout})
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cannot connect to %s: %w", Redact(dsn), err)
 	}
 	return db, nil
+}
+
+// boundedConnector makes each connection of Connector within timeout (0: no bound).
+type boundedConnector struct {
+	driver.Connector
+	timeout time.Duration
+}
+
+// Connect implements driver.Connector.
+func (c boundedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	return c.Connector.Connect(ctx)
 }
 
 // schemes are the URL schemes ParseDSN accepts.

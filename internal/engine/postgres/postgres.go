@@ -42,6 +42,9 @@ func (Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*s
 	if err != nil {
 		return nil, fmt.Errorf("postgres DSN: %w", err)
 	}
+	if cfg.ConnectTimeout == 0 { // the DSN's connect_timeout, or PGCONNECT_TIMEOUT, first
+		cfg.ConnectTimeout = opts.ConnectTimeout
+	}
 	if opts.Dial != nil {
 		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return opts.Dial(ctx, network, addr)
