@@ -4,12 +4,15 @@
 // every run to the results store as soon as it ends.
 //
 // A run is described by one spec.Run, whether it comes from the command line or from a study
-// cell (RunOf). Core.Run takes it through a lifecycle of named steps (see Core.runOn):
-// check, connect, data, prepare, inspect and calibrate judge and ready everything before the
-// run is stored, so that a problem found there stores nothing (an *InputError, tagged by the
-// field it concerns, for what the user asked); then begin stores it, the start barrier lets
-// agents start together (Core.BeforeStart), measure runs the runner and finish stores the
-// figures. Workloads and engines are looked up in their registries (package workload,
+// cell (RunOf). It is resolved and validated here (check: spec.Run.Validate, then the
+// workload's and the engine's options through their option declarations); the runner gets
+// its Drive as it is, and every connection the run's connect timeout
+// (engine.OpenOptions.ConnectTimeout). Core.Run takes it through a lifecycle of named steps
+// (see Core.runOn): check, connect, data, prepare, inspect and calibrate judge and ready
+// everything before the run is stored, so that a problem found there stores nothing (an
+// *InputError, tagged by the field it concerns, for what the user asked); then begin stores
+// it, the start barrier lets agents start together (Core.BeforeStart), measure runs the
+// runner and finish stores the figures. Workloads and engines are looked up in their registries (package workload,
 // package engine) and asked for their capabilities; nothing here tests a workload's or an
 // engine's name. Plan checks a study against those capabilities before any server starts,
 // and places each problem in the study file by the path of the field it concerns.

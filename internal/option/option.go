@@ -1,13 +1,21 @@
-// Package option describes the named options that workloads and engines accept (TPC-C's
-// round-trip mode, pgbench's query protocol, MariaDB's parameter interpolation, Firebird's
-// page size) and checks the values given for them. One declaration serves both places a
-// user writes an option: a command-line flag (--blobs-per-tx) and a study file's
-// opt.NAME (opt.blobs_per_tx).
+// Package option is dblat's one vocabulary of parameters: the declaration of anything a
+// user can set (Option: its name, kind, default, range and flag) and the one set of readers
+// that read what a user wrote (ParseBool, ParseInt, ParseDuration, ParseRate, ParsePair,
+// OneOf), each with one rule wherever the value comes from. Workloads and engines declare
+// their options with it (TPC-C's round-trip mode, pgbench's query protocol, Firebird's page
+// size); package spec declares a run's fields with it (spec.Field embeds Option: terminals,
+// durations, the connect timeout); package study declares its own keys with it (design,
+// budget, max_failures). One declaration serves every place a user writes the parameter: a
+// command-line flag (--blobs-per-tx), a study file's opt.NAME or base.NAME.
 //
-// It knows nothing of any workload or engine: they declare their options with it (package
-// workload, package engine), the execution core checks a run's values against the
-// declarations, and the CLI turns declarations into flags. It imports nothing of dblat but
-// package suggest.
+// A reader checks syntax only; Option.Canonical reads and checks the range (Min, Values),
+// and Option.CheckInt, CheckDuration and CheckRate check a value already read, for a
+// validation that works on typed values (spec.Run.Validate). Booleans are true, yes, on, 1
+// or t and false, no, off, 0 or f, in any case, everywhere.
+//
+// It knows nothing of any workload, engine, run or front end, and places no error: a
+// reader's error reads after the parameter's name, and the front ends say where the name was
+// written. It imports nothing of dblat but package suggest.
 package option
 
 import (

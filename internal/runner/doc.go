@@ -28,7 +28,9 @@
 // gave up), the runner closes the connections of the transactions still in flight, which
 // fails their statements at once.
 //
-// It does not load data, parse flags, print, or store anything: package execution builds
+// It does not load data, parse flags, print, store anything, or check its Config: it drives
+// the run's spec.Drive as the execution core resolved and validated it (spec.Run.Validate),
+// reading its zero values as spec does (Drive.Pool, Drive.Tries); the execution core builds
 // its Config (with the Samples callback it stores and reports) and stores the Result.
 // Below it sit package workload (what runs: Terminal.Next draws a transaction, Run executes
 // it as often as it is retried), package engine (how errors are classified) and package

@@ -4,8 +4,13 @@
 //
 // Each cell's run is a spec.Run: the run's own keys (base.KEY and their factors) are package
 // spec's Fields, read and written by that table, and every cell's run is validated
-// (spec.Run.Validate) when the file is parsed, each problem placed at the factor level or
-// base key of the field it concerns (Study.FieldError). It does not start servers, run
+// (spec.Run.Validate, as the study's run it becomes: its scale names the data to load) when
+// the file is parsed, each problem placed at the factor level or base key of the field it
+// concerns (Study.FieldError). The study's own keys that hold a number, a duration or a
+// choice (design, budget, seed, order, cooldown, between_runs, max_failures, agents, repeat)
+// are declared as options (package option), read and range-checked as every option is; the
+// study adds only what is its own: a factor level names a value, never a shorthand that
+// Resolve fills in (connections 0). It does not start servers, run
 // workloads or store anything: package execution sits above it, checks every cell against
 // the workload and engine registries before any server starts (placing problems with
 // FieldError and Errorf), asks the results store how many finished runs each cell key
@@ -66,6 +71,8 @@
 //	                          # transactions late, retry none past it (default 0: none)
 //	  max_tries: 1            # tries per transaction after a serialization failure,
 //	                          # deadlock or update conflict, with the same input (default 1)
+//	  connect_timeout: 30s    # how long making one connection may take (default 30s; 0:
+//	                          # the driver's own); changes no figure, so in no cell key
 //	  options: {page_size: 8192}   # other workload or engine options
 //	  # workload: script only (users' own transactions; paths relative to this file):
 //	  scripts: [orders.sql@10, status.sql]   # pgbench scripts FILE[@WEIGHT] (-f)
@@ -97,7 +104,7 @@
 // so it does not combine with an engine factor; an installation's path is taken from the
 // working directory when relative. Durations are
 // Go durations ("1.5ms", "100µs" or "100us", "2m"); a bare 0 is allowed, other bare numbers
-// are not. Levels are compared after canonical formatting, so [1ms, 1000us] is a duplicate.
+// are not. Booleans are true, yes, on or 1, and false, no, off or 0. Levels are compared after canonical formatting, so [1ms, 1000us] is a duplicate.
 //
 // Every problem is reported with file:line:column; unknown keys suggest the nearest known one.
 // Up to 20 problems are reported at once.

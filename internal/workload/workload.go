@@ -3,7 +3,9 @@
 // package registers a Definition (registry.go): its name, scale, transaction types, default
 // mix, headline metric and options, and its load, loaded, new and check hooks; the execution
 // core and the command line work from those declarations alone, and workload/all imports
-// every workload package. It does not time, count or store anything: package runner does
+// every workload package. Options are declared in package option's vocabulary; a run's own
+// parameters come from package spec, whose types Config and LoadConfig embed rather than
+// copy (spec.ScriptParams). It does not time, count or store anything: package runner does
 // that around Terminal.Run, and package results stores what the runner measured.
 package workload
 
