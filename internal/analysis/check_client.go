@@ -1,6 +1,10 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dblat/dblat/internal/words"
+)
 
 // RuleClientBound: dblat's own CPU near saturation: the figure measures the tool.
 const RuleClientBound = "client-bound"
@@ -31,7 +35,7 @@ func (c *checker) clientBound() {
 			}
 			ids = append(ids, r.ID)
 			shared = shared || r.Server.Managed
-			on := plural(r.Client.Cores, "core")
+			on := words.Count(r.Client.Cores, "core")
 			if n := clientCores(r); n < r.Client.Cores {
 				on = fmt.Sprintf("%d of %s (GOMAXPROCS %d)", n, on, n)
 			}

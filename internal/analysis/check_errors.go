@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/dblat/dblat/internal/words"
 	"math"
 	"slices"
 	"strings"
@@ -123,7 +124,7 @@ func (c *checker) retryRates() {
 			}
 			ids = append(ids, r.ID)
 			lines = append(lines, fmt.Sprintf("run %d: %s of %s retried, %s in all (max tries %d; %s)",
-				r.ID, pct(rate), plural(int(done), "transaction"), plural(int(r.Summary.Retries), "retry"), r.Params.Tries(), strings.Join(types, ", ")))
+				r.ID, pct(rate), words.Count(int(done), "transaction"), words.Count(int(r.Summary.Retries), "retry"), r.Params.Tries(), strings.Join(types, ", ")))
 		}
 		if len(ids) == 0 {
 			continue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleRTT: runs that asked for added RTT record no link (an error), record no measurement
@@ -81,7 +82,7 @@ func (c *checker) rtt() {
 				got += "–" + fmtDur(v.max)
 			}
 			lines = append(lines, fmt.Sprintf("requested %s, achieved %s (tolerance ±%s) in %s (%s)",
-				fmtDur(want), got, fmtDur(c.rttTolerance(want)), plural(len(v.ids), "run"), idList(v.ids, 8)))
+				fmtDur(want), got, fmtDur(c.rttTolerance(want)), words.Count(len(v.ids), "run"), idList(v.ids, 8)))
 		}
 		c.add(Finding{Rule: RuleRTT, Severity: Info,
 			Message:  "the link added another RTT than requested (the request plus its release lateness during the window): charts, knees and the latency model place these runs at the RTT achieved; tables name them by the request",
@@ -91,13 +92,13 @@ func (c *checker) rtt() {
 	if len(nolink) > 0 {
 		c.add(Finding{Rule: RuleRTT, Severity: Error,
 			Message:  "runs that asked for added RTT record no latency link: nothing shows that the delay was added",
-			Evidence: fmt.Sprintf("%s (%s)", plural(len(nolink), "run"), idList(nolink, 8)), Runs: nolink,
+			Evidence: fmt.Sprintf("%s (%s)", words.Count(len(nolink), "run"), idList(nolink, 8)), Runs: nolink,
 			Fix: "rerun with a dblat that records the link"})
 	}
 	if len(uncal) > 0 {
 		c.add(Finding{Rule: RuleRTT, Severity: Warning,
 			Message:  "nothing measured what the link added in these runs (no calibration, no lateness): the RTT actually added is unknown",
-			Evidence: fmt.Sprintf("%s (%s)", plural(len(uncal), "run"), idList(uncal, 8)), Runs: uncal,
+			Evidence: fmt.Sprintf("%s (%s)", words.Count(len(uncal), "run"), idList(uncal, 8)), Runs: uncal,
 			Fix: "rerun with a dblat that calibrates the link and records its lateness (the default of `dblat run` and `dblat study run`)"})
 	}
 }

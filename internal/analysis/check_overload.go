@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleOverload: open-loop runs that did not sustain their offered rate (arrivals skipped
@@ -34,7 +35,7 @@ func (c *checker) overload() {
 		verb = " is"
 	}
 	c.add(Finding{Rule: RuleOverload, Severity: Warning,
-		Message:  fmt.Sprintf("%s an overload point: the offered rate was not sustained, so the response times measure a backlog that grows through the window (they depend on its length), not the server at that rate; reports mark these points instead of reading them as part of the curve", plural(len(ids), "open-loop run")+verb),
+		Message:  fmt.Sprintf("%s an overload point: the offered rate was not sustained, so the response times measure a backlog that grows through the window (they depend on its length), not the server at that rate; reports mark these points instead of reading them as part of the curve", words.Count(len(ids), "open-loop run")+verb),
 		Evidence: listed(lines, 8), Runs: ids,
 		Fix: "lower the rate or add terminals to find where the rate is still sustained (the saturation point); with --latency-limit the backlog stays bounded and the skipped arrivals are counted"})
 	// A cell whose repeats disagree on it averages two regimes.

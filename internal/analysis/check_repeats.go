@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleFewRepeats: cells with fewer finished repeats than needed (seed 000: five).
@@ -24,7 +25,7 @@ func (c *checker) repeats() {
 	need := c.opt.MinRepeats
 	if c.opt.Repeat > 0 && c.opt.Repeat < c.opt.MinRepeats {
 		need = c.opt.Repeat
-		asks, evidence := plural(c.opt.Repeat, "repeat")+" per cell", fmt.Sprintf("repeat: %d", c.opt.Repeat)
+		asks, evidence := words.Count(c.opt.Repeat, "repeat")+" per cell", fmt.Sprintf("repeat: %d", c.opt.Repeat)
 		if c.opt.RepeatMax > c.opt.Repeat {
 			asks = fmt.Sprintf("%d to %d repeats per cell (%d where the interval is tight by then)", c.opt.Repeat, c.opt.RepeatMax, c.opt.Repeat)
 			evidence = fmt.Sprintf("repeat: %d..%d", c.opt.Repeat, c.opt.RepeatMax)
@@ -54,7 +55,7 @@ func (c *checker) repeats() {
 		return
 	}
 	c.add(Finding{Rule: RuleFewRepeats, Severity: Warning,
-		Message:  fmt.Sprintf("%s fewer than %s: their means have wide or no confidence intervals (seed 000 runs every configuration at least five times)", cellsHave(len(cells)), plural(need, "finished repeat")),
+		Message:  fmt.Sprintf("%s fewer than %s: their means have wide or no confidence intervals (seed 000 runs every configuration at least five times)", cellsHave(len(cells)), words.Count(need, "finished repeat")),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells,
 		Fix: fmt.Sprintf("run the study again: `dblat study run` resumes and adds the missing repeats (%d per cell)", need)})
 }
@@ -116,7 +117,7 @@ func (c *checker) variation() {
 		fix = "the machine itself was slower during the slower repeats (a busy virtual machine host, a lower clock): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over it; " + fix
 	}
 	c.add(Finding{Rule: RuleVariation, Severity: Warning,
-		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", plural(len(cells), "cell"), pct(c.opt.MaxCV)),
+		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", words.Count(len(cells), "cell"), pct(c.opt.MaxCV)),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells, Fix: fix})
 }
 

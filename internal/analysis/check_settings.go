@@ -7,6 +7,7 @@ import (
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleSettingNotApplied: a requested server setting was read back with another value
@@ -52,7 +53,7 @@ func (c *checker) settingsApplied() {
 		}
 		c.add(Finding{Rule: RuleSettingNotApplied, Severity: Error,
 			Message:  fmt.Sprintf("%s was asked as %s but read back as %s: %s", k.name, k.asked, k.got, why),
-			Evidence: fmt.Sprintf("requested %s=%s, server reports %s in %s (%s)", k.name, k.asked, k.got, plural(len(found[k]), "run"), idList(found[k], 8)),
+			Evidence: fmt.Sprintf("requested %s=%s, server reports %s in %s (%s)", k.name, k.asked, k.got, words.Count(len(found[k]), "run"), idList(found[k], 8)),
 			Runs:     found[k], Fix: fix})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleWarmup: no warm-up, or one too short for the window to start in steady state
@@ -103,7 +104,7 @@ func (c *checker) warmup() {
 	if len(none) > 0 {
 		c.add(Finding{Rule: RuleWarmup, Severity: Warning,
 			Message:  "runs without warm-up: connection set-up, first use of every statement (an extra round trip each in pgx's cache mode, engines.md §6 item 9) and cold caches fall into the measured window",
-			Evidence: fmt.Sprintf("warm-up 0 in %s (%s)", plural(len(none), "run"), idList(none, 8)), Runs: none,
+			Evidence: fmt.Sprintf("warm-up 0 in %s (%s)", words.Count(len(none), "run"), idList(none, 8)), Runs: none,
 			Fix: fmt.Sprintf("use a warm-up of at least %s (dblat run's default)", fmtDur(c.opt.MinWarmup))})
 	}
 	if len(short) > 0 {
@@ -112,7 +113,7 @@ func (c *checker) warmup() {
 			msg = "the window did not start in steady state: its first seconds ran measurably slower than the rest, so the warm-up was too short for the caches to fill and the statements to be prepared"
 		}
 		c.add(Finding{Rule: RuleWarmup, Severity: Warning, Message: msg,
-			Evidence: listed(shortLines, 4) + fmt.Sprintf(" in %s (%s)", plural(len(short), "run"), idList(short, 8)), Runs: short,
+			Evidence: listed(shortLines, 4) + fmt.Sprintf(" in %s (%s)", words.Count(len(short), "run"), idList(short, 8)), Runs: short,
 			Fix: fmt.Sprintf("lengthen the warm-up (at least %s, and at least %s of the window, is a safe rule of thumb)", fmtDur(c.opt.MinWarmup), pct(c.opt.MinWarmupFraction))})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Severity is how much a finding weighs.
@@ -351,7 +352,7 @@ func valuesEvidence(vals map[string][]int64) string {
 	var parts []string
 	for _, v := range byCount(vals) {
 		ids := vals[v]
-		parts = append(parts, fmt.Sprintf("%q in %s (%s)", v, plural(len(ids), "run"), idList(ids, 8)))
+		parts = append(parts, fmt.Sprintf("%q in %s (%s)", v, words.Count(len(ids), "run"), idList(ids, 8)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -369,17 +370,6 @@ func idList(ids []int64, n int) string {
 		parts = append(parts, strconv.FormatInt(id, 10))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// plural writes a count with its noun: "1 warning", "2 warnings", "2 retries".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") && !strings.HasSuffix(what, "ay") && !strings.HasSuffix(what, "ey") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(what, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // listed joins up to n evidence lines and counts the rest.

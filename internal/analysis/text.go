@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Analysis is everything package analysis says about one study's runs: the sections of
@@ -109,7 +110,7 @@ func WriteFindings(w io.Writer, fs []Finding) error {
 	for _, f := range fs {
 		n[f.Severity]++
 	}
-	ew.Printf("Credibility: %s, %s, %s\n", plural(n[Error], "error"), plural(n[Warning], "warning"), plural(n[Info], "note"))
+	ew.Printf("Credibility: %s, %s, %s\n", words.Count(n[Error], "error"), words.Count(n[Warning], "warning"), words.Count(n[Info], "note"))
 	if len(fs) == 0 {
 		ew.Printf("  no findings\n")
 	}
@@ -204,7 +205,7 @@ func writePool(ew *TextWriter, p *PoolAdvice) {
 // departures from the model.
 func WriteRate(ew *TextWriter, rs *RateSeries) {
 	ew.Printf("Response time against RTT at %s per second (%s arrivals, %s; %s)\n",
-		spec.FormatRate(rs.Rate), rs.Arrival, plural(rs.Terminals, "terminal"), rs.Series)
+		spec.FormatRate(rs.Rate), rs.Arrival, words.Count(rs.Terminals, "terminal"), rs.Series)
 	if rs.R > 0 {
 		ew.Printf("  model: response ≈ R·r + s plus the wait for a terminal, R = %.1f round trips, s = %s; saturation at r* = %s\n",
 			rs.R, fmtMs(rs.S), orNone(fmtDurOr(rs.ModelSaturation)))

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/dblat/dblat/internal/words"
 	"strings"
 	"testing"
 )
@@ -25,11 +26,11 @@ func TestWriteFindingsCountsInWords(t *testing.T) {
 		}
 	}
 	for n, want := range map[int]string{1: "1 retry", 2: "2 retries", 0: "0 retries"} {
-		if got := plural(n, "retry"); got != want {
-			t.Errorf("plural(%d, retry) = %q, want %q", n, got, want)
+		if got := words.Count(n, "retry"); got != want {
+			t.Errorf("words.Count(%d, retry) = %q, want %q", n, got, want)
 		}
 	}
-	if got := plural(3, "key"); got != "3 keys" {
-		t.Errorf("plural(3, key) = %q", got)
+	if got := words.Count(3, "key"); got != "3 keys" {
+		t.Errorf("words.Count(3, key) = %q", got)
 	}
 }

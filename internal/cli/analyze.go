@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // studyRuns loads a stored study's runs and the analysis options that describe it.
@@ -179,9 +180,9 @@ func (a *app) reportFindings(fs []analysis.Finding) error {
 		return err
 	}
 	if analysis.HasErrors(fs) {
-		a.info("%s, some of them errors", plural(len(fs), "finding"))
+		a.info("%s, some of them errors", words.Count(len(fs), "finding"))
 		return errCheckFailed
 	}
-	a.info("%s, none of them errors", plural(len(fs), "finding"))
+	a.info("%s, none of them errors", words.Count(len(fs), "finding"))
 	return nil
 }

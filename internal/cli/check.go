@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dblat/dblat/internal/words"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -74,9 +75,9 @@ func (a *app) printChecks(checks []workload.CheckResult, label string) error {
 	if len(skipped) > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped, not evaluated (%s)", len(skipped), strings.Join(skipped, ", ")))
 	}
-	summary := fmt.Sprintf("%s of %s on %s", strings.Join(parts, ", "), plural(len(checks), "consistency condition"), label)
+	summary := fmt.Sprintf("%s of %s on %s", strings.Join(parts, ", "), words.Count(len(checks), "consistency condition"), label)
 	if len(failed) == 0 && len(skipped) == 0 {
-		summary = fmt.Sprintf("all %s hold on %s", plural(len(checks), "consistency condition"), label)
+		summary = fmt.Sprintf("all %s hold on %s", words.Count(len(checks), "consistency condition"), label)
 	}
 	a.info("%s", summary)
 	if len(failed) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/wire"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // proxyObserve holds dblat proxy's observation flags.
@@ -135,13 +136,13 @@ func (a *app) printSnapshot(snap *observe.Snapshot, err error) error {
 	if snap != nil {
 		o := snap.Observation
 		if snap.File != "" {
-			a.info("wrote %s of %s to %s", plural(int(o.Transactions), "transaction"), plural(len(o.Shapes), "shape"), snap.File)
+			a.info("wrote %s of %s to %s", words.Count(int(o.Transactions), "transaction"), words.Count(len(o.Shapes), "shape"), snap.File)
 		}
 		if snap.NotRecorded != nil {
 			a.info("--record: %v", snap.NotRecorded)
 		}
 		if snap.Script != "" {
-			a.info("recorded %s as a script (with their values) to %s", plural(snap.Shapes, "shape"), snap.Script)
+			a.info("recorded %s as a script (with their values) to %s", words.Count(snap.Shapes, "shape"), snap.Script)
 		}
 	}
 	var we *observe.WriteError
@@ -213,7 +214,7 @@ func printObservation(w io.Writer, r *results.Run) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "predicted with %s (dblat predict --observed %d --rtt D for more):", plural(o.ClientsDefault(), "client"), r.ID)
+	fmt.Fprintf(w, "predicted with %s (dblat predict --observed %d --rtt D for more):", words.Count(o.ClientsDefault(), "client"), r.ID)
 	for _, p := range curve {
 		fmt.Fprintf(w, "  %s: %.1f TPS, %.2f ms;", fmtRTT(time.Duration(p.RTTNs)), p.TPS, p.LatencyMs)
 	}

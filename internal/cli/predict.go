@@ -16,6 +16,7 @@ import (
 
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 func (a *app) predictCommand() *cobra.Command {
@@ -201,7 +202,7 @@ func (a *app) tpccModeEvidence(ctx context.Context) []string {
 			parts = append(parts, fmt.Sprintf("%s %.0f NOPM (run %d%s)", m, r.Summary.NOPM, r.ID, rt))
 		}
 		out = append(out, fmt.Sprintf("stored TPC-C runs on %s at %s added RTT, %s: %s", k.engine, fmtRTT(k.rtt),
-			plural(k.terminals, "terminal"), strings.Join(parts, "; ")))
+			words.Count(k.terminals, "terminal"), strings.Join(parts, "; ")))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // proxyFlags are dblat proxy's flags.
@@ -128,11 +129,11 @@ func (f *proxyFlags) config(cmd *cobra.Command) (latency.Config, error) {
 // proxyCounters prints the link's counters, and the transactions observed so far.
 func (a *app) proxyCounters(link *latency.Link, sess *observe.Session, prefix string) {
 	st := link.Stats()
-	a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, plural(int(st.Accepted), "connection"),
-		st.Active, st.Failed, plural(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
+	a.info("%s%s (%d open, %d failed), %s, %s up, %s down", prefix, words.Count(int(st.Accepted), "connection"),
+		st.Active, st.Failed, words.Count(int(st.Totals.RoundTrips), "round trip"), bytesSI(st.Totals.BytesUp), bytesSI(st.Totals.BytesDown))
 	a.info("%slateness (how late the link released data): up %s; down %s", prefix,
 		latenessText(st.LatenessUp), latenessText(st.LatenessDown))
 	if sess != nil {
-		a.info("%s%s observed", prefix, plural(int(sess.Transactions()), "transaction"))
+		a.info("%s%s observed", prefix, words.Count(int(sess.Transactions()), "transaction"))
 	}
 }

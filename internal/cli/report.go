@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/words"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -92,7 +93,7 @@ self-contained (inline SVG charts, no network needed).`,
 					return err
 				}
 				abs, _ := filepath.Abs(out)
-				a.info("report of %s (%s) written to %s", what, plural(len(runs), "run"), abs)
+				a.info("report of %s (%s) written to %s", what, words.Count(len(runs), "run"), abs)
 			}
 			return nil
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 )
 
 func (a *app) resultsCommand() *cobra.Command {
@@ -112,7 +113,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			}
 			w := a.st.Stdout
 			fmt.Fprintf(w, "server: %s\n", r.Server.Version)
-			cores := plural(r.Client.Cores, "core")
+			cores := words.Count(r.Client.Cores, "core")
 			if p := r.Client.Procs; p > 0 && p < r.Client.Cores {
 				cores += fmt.Sprintf(" (GOMAXPROCS %d)", p)
 			}
@@ -154,7 +155,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 // each measured on its own (report.AgentRows), so that one slow or client-bound agent stands
 // out.
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
-	fmt.Fprintf(w, "driven by %s (start skew %s):\n", plural(len(parts), "agent"), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
+	fmt.Fprintf(w, "driven by %s (start skew %s):\n", words.Count(len(parts), "agent"), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
 	metric := results.MetricOf([]results.Run{*r})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
@@ -360,8 +361,8 @@ repeat after more runs were added to the source. Run ids may differ between stor
 				return err
 			}
 			a.info("imported %s and %s from %s into %s (%s and %s were already there, %s still running were skipped)",
-				plural(st.Runs, "run"), studies(st.Studies), src.Location(), dst.Location(), plural(st.RunsPresent, "run"), studies(st.StudiesPresent),
-				plural(st.RunsSkipped, "run"))
+				words.Count(st.Runs, "run"), words.Count(st.Studies, "study"), src.Location(), dst.Location(), words.Count(st.RunsPresent, "run"), words.Count(st.StudiesPresent, "study"),
+				words.Count(st.RunsSkipped, "run"))
 			return nil
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/words"
 )
 
 func (a *app) studyCommand() *cobra.Command {
@@ -66,7 +67,7 @@ func (a *app) studyPlanCommand() *cobra.Command {
 func (a *app) printPlan(sp *execution.StudyPlan) {
 	st, cells, plan, done := sp.Study, sp.Cells, sp.Runs, sp.Done
 	w := a.st.Stdout
-	fmt.Fprintf(w, "study %s: %s design, %s, %s × %s\n", st.Name, st.Design, plural(len(st.Factors), "factor"), plural(len(cells), "cell"), repeatText(st))
+	fmt.Fprintf(w, "study %s: %s design, %s, %s × %s\n", st.Name, st.Design, words.Count(len(st.Factors), "factor"), words.Count(len(cells), "cell"), repeatText(st))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	need := map[string]int{}
 	for _, p := range plan {
@@ -87,7 +88,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "about %s to go, expected from the variation known (%d if every cell meets its precision as soon as it can, %d if every cell needs %d), %s, estimated %s (%s to %s)\n",
-			plural(sp.Expected, "run"), sp.AtLeast, sp.AtMost, st.Repeat, plural(sp.Restarts, "server start"),
+			words.Count(sp.Expected, "run"), sp.AtLeast, sp.AtMost, st.Repeat, words.Count(sp.Restarts, "server start"),
 			sp.ExpectedEstimate.Round(time.Second), sp.LeastEstimate.Round(time.Second), sp.MostEstimate.Round(time.Second))
 	} else {
 		fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
@@ -95,8 +96,8 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", plural(len(plan), "run"), len(cells)*st.Repeat,
-			plural(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
+		fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", words.Count(len(plan), "run"), len(cells)*st.Repeat,
+			words.Count(sp.Restarts, "server start"), sp.Estimate.Round(time.Second))
 	}
 	if st.Budget > 0 {
 		fmt.Fprintf(w, "budget %s: runs that do not fit are left for `dblat study resume`, the widest intervals served first\n", st.Budget)
@@ -312,11 +313,11 @@ func (a *app) studyStatusCommand() *cobra.Command {
 				if st.Adaptive() {
 					more = "at least "
 				}
-				state = fmt.Sprintf("%s%s remaining: `dblat study resume %s`", more, plural(remaining, "run"), st.Name)
+				state = fmt.Sprintf("%s%s remaining: `dblat study resume %s`", more, words.Count(remaining, "run"), st.Name)
 			}
 			a.printf("study %s: %d finished, %d failed, %d aborted; %s\n", st.Name, fin, failed, aborted, state)
 			if st.Precision > 0 {
-				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, plural(len(st.Cells()), "cell"),
+				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, words.Count(len(st.Cells()), "cell"),
 					study.FormatPrecision(st.Precision), metricName(metric))
 				if n, ok := fixedRepeat(st, progress); ok {
 					a.printf("a fixed design meeting ±%s in every cell, from the variation measured, needs repeat %d: %d runs (this study has %d finished)\n",

@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // DefaultOverhead is what a run costs besides its warm-up and window (restore, connect,
@@ -355,10 +356,10 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 		return nil
 	}
 	if st.Adaptive() {
-		c.info("study %s: %s known to go, about %d expected (%d to %d), estimated %s", st.Name, plural(len(sp.Runs), "run"),
+		c.info("study %s: %s known to go, about %d expected (%d to %d), estimated %s", st.Name, words.Count(len(sp.Runs), "run"),
 			sp.Expected, sp.AtLeast, sp.AtMost, sp.ExpectedEstimate.Round(time.Second))
 	} else {
-		c.info("study %s: %s to go, estimated %s", st.Name, plural(len(sp.Runs), "run"), sp.Estimate.Round(time.Second))
+		c.info("study %s: %s to go, estimated %s", st.Name, words.Count(len(sp.Runs), "run"), sp.Estimate.Round(time.Second))
 	}
 	defer c.holdCPU()()
 	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}
@@ -376,7 +377,7 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 	}
 	if budgetSpent {
 		c.info("study %s: its budget of %s is spent after %s and %s; `dblat study resume %s` (with --budget) continues",
-			st.Name, st.Budget, time.Since(l.begin).Round(time.Second), plural(l.ran, "run"), st.Name)
+			st.Name, st.Budget, time.Since(l.begin).Round(time.Second), words.Count(l.ran, "run"), st.Name)
 	} else {
 		c.info("study %s complete in %s", st.Name, time.Since(l.begin).Round(time.Second))
 	}
@@ -522,14 +523,14 @@ func (c *Core) reportIntervals(st *study.Study, progress map[string]study.Progre
 		short[s.Cell.Key] = s
 	}
 	c.info("95 %% intervals of %s against ±%s: %d of %s within", metric, study.FormatPrecision(st.Precision),
-		len(st.Cells())-len(short), plural(len(st.Cells()), "cell"))
+		len(st.Cells())-len(short), words.Count(len(st.Cells()), "cell"))
 	for _, cell := range st.Cells() {
 		if s, missed := short[cell.Key]; missed {
 			c.info("  %s: missed its precision: %s", st.Label(cell), FormatShortfall(st, s))
 			continue
 		}
 		iv := study.IntervalOf(progress[cell.Key].Values)
-		c.info("  %s: %.0f ±%s after %s", st.Label(cell), iv.Mean, pctText(iv.Relative()), plural(iv.N, "run"))
+		c.info("  %s: %.0f ±%s after %s", st.Label(cell), iv.Mean, pctText(iv.Relative()), words.Count(iv.N, "run"))
 	}
 }
 
@@ -540,13 +541,6 @@ func completeText(st *study.Study) string {
 		return fmt.Sprintf("every cell met its precision (±%s) or has %d finished runs", study.FormatPrecision(st.Precision), st.Repeat)
 	}
 	return fmt.Sprintf("every cell has %d finished runs", st.Repeat)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // runCell prepares the cell's server and data and runs it.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/dblat/dblat/internal/words"
 	"math"
 	"slices"
 	"time"
@@ -445,7 +446,7 @@ func (m *model) caveats(f *Forecast, clients int, rtt time.Duration) []Caveat {
 			Brief: fmt.Sprintf("observed at %s of added RTT: predictions add or remove the difference", d)})
 	}
 	if len(o.CannotFollow) > 0 || o.Unfollowed.Connections > 0 {
-		n := plural(o.Unfollowed.Connections, "connection")
+		n := words.Count(o.Unfollowed.Connections, "connection")
 		out = append(out, Caveat{Text: fmt.Sprintf("%s could not be followed: their transactions are not in the prediction", n),
 			Brief: fmt.Sprintf("%s not followed: their transactions are not in the prediction", n)})
 	}

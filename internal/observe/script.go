@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblat/dblat/internal/sqllex"
 	"github.com/dblat/dblat/internal/wire"
+	"github.com/dblat/dblat/internal/words"
 	"github.com/dblat/dblat/internal/workload/script"
 )
 
@@ -63,7 +64,7 @@ func (r *Recorder) Script(w io.Writer, info ScriptInfo) (int, error) {
 	for _, s := range shapes {
 		total += s.count
 	}
-	fmt.Fprintf(&head, "-- Recorded by dblat proxy --record from %s of %s", plural(total, "transaction"), plural(int64(len(shapes)), "shape"))
+	fmt.Fprintf(&head, "-- Recorded by dblat proxy --record from %s of %s", words.Count(total, "transaction"), words.Count(int64(len(shapes)), "shape"))
 	if r.proto != "" {
 		fmt.Fprintf(&head, " (%s", r.proto)
 		if info.Upstream != "" {
@@ -96,13 +97,13 @@ func (r *Recorder) Script(w io.Writer, info ScriptInfo) (int, error) {
 			}
 		}
 		if why != "" {
-			skipped = append(skipped, fmt.Sprintf("-- shape %d (%s, %s) is not replayed: %s\n", i+1, plural(s.count, "transaction"), clip(s.text, 120), why))
+			skipped = append(skipped, fmt.Sprintf("-- shape %d (%s, %s) is not replayed: %s\n", i+1, words.Count(s.count, "transaction"), clip(s.text, 120), why))
 			continue
 		}
 		branches = append(branches, branch{s.count, text})
 	}
 	if r.others > 0 {
-		skipped = append(skipped, fmt.Sprintf("-- %s of shapes beyond the first %d are not replayed.\n", plural(r.others, "transaction"), maxRecordShapes))
+		skipped = append(skipped, fmt.Sprintf("-- %s of shapes beyond the first %d are not replayed.\n", words.Count(r.others, "transaction"), maxRecordShapes))
 	}
 	for _, s := range skipped {
 		head.WriteString(s)
@@ -307,10 +308,10 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 	var b strings.Builder
 	rtPart := ""
 	if len(first) > 0 {
-		rtPart = fmt.Sprintf(", %s", plural(int64(len(first)), "statement"))
+		rtPart = fmt.Sprintf(", %s", words.Count(int64(len(first)), "statement"))
 	}
-	fmt.Fprintf(&b, "-- %s: %s%s, values from %s: %s\n", label, plural(s.count, "transaction"), rtPart,
-		plural(int64(len(kept)), "sample"), clip(s.text, 200))
+	fmt.Fprintf(&b, "-- %s: %s%s, values from %s: %s\n", label, words.Count(s.count, "transaction"), rtPart,
+		words.Count(int64(len(kept)), "sample"), clip(s.text, 200))
 	subst := substitutes(&b, label, first, kept)
 	for i, st := range first {
 		for j, part := range st.parts {
@@ -552,14 +553,6 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// plural writes n and a noun, with an s unless n is 1.
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // isControl reports whether a cut statement only ends a transaction (COMMIT, ROLLBACK).

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"fmt"
+	"github.com/dblat/dblat/internal/words"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -20,10 +21,10 @@ func (o *Observation) WriteText(w io.Writer) error {
 		proto = "no known protocol"
 	}
 	fmt.Fprintf(&b, "observed %s (%s) in %s over %s: %.1f TPS, %.1f clients on average, %s\n",
-		plural(o.Transactions, "transaction"), proto, plural(o.Connections, "connection"),
-		fmtDur(time.Duration(o.WindowNs)), o.TPS, o.Clients, plural(int64(len(o.Shapes)), "shape"))
+		words.Count(o.Transactions, "transaction"), proto, words.Count(o.Connections, "connection"),
+		fmtDur(time.Duration(o.WindowNs)), o.TPS, o.Clients, words.Count(int64(len(o.Shapes)), "shape"))
 	if o.Abandoned > 0 {
-		fmt.Fprintf(&b, "%s open when its connection ended or stopped being followed (not counted)\n", plural(o.Abandoned, "transaction"))
+		fmt.Fprintf(&b, "%s open when its connection ended or stopped being followed (not counted)\n", words.Count(o.Abandoned, "transaction"))
 	}
 	if o.RTTNs > 0 {
 		fmt.Fprintf(&b, "observed through an added RTT of %s: its times include it\n", fmtRTT(time.Duration(o.RTTNs)))
@@ -48,7 +49,7 @@ func (o *Observation) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 		if rest > 0 {
-			fmt.Fprintf(&b, "… and %s of %s more\n", plural(restN, "transaction"), plural(int64(rest), "shape"))
+			fmt.Fprintf(&b, "… and %s of %s more\n", words.Count(restN, "transaction"), words.Count(int64(rest), "shape"))
 		}
 		for i, s := range o.Shapes[:min(tableShapes, len(o.Shapes))] {
 			fmt.Fprintf(&b, "%3d  %s\n", i+1, clip(s.Shape, 300))
@@ -59,14 +60,14 @@ func (o *Observation) WriteText(w io.Writer) error {
 		}
 	}
 	if o.Unfollowed.Connections > 0 {
-		fmt.Fprintf(&b, "%s forwarded without being followed: %s up, %s down, %s\n", plural(o.Unfollowed.Connections, "connection"),
-			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), plural(o.Unfollowed.RoundTrips, "round trip"))
+		fmt.Fprintf(&b, "%s forwarded without being followed: %s up, %s down, %s\n", words.Count(o.Unfollowed.Connections, "connection"),
+			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), words.Count(o.Unfollowed.RoundTrips, "round trip"))
 	}
 	for _, r := range sortedKeys(o.CannotFollow) {
-		fmt.Fprintf(&b, "not followed (%s): %s\n", plural(o.CannotFollow[r], "connection"), r)
+		fmt.Fprintf(&b, "not followed (%s): %s\n", words.Count(o.CannotFollow[r], "connection"), r)
 	}
 	for _, r := range sortedKeys(o.Notes) {
-		fmt.Fprintf(&b, "note (%s): %s\n", plural(o.Notes[r], "connection"), r)
+		fmt.Fprintf(&b, "note (%s): %s\n", words.Count(o.Notes[r], "connection"), r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -82,7 +83,7 @@ func (f *Forecast) WriteText(w io.Writer) error {
 		bound = "at most "
 	}
 	fmt.Fprintf(&b, "at %s added RTT with %s: %s%.1f TPS, mean response time %s (observed at %s: %.1f TPS, %s)\n",
-		fmtRTT(rtt), plural(int64(f.Clients), "client"), bound, f.TPS, fmtMs(f.LatencyMs),
+		fmtRTT(rtt), words.Count(int64(f.Clients), "client"), bound, f.TPS, fmtMs(f.LatencyMs),
 		fmtRTT(time.Duration(f.ObservedRTTNs)), f.ObservedTPS, fmtMs(f.ObservedLatencyMs))
 	switch {
 	case f.Fall10RTTNs > 0 && f.Fall50RTTNs > 0:

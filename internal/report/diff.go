@@ -13,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Diff compares two sets of runs — two runs, the repeats of a base and of a new profile,
@@ -522,7 +523,7 @@ func WriteDiff(w io.Writer, d *Diff) error {
 		name string
 		side DiffSide
 	}{{"A", d.A}, {"B", d.B}} {
-		ew.Printf("%s: %s, %s (%d finished): %s\n", s.name, s.side.Label, count(len(s.side.Runs), "run"), s.side.Finished, idRanges(s.side.Runs))
+		ew.Printf("%s: %s, %s (%d finished): %s\n", s.name, s.side.Label, words.Count(len(s.side.Runs), "run"), s.side.Finished, idRanges(s.side.Runs))
 	}
 
 	if len(d.Config) == 0 {
@@ -532,7 +533,7 @@ func WriteDiff(w io.Writer, d *Diff) error {
 		if len(d.Config) == 1 {
 			verb = "differs"
 		}
-		ew.Printf("\nConfiguration: %s %s\n", count(len(d.Config), "item"), verb)
+		ew.Printf("\nConfiguration: %s %s\n", words.Count(len(d.Config), "item"), verb)
 		tw := ew.Table("  ")
 		tw.Row("kind", "item", "A", "B")
 		for _, it := range d.Config {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Headline is what a report opens with: the question the study asks, a one-paragraph
@@ -321,7 +322,7 @@ func (r *Report) verdict(knees []KneeRow) string {
 		}
 		switch {
 		case fit == len(knees):
-			s = append(s, fmt.Sprintf("The latency model N/(R·r + s) fits %s within %.0f %%.", plural(len(knees), "series", "every series"), analysis.FitTolerance*100))
+			s = append(s, fmt.Sprintf("The latency model N/(R·r + s) fits %s within %.0f %%.", theOneOr(len(knees), "series", "every series"), analysis.FitTolerance*100))
 		case fit > 0:
 			s = append(s, fmt.Sprintf("The latency model N/(R·r + s) fits %d of %d series within %.0f %%.", fit, len(knees), analysis.FitTolerance*100))
 		}
@@ -355,7 +356,7 @@ func (r *Report) retrySentence() string {
 }
 
 // plural is "the series" for one, else all.
-func plural(n int, one, all string) string {
+func theOneOr(n int, one, all string) string {
 	if n == 1 {
 		return "the " + one
 	}
@@ -707,19 +708,11 @@ func (r *Report) credibilitySentence() string {
 	}
 	switch {
 	case n[2] > 0:
-		return fmt.Sprintf("Do not quote these figures yet: the credibility check found %s and %s (see Findings).", count(n[2], "error"), count(n[1], "warning"))
+		return fmt.Sprintf("Do not quote these figures yet: the credibility check found %s and %s (see Findings).", words.Count(n[2], "error"), words.Count(n[1], "warning"))
 	case n[1] > 0:
-		return fmt.Sprintf("Read them with the credibility check's %s in mind (see Findings).", count(n[1], "warning"))
+		return fmt.Sprintf("Read them with the credibility check's %s in mind (see Findings).", words.Count(n[1], "warning"))
 	}
 	return "The credibility check found nothing that stops a comparison."
-}
-
-// count writes "1 error", "2 errors".
-func count(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // msText2 writes a duration in milliseconds with two significant figures for people:

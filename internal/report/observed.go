@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // ChartPredicted is the kind of an observed application's prediction (Report.Observed):
@@ -261,13 +262,13 @@ func observedTitle(sec *Observed, shapes int) string {
 	if d > 0 {
 		t += " for " + spanText(d)
 	}
-	return t + ", " + count(sec.Clients, "client")
+	return t + ", " + words.Count(sec.Clients, "client")
 }
 
 // observedQuestion is what an observation's report answers, and from what.
 func observedQuestion(sec *Observed) string {
 	return fmt.Sprintf("What would a farther database cost it? Predicted for %s in a closed loop from run %d alone: %s TPS observed, %.1f round trips and %s a transaction on average.",
-		count(sec.Clients, "client"), sec.Run, meanText(sec.TPS), sec.RoundTrips, msValue(sec.LatencyMs))
+		words.Count(sec.Clients, "client"), sec.Run, meanText(sec.TPS), sec.RoundTrips, msValue(sec.LatencyMs))
 }
 
 // observedVerdict answers the question in a sentence, at HeadlineRTT: what the busiest
@@ -288,7 +289,7 @@ func observedVerdict(sec *Observed) string {
 
 // fallPhrase says where the predicted throughput falls by 10 % and by half.
 func fallPhrase(sec *Observed) string {
-	base := fmt.Sprintf("%s TPS with %s", meanText(sec.Predictions[0].TPS), count(sec.Clients, "client"))
+	base := fmt.Sprintf("%s TPS with %s", meanText(sec.Predictions[0].TPS), words.Count(sec.Clients, "client"))
 	if sec.UpperBound {
 		base = "at most " + base + ": see the caveats"
 	}
@@ -332,7 +333,7 @@ func chartRTTs(fall10 time.Duration) []time.Duration {
 // fallen by 10 % and by half.
 func (r *Report) predictedChart(sec *Observed, curve []observe.Prediction) Chart {
 	ch := Chart{ID: sec.Chart, Kind: ChartPredicted, Lines: true, Cols: 2,
-		Title: fmt.Sprintf("Predicted against added RTT, %s (run %d)", count(sec.Clients, "client"), sec.Run)}
+		Title: fmt.Sprintf("Predicted against added RTT, %s (run %d)", words.Count(sec.Clients, "client"), sec.Run)}
 	var xs []float64
 	for _, p := range curve {
 		xs = append(xs, float64(p.RTTNs)/1e6)
@@ -378,10 +379,10 @@ func (r *Report) predictedChart(sec *Observed, curve []observe.Prediction) Chart
 			share += sec.Shapes[j].TimeShare
 		}
 		shapes += fmt.Sprintf(" and the %s that take most of the time at +%s (%s of it together)",
-			count(sec.Top, "shape"), msText2(sec.HeadlineRTT), pctText(share))
+			words.Count(sec.Top, "shape"), msText2(sec.HeadlineRTT), pctText(share))
 	}
 	ch.Note = fmt.Sprintf("The model (see Method): each transaction takes its observed time plus its round trips times the RTT added beyond the %s it was observed at; %s run in a closed loop with their observed time between transactions. Lines: %s; vertical lines: where throughput has fallen by 10 %% and by half. %s",
-		fmtDuration(sec.ObservedRTT), count(sec.Clients, "client"), shapes, axisNote(ch.X, logOf(ry, ty)))
+		fmtDuration(sec.ObservedRTT), words.Count(sec.Clients, "client"), shapes, axisNote(ch.X, logOf(ry, ty)))
 	return ch
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Stored observations of real applications, as `dblat proxy --rtt 0 --observe FILE` wrote
@@ -94,7 +95,7 @@ func TestObservedStored(t *testing.T) {
 			if len(ch.Panels) != 2 || len(ch.Panels[0].Series) != 1+o.Top || ch.Panels[0].Y == nil || ch.Panels[1].Y == nil {
 				t.Errorf("chart %s: %d panels, %d response-time lines for %d top shapes", ch.ID, len(ch.Panels), len(ch.Panels[0].Series), o.Top)
 			}
-			for _, want := range []string{"PostgreSQL application at " + o.Upstream, o.Started.Format("2006-01-02 15:04 UTC"), count(o.Clients, "client")} {
+			for _, want := range []string{"PostgreSQL application at " + o.Upstream, o.Started.Format("2006-01-02 15:04 UTC"), words.Count(o.Clients, "client")} {
 				if !strings.Contains(o.Title, want) {
 					t.Errorf("title %q lacks %q", o.Title, want)
 				}
@@ -178,7 +179,7 @@ func checkObservedPage(t *testing.T, r *Report) {
 		at("<summary>" + (o.Shapes[j].Name) + "</summary>")
 	}
 	if more := len(o.Shapes) - detailShapes; more > 0 {
-		at("<summary>" + count(more, "more shape"))
+		at("<summary>" + words.Count(more, "more shape"))
 	}
 	for _, absent := range []string{"Credibility", "Not checked", "What TPS", "Service time", `id="cells"`, `id="transactions"`, "Findings"} {
 		if strings.Contains(page, absent) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // writeObservedSummary writes one observation as the one-screen summary opens with it:
@@ -130,7 +131,7 @@ func writeObservedText(ew *analysis.TextWriter, o *Observed) {
 	writePredictionRows(ew, o, false)
 	writeObservedAdvice(ew, o, true)
 	ew.Printf("\nShapes, by their share of the time at +%s (times in ms; observed at the proxy, predicted for %s)\n",
-		msText2(o.HeadlineRTT), count(o.Clients, "client"))
+		msText2(o.HeadlineRTT), words.Count(o.Clients, "client"))
 	head := []string{"shape", "count", "share", "time share", "round trips", "statements", "observed", "p99"}
 	for _, p := range o.Predictions[1:] {
 		head = append(head, rttColumn(time.Duration(p.RTTNs)))

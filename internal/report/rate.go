@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // ChartRate is the kind of the response time against RTT at a fixed offered rate
@@ -38,7 +39,7 @@ var ratePercentiles = []struct {
 // rateTitle names a RateSeries for people: "Response time against RTT at 500 per second
 // (poisson arrivals, 16 terminals)", and its series when there are several.
 func rateTitle(rs *analysis.RateSeries, several bool) string {
-	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %s)", spec.FormatRate(rs.Rate), rs.Arrival, count(rs.Terminals, "terminal"))
+	t := fmt.Sprintf("Response time against RTT at %s per second (%s arrivals, %s)", spec.FormatRate(rs.Rate), rs.Arrival, words.Count(rs.Terminals, "terminal"))
 	if several {
 		t += ", " + rs.Series
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -43,7 +44,7 @@ func writeRunHead(ew *analysis.TextWriter, r *results.Run) {
 	ew.Printf("  path %s; %s\n", RunPath(r), optionsText(r))
 	if r.Params.OpenLoop() {
 		ew.Printf("  open loop: offered %s/s (%s), achieved %.1f/s; %s in the window, %d skipped, %d not started by its end\n",
-			spec.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, count(int(s.Offered), "arrival"), s.Skipped, s.Backlog)
+			spec.FormatRate(r.Params.Rate), r.Params.Arrival, s.AchievedRate, words.Count(int(s.Offered), "arrival"), s.Skipped, s.Backlog)
 		if s.Overload {
 			ew.Printf("  OVERLOAD POINT: the offered rate was not sustained; the response times measure a growing backlog, not the server at %s/s\n",
 				spec.FormatRate(r.Params.Rate))
@@ -71,10 +72,10 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 			rate = 100 * float64(s.Retried) / float64(done)
 		}
 		ew.Printf("  retries %d (%s retried, %.1f %% of those that ended; max tries %d; errors are the transactions that failed every try)\n",
-			s.Retries, count(int(s.Retried), "transaction"), rate, r.Params.Tries())
+			s.Retries, words.Count(int(s.Retried), "transaction"), rate, r.Params.Tries())
 	}
 	if r.Params.LatencyLimit > 0 {
-		ew.Printf("  latency limit %v: %s took longer\n", r.Params.LatencyLimit, count(int(s.Late), "transaction"))
+		ew.Printf("  latency limit %v: %s took longer\n", r.Params.LatencyLimit, words.Count(int(s.Late), "transaction"))
 	}
 	for _, class := range sortedKeys(s.ErrorExamples) {
 		for _, m := range s.ErrorExamples[class] {
@@ -83,7 +84,7 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 	}
 	if n := s.Errors[retryableClass]; n > 0 && r.Params.Tries() == 1 {
 		ew.Printf("  note: %s lost a race for a row (a serialization failure, deadlock or update conflict): --max-tries 5 (study key max_tries) runs each again with the same input, as pgbench's does\n",
-			count(int(n), "transaction"))
+			words.Count(int(n), "transaction"))
 	}
 	if line := cpuLine(r); line != "" {
 		ew.Printf("%s\n", line)
@@ -191,7 +192,7 @@ func RunLine(r *results.Run) string {
 // RunSize says how big a run was: its scale (where the workload has one), terminals and
 // connections: "4 warehouses, 16 terminals, 16 connections".
 func RunSize(r *results.Run) string {
-	parts := []string{count(r.Params.Terminals, "terminal"), count(r.Params.Connections, "connection")}
+	parts := []string{words.Count(r.Params.Terminals, "terminal"), words.Count(r.Params.Connections, "connection")}
 	if s := scaleText(r); s != "" {
 		parts = append([]string{s}, parts...)
 	}

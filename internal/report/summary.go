@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dblat/dblat/internal/analysis"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Limits of the console summary: it must fit one screen (about 40 lines of 100 columns)
@@ -98,7 +99,7 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 				n[0]++
 			}
 		}
-		ew.Printf("\nCredibility: %s, %s, %s\n", count(n[2], "error"), count(n[1], "warning"), count(n[0], "note"))
+		ew.Printf("\nCredibility: %s, %s, %s\n", words.Count(n[2], "error"), words.Count(n[1], "warning"), words.Count(n[0], "note"))
 		for i, wn := range r.Warnings {
 			if i == summaryFindings {
 				ew.Printf("  … and %d more\n", len(r.Warnings)-i)
