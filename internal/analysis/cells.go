@@ -103,15 +103,6 @@ func meanSD(xs []float64) (mean, sd float64) {
 	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // round rounds x to places decimals, so that output is byte-for-byte reproducible across
 // platforms (fused multiply-add may change the last bits).
 func round(x float64, places int) float64 {

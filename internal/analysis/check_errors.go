@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/dblat/dblat/internal/words"
+	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleErrorRate: errors (conflicts, lost connections, others) per completed transaction
@@ -60,7 +62,7 @@ func (c *checker) errorRates() {
 				continue
 			}
 			var cls []string
-			for _, k := range sortedKeys(r.Summary.Errors) {
+			for _, k := range slices.Sorted(maps.Keys(r.Summary.Errors)) {
 				if r.Summary.Errors[k] > 0 {
 					cls = append(cls, fmt.Sprintf("%s %d", k, r.Summary.Errors[k]))
 				}

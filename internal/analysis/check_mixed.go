@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,7 +198,7 @@ func (c *checker) items() []item {
 			}
 		}
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		its = append(its, p("requested "+k, Error, "a different requested configuration",
 			func(r *results.Run) string { return r.Params.Options[k] }, results.OptionFactor(k)))
 	}
@@ -237,7 +238,7 @@ func (c *checker) items() []item {
 		}
 	}
 	soft := func(f string) bool { return settingFactor(f) || binariesFactor(f) }
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		exempt := []string{results.FactorEngine}
 		for _, f := range c.g.Factors {
 			if name, ok := strings.CutPrefix(f, results.SettingPrefix); ok && governs(engines, name, k) {
@@ -329,7 +330,7 @@ func mixText(m map[string]float64) string {
 		return ""
 	}
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+strconv.FormatFloat(m[k], 'g', -1, 64))
 	}
 	return strings.Join(parts, ",")

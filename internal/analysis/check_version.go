@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dblat/dblat/internal/engine"
@@ -100,7 +102,7 @@ func (c *checker) versionSettings() {
 		for _, l := range all {
 			ids = append(ids, l...)
 		}
-		setting := strings.Join(sortedKeys(names), ", ")
+		setting := strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 		c.add(Finding{Rule: RuleVersionSettings, Severity: Error,
 			Message: fmt.Sprintf("the %s (%s) differs between the levels of %s: the chart credits the version with the effect of the %s (seed 002: Firebird 3 with 16 KB pages against Firebird 4 with 32 KB, whose page buffers were then twice the cache)",
 				m.what, setting, key, m.what),

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -327,7 +328,7 @@ func clientCores(r *results.Run) int {
 
 // byCount orders the values of vals by their number of runs (most first), then by value.
 func byCount(vals map[string][]int64) []string {
-	ks := sortedKeys(vals)
+	ks := slices.Sorted(maps.Keys(vals))
 	sort.SliceStable(ks, func(i, j int) bool { return len(vals[ks[i]]) > len(vals[ks[j]]) })
 	return ks
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -86,7 +87,7 @@ func databaseOptions() option.Set {
 // (--blob-size) rather than the study file's key (blob_size). Names decl does not know are
 // left to the execution core.
 func checkOptionFlags(given map[string]string, decl option.Set) error {
-	for _, name := range sortedKeys(given) {
+	for _, name := range slices.Sorted(maps.Keys(given)) {
 		if o, ok := decl.Lookup(name); ok {
 			if _, err := o.Canonical(given[name]); err != nil {
 				return usagef("--%s %v", o.FlagName(), err)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -135,7 +135,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 			}
 			if settings {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				for _, k := range sortedKeys(r.Server.Settings) {
+				for _, k := range slices.Sorted(maps.Keys(r.Server.Settings)) {
 					fmt.Fprintf(tw, "  %s\t%s\n", k, r.Server.Settings[k])
 				}
 				tw.Flush()
@@ -236,16 +236,6 @@ func checkStudy(ctx context.Context, store results.Store, name string) error {
 	}
 	_, err := store.Study(ctx, name)
 	return err
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // throughputText is a run's headline figure with its unit: "NOPM 3120" or "TPS 8813.7";

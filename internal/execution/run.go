@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
@@ -20,7 +23,6 @@ import (
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/workload"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Run measures one run of rs and stores it, from the start of its warm-up to its final
@@ -370,7 +372,7 @@ func nothingCompleted(rs *spec.Run, def *workload.Definition, s *results.Summary
 	switch {
 	case errs > 0:
 		msg += fmt.Sprintf(": %d failed", errs)
-		for _, class := range sortedKeys(s.ErrorExamples) {
+		for _, class := range slices.Sorted(maps.Keys(s.ErrorExamples)) {
 			if ex := s.ErrorExamples[class]; len(ex) > 0 {
 				msg += fmt.Sprintf(" (%s: %s)", class, ex[0])
 				break
@@ -424,7 +426,7 @@ func (c *Core) database(ctx context.Context, t *Target, p *plan, rs *spec.Run) (
 
 func fmtValues(v option.Values) string {
 	parts := make([]string, 0, len(v))
-	for _, k := range sortedKeys(v) {
+	for _, k := range slices.Sorted(maps.Keys(v)) {
 		parts = append(parts, k+"="+v[k])
 	}
 	return strings.Join(parts, " ")

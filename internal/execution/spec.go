@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -88,7 +87,7 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 	p := &plan{def: def, eng: e, work: option.Values{}, run: option.Values{}, db: option.Values{}, stored: map[string]string{},
 		files: runFiles(rs)}
 	work, run, db := knownOptions(def, e)
-	for _, name := range sortedKeys(rs.Options) {
+	for _, name := range slices.Sorted(maps.Keys(rs.Options)) {
 		if slices.Contains(reserved, name) {
 			p.stored[name] = rs.Options[name]
 			continue
@@ -153,7 +152,7 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 		case !managed:
 			bad(spec.OptionPath(spec.OptionTransport), "unix needs a managed server (for an external server, put the socket in the DSN)")
 		case len(p.db) > 0:
-			bad(spec.OptionPath(spec.OptionTransport), "unix reaches only the server's default database; drop the database options %s", strings.Join(sortedKeys(p.db), ", "))
+			bad(spec.OptionPath(spec.OptionTransport), "unix reaches only the server's default database; drop the database options %s", strings.Join(slices.Sorted(maps.Keys(p.db)), ", "))
 		}
 	}
 	if len(errs) > 0 {
@@ -248,13 +247,4 @@ func scaleName(def *workload.Definition) string {
 		return "scale"
 	}
 	return def.Scale.Name
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,11 +2,14 @@ package observe
 
 import (
 	"fmt"
-	"github.com/dblat/dblat/internal/words"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dblat/dblat/internal/words"
 )
 
 // tableShapes is how many shapes the text tables list; the rest are summed in one line.
@@ -63,10 +66,10 @@ func (o *Observation) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s forwarded without being followed: %s up, %s down, %s\n", words.Count(o.Unfollowed.Connections, "connection"),
 			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), words.Count(o.Unfollowed.RoundTrips, "round trip"))
 	}
-	for _, r := range sortedKeys(o.CannotFollow) {
+	for _, r := range slices.Sorted(maps.Keys(o.CannotFollow)) {
 		fmt.Fprintf(&b, "not followed (%s): %s\n", words.Count(o.CannotFollow[r], "connection"), r)
 	}
-	for _, r := range sortedKeys(o.Notes) {
+	for _, r := range slices.Sorted(maps.Keys(o.Notes)) {
 		fmt.Fprintf(&b, "note (%s): %s\n", words.Count(o.Notes[r], "connection"), r)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -20,6 +20,7 @@ package option
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -227,7 +228,7 @@ func (e *UnknownError) Error() string {
 // form. An unknown name is an *UnknownError; a bad value an error naming the option.
 func (s Set) Check(vals map[string]string) (Values, error) {
 	out := make(Values, len(vals))
-	for _, name := range sortedKeys(vals) {
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
 		o, ok := s.Lookup(name)
 		if !ok {
 			return nil, &UnknownError{Name: name, Known: s.Names()}
@@ -274,15 +275,6 @@ func (v Values) Only(s Set) Values {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Error is a problem with the value of one option, found by a workload or an engine, which

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -132,7 +133,7 @@ func (r *Report) config(runs []results.Run) Config {
 			settings[k] = true
 		}
 	}
-	for _, k := range sortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		items = append(items, configItem{"setting", k, func(r *results.Run) string {
 			v, ok := r.Server.Settings[k]
 			if !ok {
@@ -156,7 +157,7 @@ func (r *Report) config(runs []results.Run) Config {
 			for _, run := range use {
 				seen[it.get(run)] = true
 			}
-			vs := sortedKeys(seen)
+			vs := slices.Sorted(maps.Keys(seen))
 			vals[j] = strings.Join(vs, " | ")
 		}
 		same := true

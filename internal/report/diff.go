@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -185,7 +186,7 @@ func side(runs []results.Run) DiffSide {
 		}
 	}
 	slices.Sort(s.Runs)
-	s.Studies = sortedKeys(studies)
+	s.Studies = slices.Sorted(maps.Keys(studies))
 	switch {
 	case len(s.Runs) == 1:
 		s.Label = "run " + strconv.FormatInt(s.Runs[0], 10)
@@ -237,7 +238,7 @@ func mergeKeys(lists ...[]string) []string {
 			delete(seen, k)
 		}
 	}
-	return append(out, sortedKeys(seen)...)
+	return append(out, slices.Sorted(maps.Keys(seen))...)
 }
 
 // diffGroup is one side's runs of one cell.
@@ -284,10 +285,10 @@ func diffOrder(keys map[string][]string, factors []string, runs []results.Run) [
 		for i := range runs {
 			seen[results.FactorValue(&runs[i], k)] = true
 		}
-		levels[f] = sortedKeys(seen)
+		levels[f] = slices.Sorted(maps.Keys(seen))
 		results.SortFactorValues(levels[f])
 	}
-	out := sortedKeys(keys)
+	out := slices.Sorted(maps.Keys(keys))
 	idx := func(k string) []int {
 		ix := make([]int, len(factors))
 		for f, l := range keys[k] {
@@ -325,10 +326,10 @@ func diffConfig(a, b []results.Run, factors []string) (config, location []Config
 			}
 		}
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		items = append(items, configItem{"option", k, func(r *results.Run) string { return r.Params.Options[k] }})
 	}
-	for _, k := range sortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		items = append(items, configItem{"setting", k, func(r *results.Run) string {
 			v, ok := r.Server.Settings[k]
 			if !ok {
@@ -362,7 +363,7 @@ func diffConfig(a, b []results.Run, factors []string) (config, location []Config
 		for _, r := range fin {
 			seen[get(r)] = true
 		}
-		return strings.Join(sortedKeys(seen), " | ")
+		return strings.Join(slices.Sorted(maps.Keys(seen)), " | ")
 	}
 	config = []ConfigItem{}
 	where := locationSettings(append(slices.Clone(a), b...))
@@ -413,7 +414,7 @@ func mixText(m map[string]float64) string {
 		return ""
 	}
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+strconv.FormatFloat(m[k], 'f', -1, 64))
 	}
 	return strings.Join(parts, ",")
@@ -454,7 +455,7 @@ func diffFigures(metric string, a, b []*results.Run) []Change {
 			}
 		}
 	}
-	for _, typ := range txOrder(sortedKeys(types)) {
+	for _, typ := range txOrder(slices.Sorted(maps.Keys(types))) {
 		for _, p := range []struct {
 			name string
 			get  func(*results.TxSummary) int64

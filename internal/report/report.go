@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -309,7 +310,7 @@ func Build(in Input) (*Report, error) {
 	for i := range in.Runs {
 		workloads[in.Runs[i].Params.Workload] = true
 	}
-	r.Workloads = sortedKeys(workloads)
+	r.Workloads = slices.Sorted(maps.Keys(workloads))
 	for i := range in.Runs {
 		r.count(in.Runs[i].Status)
 	}
@@ -330,7 +331,7 @@ func Build(in Input) (*Report, error) {
 		}
 		r.Cells = append(r.Cells, c)
 	}
-	r.TxTypes = txOrder(sortedKeys(types))
+	r.TxTypes = txOrder(slices.Sorted(maps.Keys(types)))
 
 	r.Scripts = scriptTexts(in.Runs)
 
@@ -477,7 +478,7 @@ func (r *Report) cell(g *results.Cell) (Cell, error) {
 		}
 		c.AchievedRTT = (time.Duration(math.Round(sum/float64(len(fin))/1e3)) * time.Microsecond)
 	}
-	for _, typ := range sortedKeys(byType) {
+	for _, typ := range slices.Sorted(maps.Keys(byType)) {
 		t, err := poolTx(typ, byType[typ], r.Latency == LatencyResponse)
 		if err != nil {
 			return Cell{}, err
@@ -659,15 +660,6 @@ func txOrder(types []string) []string {
 			out = append(out, t)
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

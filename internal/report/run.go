@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -77,7 +79,7 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 	if r.Params.LatencyLimit > 0 {
 		ew.Printf("  latency limit %v: %s took longer\n", r.Params.LatencyLimit, words.Count(int(s.Late), "transaction"))
 	}
-	for _, class := range sortedKeys(s.ErrorExamples) {
+	for _, class := range slices.Sorted(maps.Keys(s.ErrorExamples)) {
 		for _, m := range s.ErrorExamples[class] {
 			ew.Printf("  e.g. %s: %s\n", class, m)
 		}
@@ -281,7 +283,7 @@ func optionsText(r *results.Run) string {
 		return "no options"
 	}
 	parts := make([]string, 0, len(r.Params.Options))
-	for _, k := range sortedKeys(r.Params.Options) {
+	for _, k := range slices.Sorted(maps.Keys(r.Params.Options)) {
 		parts = append(parts, k+"="+r.Params.Options[k])
 	}
 	return strings.Join(parts, " ")
@@ -340,7 +342,7 @@ func errorsText(m map[string]int64) string {
 		return "0"
 	}
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")

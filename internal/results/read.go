@@ -31,7 +31,7 @@ func runSelect(d *dialect) string {
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
 	scripts, builtins, defines, init,
-	warmup_auto, warmup_used_ns
+	warmup_auto, warmup_used_ns, connect_timeout_ns
 FROM runs`
 }
 
@@ -73,7 +73,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		think, managed                        bool
 		tps, tpm, nopm                        sql.NullFloat64 // SQLite stores NaN as NULL
 		rate, achieved                        sql.NullFloat64
-		latencyLimit, skew, warmupUsed        int64
+		latencyLimit, skew, warmupUsed, connT int64
 		scripts, builtins, defines            sql.NullString
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
@@ -91,7 +91,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
 		&r.Agents, &skew, &observation,
 		&scripts, &builtins, &defines, &r.Params.Init,
-		&r.Params.WarmupAuto, &warmupUsed)
+		&r.Params.WarmupAuto, &warmupUsed, &connT)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -102,6 +102,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	r.Summary.Elapsed, r.StartSkew, r.Summary.Warmup = time.Duration(elapsed), time.Duration(skew), time.Duration(warmupUsed)
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
 	r.Params.Rate, r.Params.LatencyLimit, r.Summary.AchievedRate = rate.Float64, time.Duration(latencyLimit), achieved.Float64
+	r.Params.ConnectTimeout = time.Duration(connT)
 	if r.Started, err = started.value(); err != nil {
 		return Run{}, fmt.Errorf("run %d: column started: %w", r.ID, err)
 	}

@@ -331,6 +331,11 @@ ALTER TABLE runs ADD COLUMN warmup_auto INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN warmup_used_ns INTEGER NOT NULL DEFAULT 0;
 UPDATE runs SET warmup_used_ns = warmup_ns;
 `},
+	// 11: the connect timeout each run's connections had (issue 36); 0, the drivers'
+	// defaults, for runs stored before.
+	{version: 11, sql: `
+ALTER TABLE runs ADD COLUMN connect_timeout_ns INTEGER NOT NULL DEFAULT 0;
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -671,6 +676,10 @@ CREATE TABLE run_scripts (
 ALTER TABLE runs ADD COLUMN warmup_auto boolean NOT NULL DEFAULT false;
 ALTER TABLE runs ADD COLUMN warmup_used_ns bigint NOT NULL DEFAULT 0;
 UPDATE runs SET warmup_used_ns = warmup_ns;
+`},
+	// 11: as SQLite's step 11.
+	{version: 11, sql: `
+ALTER TABLE runs ADD COLUMN connect_timeout_ns bigint NOT NULL DEFAULT 0;
 `},
 }
 

@@ -148,6 +148,7 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "init", val: r.Params.Init},
 		column{name: "warmup_auto", val: r.Params.WarmupAuto},
 		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
+		column{name: "connect_timeout_ns", val: int64(r.Params.ConnectTimeout)},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

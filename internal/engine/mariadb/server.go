@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -268,7 +269,7 @@ func (l Launcher) installDB(bins Binaries, acct *managed.Account, inst *managed.
 	if l.BinDir != "" {
 		args = append(args, "--basedir="+filepath.Dir(filepath.Dir(bins.Server)))
 	}
-	for _, k := range sortedKeys(inst.Settings) {
+	for _, k := range slices.Sorted(maps.Keys(inst.Settings)) {
 		if initSettings[optionName(k)] {
 			args = append(args, "--"+k+"="+inst.Settings[k])
 		}
@@ -427,13 +428,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -32,7 +32,7 @@ var ownedOptions = map[string]string{
 // settingArgs turns settings into mariadbd arguments, sorted by key.
 func settingArgs(settings map[string]string) []string {
 	var args []string
-	for _, k := range sortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		v := settings[k]
 		if optionName(k) == "log-bin" {
 			if on, ok := parseBool(v); ok {
@@ -63,7 +63,7 @@ func checkSettings(server string, settings map[string]string) error {
 	if len(settings) == 0 {
 		return nil
 	}
-	keys := sortedKeys(settings)
+	keys := slices.Sorted(maps.Keys(settings))
 	for _, k := range keys {
 		if why, owned := ownedOptions[optionName(k)]; owned {
 			return engine.SettingErrorf(k, "setting %q is managed by dblat (%s)", k, why)
@@ -174,7 +174,7 @@ func (s Setting) String() string {
 // sorted by name.
 func readBack(settings map[string]string, vars map[string]string) []Setting {
 	var out []Setting
-	for _, k := range sortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		s := Setting{Name: k, Requested: settings[k]}
 		name := strings.TrimPrefix(optionName(k), "loose-")
 		want := s.Requested

@@ -2,6 +2,7 @@ package script
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -584,20 +585,11 @@ func (p *parser) check() error {
 			prefixes = append(prefixes, c.Prefix)
 		}
 	}
-	sc.reads = sortedKeys(reads)
+	sc.reads = slices.Sorted(maps.Keys(reads))
 	sc.sets = slices.Compact(slices.Sorted(slices.Values(sc.sets)))
 	return nil
 }
 
 func (p *parser) errAt(c *Command, format string, args ...any) error {
 	return &ParseError{File: p.s.file, Line: c.Line, Col: c.Col, Msg: fmt.Sprintf(format, args...)}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
