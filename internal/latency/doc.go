@@ -15,9 +15,13 @@
 // unchanged unless the Observer asks otherwise (package observe follows database protocols
 // with it, for dblat proxy --observe); without one, the data path pays a nil check per
 // chunk. NetemAvailable says whether the kernel path
-// (tc-netem) exists on this machine. Its neighbours: package runner uses Link, MeterConn
-// and Calibrate; package cli turns flags into a Config (ParseBandwidth,
-// ParseDistribution); nothing here knows about databases.
+// (tc-netem) exists on this machine. Its neighbours: package execution gives a run's
+// terminals their connections through Link.Dial (with a MeterSlot-aware dialer, MeterInto)
+// and calibrates the link first (Calibrate); package runner attributes each MeteredConn's
+// counts to transactions and wakes its terminals with a Sleeper; package observe's Session
+// listens (Listen) with its Observer; package cli turns flags into a Config
+// (ParseBandwidth, ParseDistribution) and runs dblat calibrate; nothing here knows about
+// databases.
 //
 // # The delay line
 //

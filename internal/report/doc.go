@@ -47,7 +47,8 @@
 // analysis' credibility checks and only rendered here.
 //
 // Neighbours: package results on one side (the Run model, factor keys, HDR histogram
-// decoding) and package analysis (the model, knees and checks); package cli on the other
+// decoding), package analysis (the model, knees and checks) and package observe (an
+// observed application's Observation and its predictions); package cli on the other
 // (`dblat report`, `dblat quickstart`, `dblat study run`, `dblat results diff`, and
 // `dblat run` and `dblat results show` for one run).
 package report

@@ -13,8 +13,9 @@
 // dialect, the error classes, the bulk-load fast path and batches. Package runner drives the
 // terminals: it times, counts and classifies (engine.Engine.Classify) what Terminal.Run
 // returns, and retries nothing itself; this package neither times nor stores anything.
-// The CLI calls Load, LoadedWarehouses, New (with Config.Mode, one of Modes), ParseMix and
-// Check.
+// Definition declares it to package workload's registry, through which the execution core
+// loads (Load), finds the loaded scale (LoadedWarehouses), builds runs (New, with
+// Config.Mode one of Modes) and checks the data (Check); the CLI does not import it.
 //
 // # Transactions
 //

@@ -46,7 +46,7 @@ func mixOf(w [numTxTypes]float64) Mix {
 	return Mix{NewOrder: w[0], Payment: w[1], OrderStatus: w[2], Delivery: w[3], StockLevel: w[4]}
 }
 
-// String renders m as ParseMix reads it: "new_order=45,payment=43,...".
+// String renders m as workload.ParseMix reads it: "new_order=45,payment=43,...".
 func (m Mix) String() string {
 	var b strings.Builder
 	for i, w := range m.weights() {
@@ -81,67 +81,6 @@ func (m Mix) SpecViolation() string {
 		}
 	}
 	return ""
-}
-
-// ParseMix reads transaction weights either positionally, "45,43,4,4,4" (new_order,
-// payment, order_status, delivery, stock_level), or by name,
-// "new_order=45,payment=43,order_status=4,delivery=4,stock_level=4", where omitted types
-// get weight 0. Weights are non-negative decimal numbers, at least one positive. An empty
-// string gives DefaultMix.
-func ParseMix(s string) (Mix, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return DefaultMix, nil
-	}
-	parts := strings.Split(s, ",")
-	var w [numTxTypes]float64
-	named := strings.Contains(s, "=")
-	if !named && len(parts) != numTxTypes {
-		return Mix{}, fmt.Errorf("mix %q: want %d weights (%s) or name=weight pairs, got %d values",
-			s, numTxTypes, strings.Join(txNames[:], ","), len(parts))
-	}
-	seen := map[int]bool{}
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		idx, val := i, p
-		if named {
-			name, v, ok := strings.Cut(p, "=")
-			if !ok {
-				return Mix{}, fmt.Errorf("mix %q: %q is not name=weight (do not mix both forms)", s, p)
-			}
-			name = strings.TrimSpace(name)
-			idx = -1
-			for k, n := range txNames {
-				if n == name {
-					idx = k
-				}
-			}
-			if idx < 0 {
-				return Mix{}, fmt.Errorf("mix %q: unknown transaction %q (known: %s)", s, name, strings.Join(txNames[:], ", "))
-			}
-			if seen[idx] {
-				return Mix{}, fmt.Errorf("mix %q: %s given twice", s, name)
-			}
-			seen[idx] = true
-			val = strings.TrimSpace(v)
-		}
-		x, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return Mix{}, fmt.Errorf("mix %q: weight %q of %s is not a number", s, val, txNames[idx])
-		}
-		if x < 0 {
-			return Mix{}, fmt.Errorf("mix %q: weight of %s is negative (%g)", s, txNames[idx], x)
-		}
-		w[idx] = x
-	}
-	var total float64
-	for _, x := range w {
-		total += x
-	}
-	if total <= 0 {
-		return Mix{}, fmt.Errorf("mix %q: all weights are zero", s)
-	}
-	return mixOf(w), nil
 }
 
 // Config says how a run drives the loaded database.

@@ -8,47 +8,6 @@ import (
 	"github.com/dblat/dblat/internal/workload"
 )
 
-func TestParseMix(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Mix
-		err  string // substring of the error; "" for success
-	}{
-		{"45,43,4,4,4", DefaultMix, ""},
-		{"", DefaultMix, ""},
-		{" 10, 10 ,1,1,1 ", Mix{10, 10, 1, 1, 1}, ""},
-		{"0.5,0.5,0,0,0", Mix{0.5, 0.5, 0, 0, 0}, ""},
-		{"new_order=45,payment=43,order_status=4,delivery=4,stock_level=4", DefaultMix, ""},
-		{"stock_level=1, new_order = 2", Mix{NewOrder: 2, StockLevel: 1}, ""},
-		{"new_order=100", Mix{NewOrder: 100}, ""},
-		{"45,43,4,4", Mix{}, "want 5 weights"},
-		{"45,43,4,4,4,1", Mix{}, "got 6 values"},
-		{"45,43,x,4,4", Mix{}, `weight "x" of order_status is not a number`},
-		{"45,43,-4,4,4", Mix{}, "order_status is negative"},
-		{"0,0,0,0,0", Mix{}, "all weights are zero"},
-		{"45,43,NaN,4,4", Mix{}, "not a number"},
-		{"new_order=45,bogus=3", Mix{}, `unknown transaction "bogus"`},
-		{"new_order=45,new_order=3", Mix{}, "new_order given twice"},
-		{"new_order=45,43", Mix{}, "not name=weight"},
-		{"payment=", Mix{}, "not a number"},
-	} {
-		got, err := ParseMix(tc.in)
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("ParseMix(%q): %v", tc.in, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("ParseMix(%q) error = %v, want one containing %q", tc.in, err, tc.err)
-		case tc.err == "" && got != tc.want:
-			t.Errorf("ParseMix(%q) = %+v, want %+v", tc.in, got, tc.want)
-		}
-	}
-	// String renders what ParseMix reads.
-	m := Mix{1, 2.5, 3, 0, 4}
-	if back, err := ParseMix(m.String()); err != nil || back != m {
-		t.Errorf("ParseMix(%q) = %+v, %v", m.String(), back, err)
-	}
-}
-
 func TestMixSpecViolation(t *testing.T) {
 	if v := DefaultMix.SpecViolation(); v != "" {
 		t.Errorf("default mix: %s", v)
