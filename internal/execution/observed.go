@@ -21,7 +21,7 @@ const storeObservedTimeout = 30 * time.Second
 // protocol's own name. It stores an observation without transactions too; whether one is
 // worth storing is the caller's question.
 func (c *Core) StoreObserved(ctx context.Context, o *observe.Observation) (*results.Run, error) {
-	r, err := o.Run(engineOfProtocol(o.Engine, o.Protocol))
+	r, err := o.Run(engineOfProtocol(o.Engine, o.Protocol), observe.RunSourceOf(o.Source))
 	if err != nil {
 		return nil, err
 	}

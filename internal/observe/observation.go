@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/wire"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // FormatVersion is the version of the Observation JSON format this build writes and reads.
@@ -18,6 +19,10 @@ const FormatVersion = 1
 type Observation struct {
 	// Version is FormatVersion.
 	Version int `json:"version"`
+	// Source is what showed the bytes: "proxy" (dblat proxy --observe), "pcap" (a capture
+	// file) or "interface" (a live capture); "" in observations written before it was
+	// recorded, which were all the proxy's.
+	Source string `json:"source,omitempty"`
 	// Protocol is the protocol most followed connections spoke ("PostgreSQL"), "" when no
 	// connection was recognised; Protocols counts ended connections by protocol ("" for
 	// none known).
@@ -72,6 +77,71 @@ type Observation struct {
 	Notes        map[string]int64 `json:"notes,omitempty"`
 	// Shapes are the transaction shapes, the most frequent first.
 	Shapes []Shape `json:"shapes"`
+	// Network is the network round-trip time a capture's times already contain, estimated
+	// from its TCP handshakes and timestamps; nil for the proxy, which adds its own (RTTNs).
+	Network *Network `json:"network,omitempty"`
+	// Capture is what a capture saw of the packets; nil for the proxy.
+	Capture *Capture `json:"capture,omitempty"`
+}
+
+// Network is the round-trip time between the application and the server that a capture's
+// times contain, wherever it was taken. Its server side (from the capture point to the
+// server and back) is inside the server time of every round trip, its client side (to the
+// application and back) inside the client time and the time between transactions; a
+// capture on the application's host has all of it on the server side, one on the
+// database's host all of it on the client side. Predict adds the RTT it is asked for to
+// these times, which keep theirs; the application's response time is the observed one plus
+// ClientSideNs.
+type Network struct {
+	// RTTNs is ServerSideNs + ClientSideNs.
+	RTTNs        int64 `json:"rtt_ns"`
+	ServerSideNs int64 `json:"server_side_ns"`
+	ClientSideNs int64 `json:"client_side_ns"`
+	// Handshakes counts the connections whose handshake was seen whole (SYN, SYN-ACK,
+	// ACK): each gives both sides, and the figures above are their medians.
+	// TimestampConns counts the connections without one whose TCP timestamps gave an
+	// estimate (the smallest delay before a segment's timestamp was echoed, each way),
+	// used where no handshake was seen.
+	Handshakes     int64 `json:"handshakes"`
+	TimestampConns int64 `json:"timestamp_conns,omitempty"`
+}
+
+// Basis says what the estimate rests on, for people.
+func (n *Network) Basis() string {
+	switch {
+	case n.Handshakes > 0 && n.TimestampConns > 0:
+		return fmt.Sprintf("from %s, and the TCP timestamps of %s without one", words.Count(n.Handshakes, "TCP handshake"), words.Count(n.TimestampConns, "connection"))
+	case n.Handshakes > 0:
+		return "from " + words.Count(n.Handshakes, "TCP handshake")
+	case n.TimestampConns > 0:
+		return "from the TCP timestamps of " + words.Count(n.TimestampConns, "connection")
+	}
+	return "no handshake or TCP timestamps seen: taken as 0"
+}
+
+// Capture is what a packet capture saw and what of it could not be followed.
+type Capture struct {
+	// Packets and Bytes are the TCP packets of this server's connections read (all
+	// directions) and their captured bytes.
+	Packets int64 `json:"packets"`
+	Bytes   int64 `json:"bytes"`
+	// KernelDrops is what the kernel dropped before the capture read it (live captures:
+	// PACKET_STATISTICS); nil when not known (a file).
+	KernelDrops *int64 `json:"kernel_drops,omitempty"`
+	// Retransmitted counts segments seen again (retransmissions, duplicates), OutOfOrder
+	// those that arrived after a later one.
+	Retransmitted int64 `json:"retransmitted"`
+	OutOfOrder    int64 `json:"out_of_order"`
+	// MidStream counts the connections already open when the capture started (no SYN
+	// seen); Resumed those of them, and of the connections with a gap, that were followed
+	// from a point where their protocol allows it (PostgreSQL's ReadyForQuery).
+	MidStream int64 `json:"mid_stream"`
+	Resumed   int64 `json:"resumed"`
+	// Gaps counts the holes in connections' streams (bytes the capture did not hold:
+	// dropped packets, a short snap length) and GapBytes their size; the transaction open
+	// at a gap is abandoned, never counted, and the following stops until it can resume.
+	Gaps     int64 `json:"gaps"`
+	GapBytes int64 `json:"gap_bytes"`
 }
 
 // Unfollowed is the traffic of connections an Observer forwarded without following them.

@@ -28,6 +28,19 @@ type Config struct {
 	Up, Down time.Duration
 	// Record keeps samples of statements with their values for Script (see Recorder).
 	Record bool
+	// Source says what shows the Observer the bytes: SourceProxy (the default), SourcePcap
+	// or SourceInterface. Passive is set for a source that only watches the bytes and
+	// cannot change them (a capture): the trackers run watch-only (wire.TrackerConfig's
+	// WatchOnly), and the proxy's TLS decline cannot apply.
+	Source  string
+	Passive bool
+	// Now is the Observer's clock for the Observation's Started and Ended (time.Now when
+	// nil): a capture's clock is its packets' timestamps.
+	Now func() time.Time
+	// Complete, when set, is called with each Observation Snapshot makes, before it is
+	// returned: the source adds what it alone knows (a capture's network RTT and the
+	// connections it could not follow). It runs on the snapshot's goroutine.
+	Complete func(*Observation)
 	// OnNote, when set, is called once for each distinct reason a connection cannot be
 	// followed and each distinct decoder note, as soon as it is known. It must not block
 	// for long: it is called on the source's goroutine (the proxy's, for its link).
@@ -100,9 +113,25 @@ type shapeObs struct {
 	ring  *ring
 }
 
+// Sources of an Observation (Config.Source, Observation.Source).
+const (
+	// SourceProxy: dblat proxy --observe.
+	SourceProxy = "proxy"
+	// SourcePcap: a capture file (dblat observe --pcap).
+	SourcePcap = "pcap"
+	// SourceInterface: a live capture on a network interface (dblat observe --interface).
+	SourceInterface = "interface"
+)
+
 // New returns an Observer.
 func New(cfg Config) *Observer {
-	o := &Observer{cfg: cfg, started: time.Now(), open: map[*conn]struct{}{}, shapes: map[uint64]*shapeObs{},
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Source == "" {
+		cfg.Source = SourceProxy
+	}
+	o := &Observer{cfg: cfg, started: cfg.Now(), open: map[*conn]struct{}{}, shapes: map[uint64]*shapeObs{},
 		noted: map[string]bool{}}
 	if cfg.Record {
 		o.rec = newRecorder()
@@ -134,9 +163,17 @@ type conn struct {
 type rtTimes struct{ sent, first, last int64 }
 
 // Open implements latency.Observer.
-func (o *Observer) Open() latency.ConnObserver {
+func (o *Observer) Open() latency.ConnObserver { return o.open1(nil, false) }
+
+// Resume returns what watches a connection followed from its middle in protocol p, from
+// the point p's ResumeScanner found (wire.Resumer): a connection whose start a capture did
+// not see, or whose following stopped at a gap in the capture. again says that the
+// connection was shown to the Observer before (it is not counted twice).
+func (o *Observer) Resume(p wire.Resumer, again bool) latency.ConnObserver { return o.open1(p, again) }
+
+func (o *Observer) open1(resume wire.Resumer, again bool) latency.ConnObserver {
 	c := &conn{o: o}
-	cfg := wire.TrackerConfig{Protocols: o.cfg.Protocols, OnTx: c.onTx}
+	cfg := wire.TrackerConfig{Protocols: o.cfg.Protocols, OnTx: c.onTx, WatchOnly: o.cfg.Passive, Resume: resume}
 	if o.rec != nil {
 		c.tap = &tap{c: c}
 		cfg.Tap = c.tap
@@ -146,7 +183,9 @@ func (o *Observer) Open() latency.ConnObserver {
 	c.id = o.nextID
 	o.nextID++
 	o.open[c] = struct{}{}
-	o.conns++
+	if !again {
+		o.conns++
+	}
 	o.maxOpen = max(o.maxOpen, int64(len(o.open)))
 	o.mu.Unlock()
 	return c
@@ -164,7 +203,9 @@ func (c *conn) Data(toServer bool, b []byte, at int64) latency.Alter {
 		return latency.Alter{}
 	}
 	var alter latency.Alter
-	if ic := c.tr.Intercept(from, b); ic.Action != wire.Forward {
+	if c.o.cfg.Passive {
+		// Nothing can be changed: the Tracker runs watch-only.
+	} else if ic := c.tr.Intercept(from, b); ic.Action != wire.Forward {
 		// The bytes are valid until the next call of the Interceptor, which the other
 		// direction may make as soon as the lock is released: the link gets a copy.
 		if ic.Action == wire.Answer {
@@ -345,6 +386,16 @@ func (o *Observer) Transactions() int64 {
 // connections into its totals (their transactions that ended are counted; those open are
 // not) and summarises. It may be called at any time, from any goroutine.
 func (o *Observer) Snapshot() *Observation {
+	ob := o.snapshot()
+	if o.cfg.Complete != nil {
+		// Outside o.mu: the source takes its own locks, which it holds while it shows the
+		// Observer its chunks.
+		o.cfg.Complete(ob)
+	}
+	return ob
+}
+
+func (o *Observer) snapshot() *Observation {
 	o.mu.Lock()
 	open := make([]*conn, 0, len(o.open))
 	for c := range o.open {
@@ -360,8 +411,8 @@ func (o *Observer) Snapshot() *Observation {
 	}
 	cs := o.agg.Conns()
 	sums := o.agg.Shapes()
-	ob := &Observation{Version: FormatVersion, Engine: o.cfg.Engine, Upstream: o.cfg.Upstream,
-		Started: o.started, Ended: time.Now(), UpNs: int64(o.cfg.Up), DownNs: int64(o.cfg.Down),
+	ob := &Observation{Version: FormatVersion, Source: o.cfg.Source, Engine: o.cfg.Engine, Upstream: o.cfg.Upstream,
+		Started: o.started, Ended: o.cfg.Now(), UpNs: int64(o.cfg.Up), DownNs: int64(o.cfg.Down),
 		Transactions: cs.Transactions, Statements: cs.Statements, Abandoned: cs.Abandoned,
 		Totals: cs.Totals, InTransactions: cs.InTransactions, CannotFollow: cs.CannotFollow, Notes: cs.Notes,
 		Protocols: cs.Protocols}

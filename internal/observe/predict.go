@@ -55,7 +55,10 @@ type Forecast struct {
 	// ObservedRTTNs, ObservedTPS and ObservedLatencyMs are the observation's; ModelTPS
 	// and ModelLatencyMs what the model gives at the observation's RTT and client count
 	// (the closer to the observed, the better the model describes the application).
-	ObservedRTTNs     int64   `json:"observed_rtt_ns"`
+	ObservedRTTNs int64 `json:"observed_rtt_ns"`
+	// NetworkRTTNs is the network RTT a capture's times already contain (Network); the RTT
+	// asked for is added to it.
+	NetworkRTTNs      int64   `json:"network_rtt_ns,omitempty"`
 	ObservedClients   float64 `json:"observed_clients"`
 	ObservedTPS       float64 `json:"observed_tps"`
 	ObservedLatencyMs float64 `json:"observed_latency_ms"`
@@ -115,6 +118,11 @@ func newModel(o *Observation) (*model, error) {
 		return nil, errors.New("the observation holds no transaction: nothing to predict (observe the application while it runs transactions)")
 	}
 	m := &model{o: o, gap: o.BetweenMsMean * 1e6, down0: float64(o.DownNs), rtt0: float64(o.RTTNs)}
+	if o.Network != nil {
+		// A capture saw each transaction end before its last answer crossed the network's
+		// client side to the application, and start after its first request did.
+		m.down0 += float64(o.Network.ClientSideNs)
+	}
 	for _, s := range o.Shapes {
 		m.total += float64(s.Count)
 	}
@@ -255,7 +263,10 @@ func Predict(o *Observation, rtt time.Duration, clients int) (*Forecast, error) 
 		return nil, fmt.Errorf("%d clients: give 1 to %d", clients, maxClients)
 	}
 	f := &Forecast{ObservedRTTNs: o.RTTNs, ObservedClients: o.Clients, ObservedTPS: o.TPS,
-		ObservedLatencyMs: o.LatencyMsMean + float64(o.DownNs)/1e6}
+		ObservedLatencyMs: o.LatencyMsMean + m.down0/1e6}
+	if o.Network != nil {
+		f.NetworkRTTNs = o.Network.RTTNs
+	}
 	serial := m.hasSerial()
 	f.Prediction = m.at(float64(rtt), clients, true)
 	if serial {
@@ -444,6 +455,14 @@ func (m *model) caveats(f *Forecast, clients int, rtt time.Duration) []Caveat {
 		d := fmtRTT(time.Duration(o.RTTNs))
 		out = append(out, Caveat{Text: fmt.Sprintf("observed through an added RTT of %s: predictions add or remove the difference", d),
 			Brief: fmt.Sprintf("observed at %s of added RTT: predictions add or remove the difference", d)})
+	}
+	if n := o.Network; n != nil {
+		have := fmtRTT(time.Duration(n.RTTNs).Round(time.Microsecond))
+		out = append(out, Caveat{
+			Text: fmt.Sprintf("the capture's times already hold a network RTT of %s (%s between the capture point and the server, %s between it and the application; %s): the prediction adds %s to it",
+				have, fmtRTT(time.Duration(n.ServerSideNs).Round(time.Microsecond)),
+				fmtRTT(time.Duration(n.ClientSideNs).Round(time.Microsecond)), n.Basis(), fmtRTT(rtt)),
+			Brief: fmt.Sprintf("captured with a network RTT of %s already in its times: %s is added to it", have, fmtRTT(rtt))})
 	}
 	if len(o.CannotFollow) > 0 || o.Unfollowed.Connections > 0 {
 		n := words.Count(o.Unfollowed.Connections, "connection")

@@ -63,12 +63,33 @@ func clipRunes(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
 
+// RunSource says how an observed run describes what showed the bytes: its link's kind
+// ("proxy", "pcap", "interface") and who saw the server (the server version's suffix:
+// "dblat proxy", "a packet capture").
+type RunSource struct {
+	LinkKind string
+	SeenBy   string
+}
+
+// RunSourceOf returns how a run describes an observation of source (Observation.Source;
+// "" for the proxy).
+func RunSourceOf(source string) RunSource {
+	switch source {
+	case SourcePcap:
+		return RunSource{LinkKind: SourcePcap, SeenBy: "a packet capture"}
+	case SourceInterface:
+		return RunSource{LinkKind: SourceInterface, SeenBy: "a live packet capture"}
+	}
+	return RunSource{LinkKind: SourceProxy, SeenBy: "dblat proxy"}
+}
+
 // Run returns the observation as a finished run of workload results.WorkloadObserved: its
-// shapes as transaction types (times in the transaction at the proxy, round trips and bytes
-// per transaction), its totals as the run's summary, the proxy's link, and the observation
-// itself (Run.Observation), from which reports predict. engine names the engine when known
-// ("" otherwise: the protocol's name stands in).
-func (o *Observation) Run(engine string) (*results.Run, error) {
+// shapes as transaction types (times in the transaction where the bytes were seen, round
+// trips and bytes per transaction), its totals as the run's summary, the link of src (the
+// proxy's delays; none for a capture), and the observation itself (Run.Observation), from
+// which reports predict. engine names the engine when known ("" otherwise: the protocol's
+// name stands in).
+func (o *Observation) Run(engine string, src RunSource) (*results.Run, error) {
 	doc, err := json.Marshal(o)
 	if err != nil {
 		return nil, err
@@ -85,9 +106,9 @@ func (o *Observation) Run(engine string) (*results.Run, error) {
 		Started: o.Started,
 		Ended:   o.Ended,
 		Params:  results.Params{Workload: results.WorkloadObserved, RTT: time.Duration(o.RTTNs)},
-		Link: &results.Link{Kind: "proxy", RTT: time.Duration(o.RTTNs), Up: time.Duration(o.UpNs), Down: time.Duration(o.DownNs),
+		Link: &results.Link{Kind: src.LinkKind, RTT: time.Duration(o.RTTNs), Up: time.Duration(o.UpNs), Down: time.Duration(o.DownNs),
 			RoundTrips: o.Totals.RoundTrips, BytesUp: o.Totals.BytesUp, BytesDown: o.Totals.BytesDown},
-		Server:      results.Server{Engine: engine, Target: o.Upstream, Version: o.Protocol + " (as dblat proxy saw it)"},
+		Server:      results.Server{Engine: engine, Target: o.Upstream, Version: o.Protocol + " (as " + src.SeenBy + " saw it)"},
 		Observation: doc,
 	}
 	r.Params.Terminals = o.ClientsDefault()

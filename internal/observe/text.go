@@ -32,6 +32,25 @@ func (o *Observation) WriteText(w io.Writer) error {
 	if o.RTTNs > 0 {
 		fmt.Fprintf(&b, "observed through an added RTT of %s: its times include it\n", fmtRTT(time.Duration(o.RTTNs)))
 	}
+	if n := o.Network; n != nil {
+		fmt.Fprintf(&b, "network RTT already in these times: %s (%s between the capture point and the server, %s between it and the application; %s)\n",
+			fmtRTT(time.Duration(n.RTTNs).Round(time.Microsecond)), fmtRTT(time.Duration(n.ServerSideNs).Round(time.Microsecond)),
+			fmtRTT(time.Duration(n.ClientSideNs).Round(time.Microsecond)), n.Basis())
+	}
+	if c := o.Capture; c != nil {
+		fmt.Fprintf(&b, "captured: %s (%s)", words.Count(c.Packets, "packet"), bytesText(c.Bytes))
+		if c.KernelDrops != nil {
+			fmt.Fprintf(&b, ", %s dropped by the kernel", words.Count(*c.KernelDrops, "packet"))
+		}
+		if c.Retransmitted > 0 || c.OutOfOrder > 0 {
+			fmt.Fprintf(&b, ", %s retransmitted, %s out of order", words.Count(c.Retransmitted, "segment"), words.Count(c.OutOfOrder, "segment"))
+		}
+		b.WriteString("\n")
+		if c.MidStream > 0 || c.Gaps > 0 {
+			fmt.Fprintf(&b, "%s already open when the capture started; %s in the captured streams (%s missing); %s followed again from a point where the protocol allows it; the transactions open at a gap or at the capture's start are not counted\n",
+				words.Count(c.MidStream, "connection"), words.Count(c.Gaps, "gap"), bytesText(c.GapBytes), words.Count(c.Resumed, "connection"))
+		}
+	}
 	if len(o.Shapes) > 0 {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "#\tcount\tshare\trt/tx\tstmts\tB up\tB down\tserver ms\tclient ms\tin tx ms\tp99 ms\tbetween ms\t")

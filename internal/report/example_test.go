@@ -81,7 +81,7 @@ func ExampleWriteSummary_observed() {
 			{Shape: "SELECT * FROM item WHERE id IN (?)", Hash: "02", Count: 3000, RoundTripsMean: 1, RoundTripsP50: 1,
 				RoundTripsMax: 1, StatementsMean: 1, LatencyMsMean: 14},
 		}}
-	run, err := o.Run("postgres")
+	run, err := o.Run("postgres", observe.RunSourceOf(o.Source))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -63,7 +63,7 @@ func readGzip(path string) ([]byte, error) {
 // as run 2.
 func observedReport(t testing.TB, name string) *Report {
 	t.Helper()
-	run, err := storedObservation(t, name).Run("postgres")
+	run, err := storedObservation(t, name).Run("postgres", observe.RunSourceOf(observe.SourceProxy))
 	if err != nil {
 		t.Fatal(err)
 	}

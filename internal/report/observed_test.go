@@ -29,7 +29,7 @@ func observedRun(t *testing.T) *observe.Observation {
 // TestObservedSection: a run that stores an observation gets its predictions (table and
 // chart of response time against added RTT per shape) in every format.
 func TestObservedSection(t *testing.T) {
-	r, err := observedRun(t).Run("postgres")
+	r, err := observedRun(t).Run("postgres", observe.RunSourceOf(observe.SourceProxy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestObservedSection(t *testing.T) {
 // TestObservedBesideRuns: in a report of runs dblat drove, an observation is a section of
 // its own after the study's figures, which keep their headline.
 func TestObservedBesideRuns(t *testing.T) {
-	r, err := observedRun(t).Run("postgres")
+	r, err := observedRun(t).Run("postgres", observe.RunSourceOf(observe.SourceProxy))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,16 @@ type TrackerConfig struct {
 	// Tap, when set, receives every event the decoder reports before the Tracker handles it
 	// (for a recording of statements and parameters).
 	Tap Sink
+	// WatchOnly says that the bytes cannot be changed: the source only watches them (a
+	// packet capture). Intercept then never asks the decoder's Interceptor, so that a TLS
+	// request goes to the server as the client sent it, and the decoder sees the server's
+	// answer to it as any other bytes (a server that accepts TLS ends the following).
+	WatchOnly bool
+	// Resume, when set, is the protocol of a connection followed from its middle (a capture
+	// that started after it, or lost some of its bytes): the Tracker does not sniff, and
+	// decodes with Resume's ResumedDecoder from the first chunk, which Resume's
+	// ResumeScanner found to start at a boundary where no transaction is open.
+	Resume Resumer
 }
 
 // Tracker follows one connection: it counts its traffic, finds the protocol it speaks,
@@ -230,6 +240,12 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	t := &Tracker{cfg: cfg, status: StatusIdle, candidates: append([]Protocol(nil), cfg.Protocols...)}
 	t.sink.t = t
 	t.tx.hash = fnvOffset
+	if cfg.Resume != nil {
+		t.sniffDone, t.candidates = true, nil
+		t.proto, t.lex = cfg.Resume, cfg.Resume.Lexicon()
+		t.dec = cfg.Resume.ResumedDecoder(&t.sink)
+		return t
+	}
 	if len(t.candidates) == 0 {
 		t.sniffDone = true
 	}
@@ -263,7 +279,7 @@ func (t *Tracker) Transactions() int64 { return t.txs }
 // SSLRequest, reaches the decoder's Interceptor), then passes the chunk to the decoder's
 // Interceptor, if it has one.
 func (t *Tracker) Intercept(from Direction, b []byte) Intercept {
-	if t.stopped != "" || len(b) == 0 {
+	if t.stopped != "" || len(b) == 0 || t.cfg.WatchOnly {
 		return Intercept{}
 	}
 	defer t.recoverDecoder()
@@ -388,7 +404,9 @@ func (t *Tracker) start(p Protocol) {
 	t.sniffDone = true
 	t.proto, t.lex = p, p.Lexicon()
 	t.dec = p.NewDecoder(&t.sink)
-	t.icp, _ = t.dec.(Interceptor)
+	if !t.cfg.WatchOnly {
+		t.icp, _ = t.dec.(Interceptor)
+	}
 	var off [2]int
 	for _, r := range t.sniffRecs {
 		if t.stopped != "" {

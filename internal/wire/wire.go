@@ -101,6 +101,33 @@ type Protocol interface {
 	Lexicon() Lexicon
 }
 
+// Resumer is an optional capability of a Protocol: following a connection from its middle,
+// where its handshake was not seen (a packet capture that started after the connection
+// did, or that lost some of its bytes). A protocol that implements it knows a point in the
+// conversation after which a decoder can start with no state but what that point implies:
+// every request answered and no transaction open (PostgreSQL's ReadyForQuery with status
+// idle). Implementations are safe for concurrent use.
+type Resumer interface {
+	Protocol
+	// ResumeScanner returns a scanner for one connection: it is shown the connection's
+	// chunks in the order they were seen until it finds the point.
+	ResumeScanner() ResumeScanner
+	// ResumedDecoder returns a decoder that starts at that point, as if the handshake had
+	// been seen and the connection were idle; it reports to sink. It must still report
+	// EvCannotFollow where what follows does not fit (a prepared statement it never saw
+	// prepared).
+	ResumedDecoder(sink Sink) Decoder
+}
+
+// ResumeScanner looks for the point where a Resumer's decoder can start following a
+// connection. It is not safe for concurrent use.
+type ResumeScanner interface {
+	// Chunk is shown one chunk and reports whether the next chunk the client sends starts
+	// at that point: everything the server sent so far answers everything the client sent,
+	// and no transaction is open. It must not retain b.
+	Chunk(from Direction, b []byte) bool
+}
+
 // Sink receives a decoder's events. The Event and everything it points to are valid only
 // during the call: a Sink copies what it keeps.
 type Sink interface {

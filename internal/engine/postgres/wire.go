@@ -825,3 +825,28 @@ func appendNumeric(dst, v []byte) ([]byte, bool) {
 }
 
 var _ engine.WireProtocol = Engine{}
+
+// ResumeScanner implements wire.Resumer: a connection whose start was not seen is followed
+// from the first ReadyForQuery with status idle that ends a server chunk. The server sends
+// ReadyForQuery last, when it has answered everything the client sent and waits for more
+// (the client's next message starts a request), and status I says that no transaction is
+// open.
+func (pgWire) ResumeScanner() wire.ResumeScanner { return &pgResume{} }
+
+// ResumedDecoder implements wire.Resumer: a decoder past the startup, with no prepared
+// statement known (one executed by name is reported as EXECUTE and its name).
+func (pgWire) ResumedDecoder(sink wire.Sink) wire.Decoder {
+	d := &pgDecoder{sink: sink}
+	d.cfr.d, d.sfr.d = d, d
+	return d
+}
+
+// pgResume finds a ReadyForQuery 'I' at the end of a server chunk.
+type pgResume struct{}
+
+// rfqIdle is ReadyForQuery with status idle: 'Z', length 5, 'I'.
+var rfqIdle = []byte{'Z', 0, 0, 0, 5, 'I'}
+
+func (*pgResume) Chunk(from wire.Direction, b []byte) bool {
+	return from == wire.Server && bytes.HasSuffix(b, rfqIdle)
+}
