@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dblat, its tests and its benchmarks need on a fresh Debian/Ubuntu machine,
 # idempotently: the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services
-# are never started), Chromium, socat, gcc and libmariadb-dev, an unprivileged "dblat" user
+# are never started), Chromium, socat, tcpdump, gcc and libmariadb-dev, an unprivileged "dblat" user
 # for managed servers when run as root, and the Go modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,8 @@ command -v isql-fb >/dev/null 2>&1 || need_pkgs+=(firebird3.0-utils)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # BenchmarkLinkOverheadPgbench (make bench) runs pgbench through socat, the floor any proxy costs.
 command -v socat >/dev/null 2>&1 || need_pkgs+=(socat)
+# The capture tests and benchmarks record real clients' traffic with tcpdump (dblat observe --pcap).
+command -v tcpdump >/dev/null 2>&1 || need_pkgs+=(tcpdump)
 # The proxy-observe tests build a C client on libmariadb (MariaDB Connector/C) with gcc: the
 # only client here whose prepared statements negotiate metadata caching without
 # CLIENT_DEPRECATE_EOF, as C applications on libmariadb do.

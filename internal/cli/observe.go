@@ -72,7 +72,20 @@ func (a *app) observeSession(po proxyObserve, upstream string, cfg latency.Confi
 		}
 		return nil, nil
 	}
-	for _, f := range []struct{ flag, path string }{{"--observe", po.observe}, {"--record", po.record}} {
+	up, down := cfg.OneWay()
+	sc, err := a.observeConfig(po, "--observe", "a connection is forwarded and counted but not followed")
+	if err != nil {
+		return nil, err
+	}
+	sc.Upstream, sc.Up, sc.Down = upstream, up, down
+	return observe.NewSession(*sc), nil
+}
+
+// observeConfig checks the observation flags (outFlag names the flag of po.observe) and
+// returns the session configuration they describe, without its upstream; unfollowed says
+// how a line about a connection that is not followed starts.
+func (a *app) observeConfig(po proxyObserve, outFlag, unfollowed string) (*observe.SessionConfig, error) {
+	for _, f := range []struct{ flag, path string }{{outFlag, po.observe}, {"--record", po.record}} {
 		if f.path == "" {
 			continue
 		}
@@ -81,22 +94,21 @@ func (a *app) observeSession(po proxyObserve, upstream string, cfg latency.Confi
 		}
 	}
 	if po.observe != "" && po.observe == po.record {
-		return nil, usagef("--observe and --record name the same file %s: give each its own", po.observe)
+		return nil, usagef("%s and --record name the same file %s: give each its own", outFlag, po.observe)
 	}
 	protocols, err := wireProtocols(po.engine)
 	if err != nil {
 		return nil, err
 	}
-	up, down := cfg.OneWay()
-	return observe.NewSession(observe.SessionConfig{File: po.observe, Script: po.record,
-		Config: observe.Config{Protocols: protocols, Engine: po.engine, Upstream: upstream, Up: up, Down: down,
+	return &observe.SessionConfig{File: po.observe, Script: po.record,
+		Config: observe.Config{Protocols: protocols, Engine: po.engine,
 			OnNote: func(note string, cannotFollow bool) {
 				if cannotFollow {
-					a.info("a connection is forwarded and counted but not followed: %s", note)
+					a.info("%s: %s", unfollowed, note)
 					return
 				}
 				a.info("note: %s", note)
-			}}}), nil
+			}}}, nil
 }
 
 // wireProtocols returns the protocols --engine names: that engine's, or every engine's
@@ -194,7 +206,11 @@ func printObservation(w io.Writer, r *results.Run) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "observed through dblat proxy (%s, %.1f clients on average, at %s added RTT); shapes:\n", o.Protocol, o.Clients, fmtRTT(time.Duration(o.RTTNs)))
+	how := fmt.Sprintf("at %s added RTT", fmtRTT(time.Duration(o.RTTNs)))
+	if o.Network != nil {
+		how = fmt.Sprintf("with a network RTT of %s already in its times", fmtRTT(time.Duration(o.Network.RTTNs).Round(time.Microsecond)))
+	}
+	fmt.Fprintf(w, "observed through %s (%s, %.1f clients on average, %s); shapes:\n", observe.RunSourceOf(o.Source).SeenBy, o.Protocol, o.Clients, how)
 	for i, s := range o.Shapes {
 		if i == 20 {
 			fmt.Fprintf(w, "  … and %d more\n", len(o.Shapes)-i)

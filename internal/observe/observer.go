@@ -226,6 +226,14 @@ func (c *conn) Data(toServer bool, b []byte, at int64) latency.Alter {
 	return alter
 }
 
+// Protocol returns the name of the protocol the connection speaks, "" while it is not
+// known (a capture resumes following a connection in it after a gap).
+func (c *conn) Protocol() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tr.Protocol()
+}
+
 // timeline records the times of the connection's round trips (see conn.rts).
 func (c *conn) timeline(toServer bool, at int64) {
 	if toServer {

@@ -82,7 +82,11 @@ func (o *Observation) WriteText(w io.Writer) error {
 		}
 	}
 	if o.Unfollowed.Connections > 0 {
-		fmt.Fprintf(&b, "%s forwarded without being followed: %s up, %s down, %s\n", words.Count(o.Unfollowed.Connections, "connection"),
+		how := "forwarded"
+		if o.Source != "" && o.Source != SourceProxy {
+			how = "seen"
+		}
+		fmt.Fprintf(&b, "%s %s without being followed: %s up, %s down, %s\n", words.Count(o.Unfollowed.Connections, "connection"), how,
 			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), words.Count(o.Unfollowed.RoundTrips, "round trip"))
 	}
 	for _, r := range slices.Sorted(maps.Keys(o.CannotFollow)) {

@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dblat/dblat/internal/capture"
+	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/words"
+)
+
+// observeFlags are dblat observe's flags.
+type observeFlags struct {
+	pcap, iface string
+	servers     []string
+	ports       []uint
+	duration    time.Duration
+	po          proxyObserve
+}
+
+func (a *app) observeCommand() *cobra.Command {
+	var f observeFlags
+	cmd := &cobra.Command{
+		Use:   "observe --pcap FILE | --interface IFACE [--server HOST:PORT | --port N] -o FILE",
+		Short: "Observe an application's transactions from captured packets, without touching it",
+		Long: `Follows the database connections in a packet capture as dblat proxy --observe follows the
+connections it forwards, and writes the same observation: --pcap reads a file (pcap or pcapng,
+as tcpdump -w and dumpcap write them: Ethernet, Linux cooked capture v1 and v2, loopback);
+--interface captures live (Linux; root or CAP_NET_RAW) until --duration has passed or Ctrl-C,
+writing a snapshot on SIGUSR1, and reports the packets the kernel dropped.
+
+The servers are --server HOST:PORT (repeatable), or any address on --port (repeatable;
+default 5432, 3306 and 3050); the side that answers a handshake is the server. Each server's
+connections are one observation: -o FILE for the first server seen, FILE with the server's
+address added for any other. Each connection is reassembled in both directions and followed
+(PostgreSQL, MariaDB/MySQL, Firebird: --engine names one, else each connection's first bytes
+tell), its transactions grouped into shapes; times come from the packets' timestamps. At the
+end the observation is written (JSON, with "source": "pcap" or "interface"), printed as a
+table and stored as a run of workload "observed" (unless --no-store), for dblat predict
+--observed RUN, report, results show and results diff.
+
+Where the capture was taken decides what the server time holds: the network RTT already in
+the times is estimated from the TCP handshakes (SYN → SYN-ACK is the way from the capture
+point to the server and back, SYN-ACK → ACK to the application and back; TCP timestamps
+where no handshake was seen), printed and stored; dblat predict --rtt D adds D to it.
+
+What a capture cannot show is counted and said in one line each: connections already open
+when it started (PostgreSQL's are followed from their next ReadyForQuery outside a
+transaction; others are not followed), bytes it lost (a gap: the transaction open there is
+abandoned, never counted), TLS (a capture cannot decline it as the proxy does: connect
+without TLS to be observed), Firebird's wire encryption. The observation never holds literal
+or parameter values.
+
+--record FILE also writes the transactions as a script (dblat run script -f FILE), which
+WRITES LITERAL AND PARAMETER VALUES as the application sent them: they may be sensitive.`,
+		Example: `  tcpdump -i lo -w app.pcap port 5432      # as long as the application runs, then:
+  dblat observe --pcap app.pcap -o app.json
+  dblat predict --observed app.json --rtt 20ms
+  dblat observe --interface eth0 --port 5432 --duration 60s -o app.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.observeCapture(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.pcap, "pcap", "", "read this capture file (pcap or pcapng)")
+	fl.StringVar(&f.iface, "interface", "", "capture live on this network interface (Linux; root or CAP_NET_RAW)")
+	fl.StringSliceVar(&f.servers, "server", nil, "HOST:PORT of a database server (repeatable; default: any address on --port)")
+	fl.UintSliceVar(&f.ports, "port", nil, "a database server's TCP port (repeatable; default 5432, 3306, 3050)")
+	fl.DurationVar(&f.duration, "duration", 0, "with --interface: stop after this long (default: at Ctrl-C)")
+	fl.StringVarP(&f.po.observe, "output", "o", "", "write the observation to this JSON file (never values)")
+	fl.StringVar(&f.po.record, "record", "", "also write the transactions as a replayable script to this file, WITH their literal and parameter values (may be sensitive)")
+	fl.StringVar(&f.po.engine, "engine", "", "the engine whose protocol the clients speak (default: told from each connection's first bytes)")
+	fl.BoolVar(&f.po.noStore, "no-store", false, "do not store the observations in the results store")
+	return cmd
+}
+
+// observeCapture runs dblat observe: a capture (a file, or live) shown to a Follower, one
+// observation session per server, each stopped, printed and stored at the end.
+func (a *app) observeCapture(cmd *cobra.Command, f *observeFlags) error {
+	cfg, err := a.captureConfig(f)
+	if err != nil {
+		return err
+	}
+	fol := capture.New(*cfg)
+	ctx := cmd.Context()
+	if f.pcap != "" {
+		a.info("reading %s, following the database connections on %s", f.pcap, fol)
+		start := time.Now()
+		ctx, stop := a.interruptCancels(ctx, "stopping the reading")
+		st, err := capture.ReadFile(ctx, f.pcap, fol)
+		stop()
+		if err != nil && ctx.Err() == nil {
+			return usageError{err}
+		}
+		el := time.Since(start)
+		a.info("read %s (%s, %s) in %s (%.0f MB/s)", words.Count(int(st.Packets), "packet"), st.Format, bytesSI(st.Bytes),
+			el.Round(time.Millisecond), float64(st.Bytes)/1e6/max(el.Seconds(), 1e-9))
+		if st.Truncated {
+			a.info("the file ends inside a packet (cut short, or still being written): what came before it was read")
+		}
+	} else {
+		if err := a.captureLive(ctx, f, fol); err != nil {
+			return err
+		}
+	}
+	sessions := fol.Sessions()
+	if len(sessions) == 0 {
+		all, _ := fol.Packets()
+		a.info("no TCP connection to a database server on %s among %s: nothing observed (give --server HOST:PORT or --port N)",
+			fol, words.Count(int(all), "packet"))
+		return nil
+	}
+	for i, s := range sessions {
+		if i > 0 {
+			a.printf("\n")
+		}
+		if err := a.stopObserving(ctx, s, f.po); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// captureLive captures on f.iface until --duration, Ctrl-C or SIGTERM, writing a snapshot
+// of each session on SIGUSR1.
+func (a *app) captureLive(ctx context.Context, f *observeFlags, fol *capture.Follower) error {
+	ctx, drain, stop := a.interrupts(ctx, "stopping the capture")
+	defer stop()
+	live, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		drops int64
+		err   error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		drops, err = capture.Live(live, f.iface, fol)
+		cancel()
+	}()
+	a.info("capturing on %s, following the database connections on %s (Ctrl-C to stop)", f.iface, fol)
+	var timeout <-chan time.Time
+	if f.duration > 0 {
+		timeout = time.After(f.duration)
+	}
+loop:
+	for {
+		select {
+		case <-live.Done():
+			break loop
+		case <-timeout:
+			break loop
+		case <-drain:
+			break loop
+		case <-a.st.Report:
+			for _, s := range fol.Sessions() {
+				if err := a.printSnapshot(s.Snapshot()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cancel()
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	all, other := fol.Packets()
+	a.info("captured %s (%s not of a followed connection); the kernel dropped %s", words.Count(int(all), "packet"),
+		strconv.FormatInt(other, 10), words.Count(int(drops), "packet"))
+	return nil
+}
+
+// captureConfig checks dblat observe's flags and returns the Follower's configuration.
+func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
+	switch {
+	case f.pcap == "" && f.iface == "":
+		return nil, usagef("give --pcap FILE (a capture file) or --interface IFACE (a live capture)")
+	case f.pcap != "" && f.iface != "":
+		return nil, usagef("--pcap and --interface: give one")
+	case f.duration != 0 && f.iface == "":
+		return nil, usagef("--duration: only a live capture (--interface) runs for a time")
+	case f.duration < 0:
+		return nil, usagef("--duration %s: give a positive time", f.duration)
+	}
+	cfg := &capture.Config{Source: observe.SourcePcap}
+	if f.iface != "" {
+		cfg.Source = observe.SourceInterface
+	}
+	for _, s := range f.servers {
+		aps, err := resolveServer(s)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Servers = append(cfg.Servers, aps...)
+	}
+	for _, p := range f.ports {
+		if p == 0 || p > 65535 {
+			return nil, usagef("--port %d: give a TCP port, 1 to 65535", p)
+		}
+		cfg.Ports = append(cfg.Ports, uint16(p))
+	}
+	if len(cfg.Servers) > 0 && len(cfg.Ports) > 0 {
+		return nil, usagef("--server and --port: give one (--server names the port too)")
+	}
+	base, err := a.observeConfig(f.po, "--output", "a connection is counted but not followed")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	n := 0
+	cfg.Session = func(server netip.AddrPort) *observe.SessionConfig {
+		mu.Lock()
+		defer mu.Unlock()
+		sc := *base
+		if n > 0 {
+			// Several servers: one observation each, the first in the file named.
+			sc.File, sc.Script = perServer(sc.File, server), perServer(sc.Script, server)
+			if n == 1 {
+				a.info("the capture holds connections to several servers: one observation each (--server HOST:PORT picks one)")
+			}
+		}
+		n++
+		return &sc
+	}
+	cfg.OnSession = func(server netip.AddrPort, s *observe.Session) {
+		a.info("server %s: following its connections", server)
+	}
+	return cfg, nil
+}
+
+// perServer names a server's own file beside path: app.json → app-10.0.0.5_5432.json.
+func perServer(path string, server netip.AddrPort) string {
+	if path == "" {
+		return ""
+	}
+	ext := filepath.Ext(path)
+	name := strings.NewReplacer(":", "_", "[", "", "]", "").Replace(server.String())
+	return strings.TrimSuffix(path, ext) + "-" + name + ext
+}
+
+// resolveServer turns --server HOST:PORT into addresses (a name may have several).
+func resolveServer(s string) ([]netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return []netip.AddrPort{netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())}, nil
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return nil, usagef("--server %s: give HOST:PORT", s)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return nil, usagef("--server %s: %q is not a TCP port", s, port)
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return nil, usagef("--server %s: %s does not resolve: %v", s, host, err)
+	}
+	var out []netip.AddrPort
+	for _, ip := range ips {
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(p)))
+		}
+	}
+	return out, nil
+}
