@@ -73,6 +73,7 @@ type Follower struct {
 	nowNs     atomic.Int64 // the latest packet's timestamp
 	lastFlush time.Time
 	closed    bool
+	flushNow  bool                 // a stream knows of a hole: deliver what waits behind it
 	drops     func() (int64, bool) // the kernel's drop count, for a live capture
 
 	// Decoding state, reused for every packet.
@@ -200,6 +201,12 @@ func (f *Follower) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	f.asm.AssembleWithContext(flow, &f.tcp, &f.ctx)
 	if f.lastFlush.IsZero() {
 		f.lastFlush = ts
+	}
+	if f.flushNow {
+		// Bytes behind a hole the other side acknowledged: the capture will never hold
+		// the hole, so everything queued up to now goes (with the hole as a skip).
+		f.flushNow = false
+		f.asm.FlushWithOptions(reassembly.FlushOptions{T: ts.Add(time.Nanosecond)})
 	}
 	if ts.Sub(f.lastFlush) >= flushEvery {
 		f.lastFlush = ts

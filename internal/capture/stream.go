@@ -64,19 +64,20 @@ type stream struct {
 	proto    string // the protocol followed, once known
 	shown    bool   // the Observer has been shown the connection
 	midStart bool   // no SYN was seen
-	counted  bool   // midStart, and counted in Capture.MidStream (it carried bytes)
+	midCount bool   // midStart, and counted in Capture.MidStream (it carried bytes)
 	reason   string // why the connection is not followed (when state is not following)
 	scanners []scanner
 	lostAt   int64 // when following stopped: older bytes (flushed late) are ignored
 
-	// Per direction (wire.Client, wire.Server): the sequence number of the first byte
-	// delivered and how many were delivered or skipped since (reassembly hands them over
-	// in order), whether a FIN was seen, and how far the other side acknowledged.
-	started [2]bool
-	base    [2]uint32
-	done    [2]uint32
-	fin     [2]bool
-	holes   [2]uint32 // bytes counted missing from acknowledgements, not yet skipped by reassembly
+	// Per direction (wire.Client, wire.Server): whether its first packet was seen, the
+	// sequence number after the last byte reassembly delivered or skipped (it hands them
+	// over in order), whether a FIN was seen, and up to where bytes were counted missing
+	// from the other side's acknowledgements.
+	started   [2]bool
+	next      [2]uint32
+	fin       [2]bool
+	counted   [2]bool
+	countedTo [2]uint32
 	// Bytes of the connection while it is not followed, for Observation.Unfollowed.
 	up, down, rts int64
 	lastDir       int8
@@ -161,9 +162,9 @@ func (s *stream) Accept(t *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.T
 	s.timestamps(t, d, at)
 	if !s.started[d] {
 		s.started[d] = true
-		s.base[d] = t.Seq
+		s.next[d] = t.Seq
 		if t.SYN {
-			s.base[d]++
+			s.next[d]++
 		} else {
 			*start = true // the connection's start was not seen: take the stream from here
 			if !s.midStart && s.synAt == 0 {
@@ -177,24 +178,32 @@ func (s *stream) Accept(t *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.T
 			st.Retransmitted++
 		case diff > 0:
 			st.OutOfOrder++
+			if s.counted[d] && int32(s.countedTo[d]-t.Seq) >= 0 {
+				// The hole before it is known lost: reassembly need not wait for it.
+				s.f.flushNow = true
+			}
 		}
 	}
 	// Bytes of the other side that this one acknowledges and reassembly has not delivered
 	// were on the wire but are not in the capture: following stops at once, before this
-	// packet's own bytes (which answer them) are shown.
+	// packet's own bytes (which answer them) are shown, and reassembly is told to deliver
+	// what it holds after the hole.
 	o := 1 - d
 	if t.ACK && s.started[o] {
-		next := s.base[o] + s.done[o]
-		missing := int32(t.Ack - next)
-		if s.fin[o] {
-			missing-- // a FIN takes a sequence number
+		from := s.next[o]
+		if s.counted[o] && int32(s.countedTo[o]-from) > 0 {
+			from = s.countedTo[o]
 		}
-		if missing > 0 && missing < 1<<30 {
+		to := t.Ack
+		if s.fin[o] {
+			to-- // a FIN takes a sequence number
+		}
+		if missing := int32(to - from); missing > 0 && missing < 1<<30 {
 			st.Gaps++
 			st.GapBytes += int64(missing)
-			s.done[o] += uint32(missing)
-			s.holes[o] += uint32(missing) // counted once: reassembly's skip over them is not
+			s.counted[o], s.countedTo[o] = true, to
 			s.lose(reasonGap, at, true)
+			s.f.flushNow = true
 		}
 	}
 	return true
@@ -273,23 +282,25 @@ func (s *stream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assembl
 	if skip > 0 {
 		// A hole reassembly gave up waiting for; part of it may have been counted already,
 		// from the other side's acknowledgement.
-		known := min(uint32(skip), s.holes[d])
-		s.holes[d] -= known
-		if fresh := uint32(skip) - known; fresh > 0 {
-			s.done[d] += fresh
+		known := 0
+		if s.counted[d] {
+			known = int(min(max(int32(s.countedTo[d]-s.next[d]), 0), int32(skip)))
+		}
+		s.next[d] += uint32(skip)
+		if fresh := skip - known; fresh > 0 {
 			s.srv.stats.Gaps++
 			s.srv.stats.GapBytes += int64(fresh)
 			s.lose(reasonGap, at, true)
 		}
 	}
-	s.done[d] += uint32(n)
+	s.next[d] += uint32(n)
 	if n == 0 {
 		return
 	}
-	if s.midStart && !s.counted {
+	if s.midStart && !s.midCount {
 		// Counted once it carries bytes: the last packets of a connection that ended as
 		// the capture started (its FIN and ACKs) are no connection to follow.
-		s.counted = true
+		s.midCount = true
 		s.srv.stats.MidStream++
 	}
 	b := sg.Fetch(n)
