@@ -13,15 +13,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
+	"github.com/dblat/dblat/internal/capture/capturetest"
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
@@ -29,112 +24,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
-
-// need skips a test whose tool is missing (fails it under DBLAT_REQUIRE_SERVERS=1).
-func need(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, name := range tools {
-		if _, err := exec.LookPath(name); err != nil {
-			if pgtest.Required() {
-				t.Fatalf("%s is not installed (scripts/setup.sh installs it)", name)
-			}
-			t.Skipf("skipping: %s is not installed", name)
-		}
-	}
-	if os.Geteuid() != 0 && slicesContains(tools, "tcpdump") {
-		t.Skip("skipping: tcpdump on lo needs root")
-	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// tcpdump records iface's packets of filter into a file until stop is called with the
-// server's address, which returns the file once tcpdump has written every packet before
-// the call.
-func tcpdump(t testing.TB, iface, filter string) (stop func(server string) string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), iface+".pcap")
-	cmd := exec.Command("tcpdump", "-i", iface, "-s", "0", "-B", "32768", "-U", "-Z", "root", "-w", path, filter)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := false
-	t.Cleanup(func() {
-		if !done {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	// tcpdump says it listens once its socket is open.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "listening on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("tcpdump did not start: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return func(server string) string {
-		// A marker: a connection opened and closed now. tcpdump writes packets in the
-		// order it reads them (-U: each as it comes), so once the server's FIN of the
-		// marker is in the file, so is everything before it.
-		c, err := net.Dial("tcp", server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		marker := uint16(c.LocalAddr().(*net.TCPAddr).Port)
-		c.Close()
-		deadline := time.Now().Add(60 * time.Second)
-		for !hasFIN(path, marker) {
-			if time.Now().After(deadline) {
-				t.Fatalf("tcpdump did not write the marker connection's end within a minute: %s", stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		_ = cmd.Wait()
-		done = true
-		return path
-	}
-}
-
-// hasFIN reports whether a pcap file being written holds a FIN to port.
-func hasFIN(path string, port uint16) bool {
-	pkts, link := readPackets(nil, path)
-	for _, p := range pkts {
-		pk := gopacket.NewPacket(p.data, link, gopacket.NoCopy)
-		if tcp, ok := pk.Layer(layers.LayerTypeTCP).(*layers.TCP); ok && tcp.FIN && uint16(tcp.DstPort) == port {
-			return true
-		}
-	}
-	return false
-}
-
-// lockedBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 var processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
 
@@ -180,7 +69,7 @@ func shapeOf(o *observe.Observation, text string) *observe.Shape {
 // started mid-run, and one with packets removed, show no transaction that did not run as
 // it ran, and say what they skipped.
 func TestPgbenchCaptureAndProxy(t *testing.T) {
-	need(t, "pgbench", "tcpdump")
+	capturetest.Need(t, pgtest.Required(), "pgbench", "tcpdump")
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -195,8 +84,8 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopLo := tcpdump(t, "lo", "tcp port "+port)
-	stopAny := tcpdump(t, "any", "tcp port "+port)
+	stopLo := capturetest.Tcpdump(t, "lo", "tcp port "+port)
+	stopAny := capturetest.Tcpdump(t, "any", "tcp port "+port)
 	_, lport, _ := strings.Cut(link.Addr(), ":")
 	processed := pgbench(t, "-n", "-N", "-c", "4", "-j", "2", "-T", "2", "-h", "127.0.0.1", "-p", lport, "-U", "dblat", db)
 	snap, err := sess.Stop()
@@ -234,9 +123,9 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 	}
 
 	// The capture started mid-run: the first 30 % of its packets gone.
-	pkts, link0 := readPackets(t, loFile)
+	pkts, link0 := capturetest.ReadPackets(t, loFile)
 	cut := pkts[len(pkts)*3/10:]
-	o := observations(t, readCapture(t, writePackets(t, link0, cut), cfg))[u.Host]
+	o := observations(t, readCapture(t, capturetest.WritePackets(t, link0, cut), cfg))[u.Host]
 	got := shapeOf(o, pgbenchShape)
 	if got == nil || got.RoundTripsMax != 5 || got.RoundTripsP50 != 5 || len(o.Shapes) != 1 || got.Count >= want.Count || got.Count < want.Count/2 {
 		t.Errorf("mid-run: %d transactions in %d shapes (%+v), of %d", o.Transactions, len(o.Shapes), got, want.Count)
@@ -252,13 +141,13 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 
 	// Packets removed: 1 in 200, seeded.
 	rng := rand.New(rand.NewPCG(37, 1))
-	var kept []capturedPacket
+	var kept []capturetest.Packet
 	for _, p := range pkts {
 		if rng.IntN(200) != 0 {
 			kept = append(kept, p)
 		}
 	}
-	o = observations(t, readCapture(t, writePackets(t, link0, kept), cfg))[u.Host]
+	o = observations(t, readCapture(t, capturetest.WritePackets(t, link0, kept), cfg))[u.Host]
 	if got := shapeOf(o, pgbenchShape); got == nil || got.Count >= want.Count || got.RoundTripsMax != 5 || o.Capture.Gaps == 0 || o.Capture.Resumed == 0 {
 		t.Errorf("packets removed: %+v, capture %+v", got, o.Capture)
 	}
@@ -269,52 +158,77 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 	}
 }
 
-type capturedPacket struct {
-	ci   gopacket.CaptureInfo
-	data []byte
-}
-
-// readPackets reads a pcap file whole (as far as it is written: with t nil, a file that
-// cannot be read yet holds nothing).
-func readPackets(t testing.TB, path string) ([]capturedPacket, layers.LinkType) {
-	fh, err := os.Open(path)
+// TestLiveLoopback: a live capture on lo (AF_PACKET, as root) follows pgbench -S's
+// transactions, each packet once though lo shows every packet as it leaves and as it
+// arrives, and reports the kernel's drop count.
+func TestLiveLoopback(t *testing.T) {
+	capturetest.Need(t, pgtest.Required(), "pgbench")
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: a live capture needs root or CAP_NET_RAW")
+	}
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
 	if err != nil {
-		if t == nil {
-			return nil, 0
-		}
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	r, err := pcapgo.NewReader(fh)
-	if err != nil {
-		if t == nil {
-			return nil, 0
-		}
-		t.Fatal(err)
+	host, port, _ := strings.Cut(u.Host, ":")
+	db := strings.TrimPrefix(u.Path, "/")
+	pgbench(t, "-i", "-q", "-s", "1", "-h", host, "-p", port, "-U", "dblat", db)
+	f := New(Config{Source: observe.SourceInterface, Session: sessionConfig, Servers: []netip.AddrPort{netip.MustParseAddrPort(u.Host)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		drops int64
+		err   error
 	}
-	var out []capturedPacket
+	done := make(chan result, 1)
+	go func() {
+		d, err := Live(ctx, "lo", f)
+		done <- result{d, err}
+	}()
+	// The socket is open once Live has set up its filter; pgbench's first packets must
+	// not come before: wait for a connection of our own to be seen.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
-		data, ci, err := r.ReadPacketData()
-		if err != nil {
+		c, err := net.Dial("tcp", u.Host)
+		if err == nil {
+			c.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+		if all, other := f.Packets(); all-other > 0 {
 			break
 		}
-		out = append(out, capturedPacket{ci, data})
-	}
-	return out, r.LinkType()
-}
-
-// writePackets writes packets as a pcap file.
-func writePackets(t testing.TB, link layers.LinkType, ps []capturedPacket) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := pcapgo.NewWriterNanos(&b)
-	if err := w.WriteFileHeader(262144, link); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if err := w.WritePacket(p.ci, p.data); err != nil {
-			t.Fatal(err)
+		if time.Now().After(deadline) {
+			t.Fatal("the live capture saw nothing on lo")
 		}
 	}
-	return b.Bytes()
+	processed := pgbench(t, "-n", "-S", "-c", "2", "-j", "2", "-T", "1", "-h", host, "-p", port, "-U", "dblat", db)
+	var sess *observe.Session
+	for time.Now().Before(deadline.Add(30 * time.Second)) {
+		if ss := f.Sessions(); len(ss) == 1 && ss[0].Transactions() >= processed {
+			sess = ss[0]
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if sess == nil {
+		t.Fatalf("the live capture did not see pgbench's %d transactions", processed)
+	}
+	snap, err := sess.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := snap.Observation
+	s := shapeOf(o, "SELECT abalance FROM pgbench_accounts WHERE aid = ?")
+	if s == nil || s.Count != processed || s.RoundTripsMax != 1 || o.Source != "interface" || o.Capture.Retransmitted != 0 {
+		t.Errorf("live: %+v of %d processed; capture %+v", s, processed, o.Capture)
+	}
+	if o.Capture.KernelDrops == nil || *o.Capture.KernelDrops != r.drops {
+		t.Errorf("kernel drops %v, Live said %d", o.Capture.KernelDrops, r.drops)
+	}
 }
