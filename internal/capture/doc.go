@@ -28,7 +28,9 @@
 // does not hold whole:
 //   - A connection already open when the capture started is followed from the first point
 //     where its protocol allows it (wire.Resumer: PostgreSQL's ReadyForQuery with status
-//     idle), or left unfollowed and counted, with the reason, where its protocol does not.
+//     idle; MySQL's OK packet with no transaction open, the next command's packet sequence
+//     starting at 0), or left unfollowed and counted, with the reason, where its protocol
+//     does not (Firebird's operations carry no framing to find a boundary by).
 //   - Bytes the capture does not hold (packets it dropped, a short snap length) are a gap:
 //     seen when reassembly gives up waiting for them, or at once when the other side
 //     acknowledges them. The transaction open at the gap is abandoned (counted, never a

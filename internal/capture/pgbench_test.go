@@ -18,12 +18,18 @@ import (
 
 	"github.com/dblat/dblat/internal/capture/capturetest"
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Shutdown()
+	mariadbtest.Shutdown()
+	os.Exit(code)
+}
 
 var processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
 
@@ -230,5 +236,53 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	if o.Capture.KernelDrops == nil || *o.Capture.KernelDrops != r.drops {
 		t.Errorf("kernel drops %v, Live said %d", o.Capture.KernelDrops, r.drops)
+	}
+}
+
+// TestMysqlslapCapture: mysqlslap's transactions (BEGIN, UPDATE, SELECT, COMMIT from 4
+// clients), recorded by tcpdump, are observed whole; the capture cut to start mid-run is
+// followed from each connection's next OK packet outside a transaction, and shows no
+// transaction that did not run as it ran.
+func TestMysqlslapCapture(t *testing.T) {
+	capturetest.Need(t, mariadbtest.Required(), "mysqlslap", "mariadb", "tcpdump")
+	mariadbtest.SkipIfMissing(t)
+	srv := mariadbtest.Server(t)
+	dsn := mariadbtest.NewDatabase(t)
+	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
+	port := strconv.Itoa(srv.Port)
+	run := func(name string, args ...string) string {
+		out, err := exec.Command(name, append([]string{"-h127.0.0.1", "-P" + port, "-udblat"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		return string(out)
+	}
+	run("mariadb", db, "-e", "CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000")
+	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
+	const txs = 400
+	run("mysqlslap", "--create-schema="+db, "--concurrency=4", "--iterations=1", "--number-of-queries="+strconv.Itoa(4*txs),
+		"--delimiter=;", "--query=BEGIN;UPDATE acc SET v=v+1 WHERE id=FLOOR(1+RAND()*1000);SELECT v FROM acc WHERE id=7;COMMIT")
+	file := stop(addr)
+	const shape = "BEGIN; UPDATE acc SET v=v+? WHERE id=FLOOR(?+RAND()*?); SELECT v FROM acc WHERE id=?; COMMIT"
+	cfg := Config{Source: observe.SourcePcap, Session: sessionConfig, Servers: []netip.AddrPort{netip.MustParseAddrPort(addr)}}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observations(t, readCapture(t, raw, cfg))[addr]
+	if s := shapeOf(o, shape); s == nil || s.Count != txs || s.RoundTripsMax != 4 || o.Protocol != "MySQL/MariaDB" {
+		t.Fatalf("observed %+v in %q, want %d of 4 round trips", o.Shapes, o.Protocol, txs)
+	}
+	pkts, link := capturetest.ReadPackets(t, file)
+	o = observations(t, readCapture(t, capturetest.WritePackets(t, link, pkts[len(pkts)*4/10:]), cfg))[addr]
+	s := shapeOf(o, shape)
+	if s == nil || len(o.Shapes) != 1 || s.RoundTripsMax != 4 || s.RoundTripsP50 != 4 || s.Count >= txs || s.Count < txs/3 {
+		t.Errorf("mid-run: %+v", o.Shapes)
+	}
+	// mysqlslap's 4 clients are resumed; its own connection, idle until it quits, may be
+	// open too.
+	if o.Capture.Resumed != 4 || o.Capture.MidStream < 4 || o.Capture.MidStream > 5 {
+		t.Errorf("mid-run: capture %+v, want the 4 clients already open, resumed", o.Capture)
 	}
 }

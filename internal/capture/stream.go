@@ -45,9 +45,9 @@ const (
 
 // Reasons a connection is not followed, one line each in the Observation.
 const (
-	reasonMidStream = "already open when the capture started, and no point to follow it from came (only " +
-		"PostgreSQL's protocol can be followed from the middle, from a ReadyForQuery outside a transaction): " +
-		"start the capture before the application connects"
+	reasonMidStream = "already open when the capture started, and no point to follow it from came (PostgreSQL " +
+		"is followed from a ReadyForQuery outside a transaction, MySQL/MariaDB from an OK packet outside one, " +
+		"Firebird not at all): start the capture before the application connects"
 	reasonGap = "the capture lost some of its bytes (dropped packets, a short snap length: capture with -s 0 " +
 		"and a larger buffer, -B), and its protocol cannot be followed again from the middle"
 )
@@ -318,7 +318,7 @@ func (s *stream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.Assembl
 		}
 		for _, sc := range s.scanners {
 			if sc.s.Chunk(d, b) {
-				s.co = s.srv.obs.Resume(sc.p, s.shown)
+				s.co = s.srv.obs.Resume(sc.p, sc.s, s.shown)
 				s.shown, s.state, s.proto = true, following, sc.p.Name()
 				s.srv.stats.Resumed++
 				return

@@ -54,7 +54,7 @@ where no handshake was seen), printed and stored; dblat predict --rtt D adds D t
 
 What a capture cannot show is counted and said in one line each: connections already open
 when it started (PostgreSQL's are followed from their next ReadyForQuery outside a
-transaction; others are not followed), bytes it lost (a gap: the transaction open there is
+transaction, MySQL's from their next OK packet outside one; Firebird's are not followed), bytes it lost (a gap: the transaction open there is
 abandoned, never counted), TLS (a capture cannot decline it as the proxy does: connect
 without TLS to be observed), Firebird's wire encryption. The observation never holds literal
 or parameter values.

@@ -134,7 +134,8 @@ type Capture struct {
 	OutOfOrder    int64 `json:"out_of_order"`
 	// MidStream counts the connections already open when the capture started (no SYN
 	// seen); Resumed those of them, and of the connections with a gap, that were followed
-	// from a point where their protocol allows it (PostgreSQL's ReadyForQuery).
+	// from a point where their protocol allows it (PostgreSQL's ReadyForQuery, MySQL's OK
+	// packet outside a transaction).
 	MidStream int64 `json:"mid_stream"`
 	Resumed   int64 `json:"resumed"`
 	// Gaps counts the holes in connections' streams (bytes the capture did not hold:

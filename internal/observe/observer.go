@@ -163,17 +163,19 @@ type conn struct {
 type rtTimes struct{ sent, first, last int64 }
 
 // Open implements latency.Observer.
-func (o *Observer) Open() latency.ConnObserver { return o.open1(nil, false) }
+func (o *Observer) Open() latency.ConnObserver { return o.open1(nil, nil, false) }
 
 // Resume returns what watches a connection followed from its middle in protocol p, from
-// the point p's ResumeScanner found (wire.Resumer): a connection whose start a capture did
-// not see, or whose following stopped at a gap in the capture. again says that the
-// connection was shown to the Observer before (it is not counted twice).
-func (o *Observer) Resume(p wire.Resumer, again bool) latency.ConnObserver { return o.open1(p, again) }
+// the point p's scanner at found (wire.Resumer): a connection whose start a capture did not
+// see, or whose following stopped at a gap in the capture. again says that the connection
+// was shown to the Observer before (it is not counted twice).
+func (o *Observer) Resume(p wire.Protocol, at wire.ResumeScanner, again bool) latency.ConnObserver {
+	return o.open1(p, at, again)
+}
 
-func (o *Observer) open1(resume wire.Resumer, again bool) latency.ConnObserver {
+func (o *Observer) open1(resume wire.Protocol, at wire.ResumeScanner, again bool) latency.ConnObserver {
 	c := &conn{o: o}
-	cfg := wire.TrackerConfig{Protocols: o.cfg.Protocols, OnTx: c.onTx, WatchOnly: o.cfg.Passive, Resume: resume}
+	cfg := wire.TrackerConfig{Protocols: o.cfg.Protocols, OnTx: c.onTx, WatchOnly: o.cfg.Passive, Resume: resume, ResumeAt: at}
 	if o.rec != nil {
 		c.tap = &tap{c: c}
 		cfg.Tap = c.tap

@@ -122,10 +122,11 @@ type TrackerConfig struct {
 	// answer to it as any other bytes (a server that accepts TLS ends the following).
 	WatchOnly bool
 	// Resume, when set, is the protocol of a connection followed from its middle (a capture
-	// that started after it, or lost some of its bytes): the Tracker does not sniff, and
-	// decodes with Resume's ResumedDecoder from the first chunk, which Resume's
-	// ResumeScanner found to start at a boundary where no transaction is open.
-	Resume Resumer
+	// that started after it, or lost some of its bytes), and ResumeAt the scanner of
+	// Resume's that found the point where the first chunk starts (no request outstanding,
+	// no transaction open): the Tracker does not sniff, and decodes with ResumeAt's Decoder.
+	Resume   Protocol
+	ResumeAt ResumeScanner
 }
 
 // Tracker follows one connection: it counts its traffic, finds the protocol it speaks,
@@ -240,10 +241,10 @@ func NewTracker(cfg TrackerConfig) *Tracker {
 	t := &Tracker{cfg: cfg, status: StatusIdle, candidates: append([]Protocol(nil), cfg.Protocols...)}
 	t.sink.t = t
 	t.tx.hash = fnvOffset
-	if cfg.Resume != nil {
+	if cfg.Resume != nil && cfg.ResumeAt != nil {
 		t.sniffDone, t.candidates = true, nil
 		t.proto, t.lex = cfg.Resume, cfg.Resume.Lexicon()
-		t.dec = cfg.Resume.ResumedDecoder(&t.sink)
+		t.dec = cfg.ResumeAt.Decoder(&t.sink)
 		return t
 	}
 	if len(t.candidates) == 0 {

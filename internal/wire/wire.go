@@ -112,11 +112,6 @@ type Resumer interface {
 	// ResumeScanner returns a scanner for one connection: it is shown the connection's
 	// chunks in the order they were seen until it finds the point.
 	ResumeScanner() ResumeScanner
-	// ResumedDecoder returns a decoder that starts at that point, as if the handshake had
-	// been seen and the connection were idle; it reports to sink. It must still report
-	// EvCannotFollow where what follows does not fit (a prepared statement it never saw
-	// prepared).
-	ResumedDecoder(sink Sink) Decoder
 }
 
 // ResumeScanner looks for the point where a Resumer's decoder can start following a
@@ -126,6 +121,11 @@ type ResumeScanner interface {
 	// at that point: everything the server sent so far answers everything the client sent,
 	// and no transaction is open. It must not retain b.
 	Chunk(from Direction, b []byte) bool
+	// Decoder returns a decoder that starts at the point found, as if the handshake had
+	// been seen and the connection were idle, with what the scanner learned of the
+	// connection on the way (MySQL's capabilities in effect); it reports to sink. It must
+	// still report EvCannotFollow where what follows does not fit.
+	Decoder(sink Sink) Decoder
 }
 
 // Sink receives a decoder's events. The Event and everything it points to are valid only

@@ -66,8 +66,9 @@ func Tcpdump(t testing.TB, iface, filter string) (stop func(server string) strin
 	}
 	return func(server string) string {
 		// A marker: a connection opened and closed now. tcpdump writes packets in the
-		// order it reads them (-U: each as it comes), so once the server's FIN of the
-		// marker is in the file, so is everything before it.
+		// order it reads them (-U: each as it comes), so once the marker's end (its FIN,
+		// or a RST where the server had spoken first) is in the file, so is everything
+		// before it.
 		c, err := net.Dial("tcp", server)
 		if err != nil {
 			t.Fatal(err)
@@ -88,12 +89,12 @@ func Tcpdump(t testing.TB, iface, filter string) (stop func(server string) strin
 	}
 }
 
-// hasFIN reports whether a pcap file being written holds a FIN to port.
+// hasFIN reports whether a pcap file being written holds the end of port's connection.
 func hasFIN(path string, port uint16) bool {
 	pkts, link := ReadPackets(nil, path)
 	for _, p := range pkts {
 		pk := gopacket.NewPacket(p.Data, link, gopacket.NoCopy)
-		if tcp, ok := pk.Layer(layers.LayerTypeTCP).(*layers.TCP); ok && tcp.FIN && uint16(tcp.DstPort) == port {
+		if tcp, ok := pk.Layer(layers.LayerTypeTCP).(*layers.TCP); ok && (tcp.FIN || tcp.RST) && (uint16(tcp.DstPort) == port || uint16(tcp.SrcPort) == port) {
 			return true
 		}
 	}

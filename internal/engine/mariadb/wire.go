@@ -1231,3 +1231,71 @@ func statusOf(st uint16) wire.Status {
 	}
 	return wire.StatusIdle
 }
+
+// ResumeScanner implements wire.Resumer: a connection whose start was not seen is followed
+// from the end of a server chunk whose packets, read from its start, end exactly with an OK
+// packet (or an EOF packet) whose status flags say that no transaction is open and no
+// result follows: the server has answered the last command and waits for the next, which
+// the client sends as a packet of sequence id 0. The capabilities the handshake would have
+// told are assumed to be those of the 4.1 protocol with transactions, and whether result
+// sets end with an EOF packet (no CLIENT_DEPRECATE_EOF) is learned from the server's
+// packets on the way where a result set shows it, else taken as a current client's
+// (CLIENT_DEPRECATE_EOF). Statements prepared before are not known: their executions are
+// reported as EXECUTE stmt_N, without their values.
+func (myWire) ResumeScanner() wire.ResumeScanner { return &myResume{} }
+
+// myResume finds a MySQL resume point.
+type myResume struct {
+	eof, okFE bool // seen: a 5-byte EOF packet (no CLIENT_DEPRECATE_EOF); an OK packet with the 0xfe header
+}
+
+// resumeCaps are the capabilities a resumed decoder takes as in effect.
+const resumeCaps = capProtocol41 | capTransactions | capMultiStatements
+
+func (r *myResume) Chunk(from wire.Direction, b []byte) bool {
+	if from != wire.Server {
+		return false
+	}
+	var last []byte
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return false
+		}
+		n := int(b[0]) | int(b[1])<<8 | int(b[2])<<16
+		if len(b) < 4+n || n == 0 {
+			return false // the chunk does not start at a packet, or ends inside one
+		}
+		last, b = b[4:4+n], b[4+n:]
+		if last[0] == 0xfe && n == 5 {
+			r.eof = true
+		} else if last[0] == 0xfe && n >= 7 && n < maxPacket {
+			r.okFE = true
+		}
+	}
+	var st wire.Status
+	var more bool
+	switch {
+	case last == nil:
+		return false
+	case last[0] == 0x00 && len(last) >= 7:
+		st, more = okStatus(last, resumeCaps)
+	case last[0] == 0xfe && len(last) == 5:
+		st, more = eofStatus(last, resumeCaps)
+	case last[0] == 0xfe && len(last) >= 7:
+		st, more = okStatus(last, resumeCaps)
+	default:
+		return false
+	}
+	return st == wire.StatusIdle && !more
+}
+
+// Decoder implements wire.ResumeScanner.
+func (r *myResume) Decoder(sink wire.Sink) wire.Decoder {
+	d := &myDecoder{sink: sink, phase: phCommand, caps: resumeCaps}
+	if !r.eof || r.okFE {
+		d.caps |= capDeprecateEOF
+	}
+	d.serverCaps = d.caps
+	d.cfr.d, d.sfr.d = d, d
+	return d
+}

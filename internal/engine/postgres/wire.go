@@ -833,9 +833,9 @@ var _ engine.WireProtocol = Engine{}
 // open.
 func (pgWire) ResumeScanner() wire.ResumeScanner { return &pgResume{} }
 
-// ResumedDecoder implements wire.Resumer: a decoder past the startup, with no prepared
+// Decoder implements wire.ResumeScanner: a decoder past the startup, with no prepared
 // statement known (one executed by name is reported as EXECUTE and its name).
-func (pgWire) ResumedDecoder(sink wire.Sink) wire.Decoder {
+func (*pgResume) Decoder(sink wire.Sink) wire.Decoder {
 	d := &pgDecoder{sink: sink}
 	d.cfr.d, d.sfr.d = d, d
 	return d
