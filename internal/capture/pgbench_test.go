@@ -239,8 +239,8 @@ func TestLiveLoopback(t *testing.T) {
 	}
 }
 
-// TestMysqlslapCapture: mysqlslap's transactions (BEGIN, UPDATE, SELECT, COMMIT from 4
-// clients), recorded by tcpdump, are observed whole; the capture cut to start mid-run is
+// TestMysqlslapCapture: mysqlslap's transactions (BEGIN, SET, UPDATE, SELECT, COMMIT from
+// 4 clients), recorded by tcpdump, are observed whole; the capture cut to start mid-run is
 // followed from each connection's next OK packet outside a transaction, and shows no
 // transaction that did not run as it ran.
 func TestMysqlslapCapture(t *testing.T) {
@@ -261,23 +261,23 @@ func TestMysqlslapCapture(t *testing.T) {
 	run("mariadb", db, "-e", "CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000")
 	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
 	const txs = 400
-	run("mysqlslap", "--create-schema="+db, "--concurrency=4", "--iterations=1", "--number-of-queries="+strconv.Itoa(4*txs),
-		"--delimiter=;", "--query=BEGIN;UPDATE acc SET v=v+1 WHERE id=FLOOR(1+RAND()*1000);SELECT v FROM acc WHERE id=7;COMMIT")
+	run("mysqlslap", "--create-schema="+db, "--concurrency=4", "--iterations=1", "--number-of-queries="+strconv.Itoa(5*txs),
+		"--delimiter=;", "--query=BEGIN;SET @id=FLOOR(1+RAND()*1000);UPDATE acc SET v=v+1 WHERE id=@id;SELECT v FROM acc WHERE id=@id;COMMIT")
 	file := stop(addr)
-	const shape = "BEGIN; UPDATE acc SET v=v+? WHERE id=FLOOR(?+RAND()*?); SELECT v FROM acc WHERE id=?; COMMIT"
+	const shape = "BEGIN; SET @id=FLOOR(?+RAND()*?); UPDATE acc SET v=v+? WHERE id=@id; SELECT v FROM acc WHERE id=@id; COMMIT"
 	cfg := Config{Source: observe.SourcePcap, Session: sessionConfig, Servers: []netip.AddrPort{netip.MustParseAddrPort(addr)}}
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := observations(t, readCapture(t, raw, cfg))[addr]
-	if s := shapeOf(o, shape); s == nil || s.Count != txs || s.RoundTripsMax != 4 || o.Protocol != "MySQL/MariaDB" {
-		t.Fatalf("observed %+v in %q, want %d of 4 round trips", o.Shapes, o.Protocol, txs)
+	if s := shapeOf(o, shape); s == nil || s.Count != txs || s.RoundTripsMax != 5 || o.Protocol != "MySQL/MariaDB" {
+		t.Fatalf("observed %+v in %q, want %d of 5 round trips", o.Shapes, o.Protocol, txs)
 	}
 	pkts, link := capturetest.ReadPackets(t, file)
 	o = observations(t, readCapture(t, capturetest.WritePackets(t, link, pkts[len(pkts)*4/10:]), cfg))[addr]
 	s := shapeOf(o, shape)
-	if s == nil || len(o.Shapes) != 1 || s.RoundTripsMax != 4 || s.RoundTripsP50 != 4 || s.Count >= txs || s.Count < txs/3 {
+	if s == nil || len(o.Shapes) != 1 || s.RoundTripsMax != 5 || s.RoundTripsP50 != 5 || s.Count >= txs || s.Count < txs/3 {
 		t.Errorf("mid-run: %+v", o.Shapes)
 	}
 	// mysqlslap's 4 clients are resumed; its own connection, idle until it quits, may be
