@@ -103,6 +103,18 @@ fig observe-cost ./internal/observe '^BenchmarkObserveCost$' 1x 1 30m "" \
 fig replay-pgbench ./internal/cli '^BenchmarkReplayPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
 	'pgbench tpcb-like, scale 1, 4 clients, at 0 and 5 ms: the same 7 round trips, TPS within 10 %; at RTT 0 a bare pgconn loop of the same statements beside them (a plain Go client of the driver)'
+fig capture-read ./internal/capture '^BenchmarkReadCapture$' 20x 1 30m "" \
+	'its doc comment (issue 37); internal/capture/doc.go' \
+	'a tcpdump capture of pgbench -N read into an observation at ≥ 100 MB/s'
+fig capture-predict-pgbench ./internal/capture '^BenchmarkCapturePredictPgbench$' 1x 1 30m "" \
+	'its doc comment (issue 37)' \
+	'pgbench -N, 4 clients, 6 s, captured on lo: its count at 5 round trips; predicted TPS and latency at +20 ms within 5 % of pgbench through the link'
+fig capture-predict-mysqlslap ./internal/capture '^BenchmarkCapturePredictMysqlslap$' 1x 1 30m "" \
+	'its doc comment (issue 37)' \
+	'mysqlslap, 4 clients, captured on lo: its count at 5 round trips; predicted TPS and time per transaction at +20 ms within 5 % of mysqlslap through the link'
+fig capture-live ./internal/capture '^BenchmarkLivePgbenchSelect$' 1x 1 30m "" \
+	'its doc comment (issue 37)' \
+	'pgbench -S at full speed on lo, captured live: every transaction followed, the kernel'"'"'s drop count reported'
 fig agents ./internal/cli '^BenchmarkAgents$' 1x 1 30m "" \
 	'its doc comment (issue 15)' \
 	'select-only at 12 terminals in one process, beside 3 agents × 4: start skew, throughput ratio'

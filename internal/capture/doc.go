@@ -43,6 +43,13 @@
 // An Observation never holds a literal or parameter value; a recording
 // (observe.SessionConfig.Script, `--record`) does, from a capture as from the proxy.
 //
+// # Speed
+//
+// A Follower reads a tcpdump capture of pgbench -N into its observation at 136 MB/s (1.1
+// million packets a second, on this project's 2-core machine with other work on it; make
+// bench FIGURE=capture-read; target ≥ 100 MB/s), and a live capture on lo followed every one
+// of pgbench -S's 4,473 transactions a second, the kernel dropping none (FIGURE=capture-live).
+//
 // # What it does not do
 //
 // It prints nothing and stores nothing (package cli prints, package execution stores the

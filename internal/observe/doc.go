@@ -7,9 +7,12 @@
 // owns the Observer that follows the connections and the files it writes, and hands each
 // snapshot back to its caller. Sources feed it: Session.Listen starts package latency's
 // link with the Observer attached, so that the proxy shows it every chunk it reads; any
-// other source of a connection's chunks (a packet capture) shows them to Session.Observer
-// the same way, through latency.Observer's Open, Data and Close, and is attached so that
-// Stop closes it. Session.Snapshot writes the Observation (SessionConfig.File) and the
+// other source of a connection's chunks (package capture: a packet capture, one Session per
+// server) shows them to Session.Observer the same way, through latency.Observer's Open, Data
+// and Close (and Observer.Resume for a connection followed from its middle), and is
+// attached so that Stop closes it. A capture's Config says so (Source, Passive: the trackers
+// only watch; Now: the packets' clock; Complete: it adds the network RTT already in its
+// times and what it could not follow). Session.Snapshot writes the Observation (SessionConfig.File) and the
 // recording (SessionConfig.Script) so far; Session.Stop closes the sources first, so that
 // every connection ends and its last transactions are counted, then takes the last
 // snapshot. A Session prints nothing and stores nothing.
@@ -44,8 +47,9 @@
 //
 // # Neighbours
 //
-// Package latency's link is one source of a Session and knows nothing of databases; package
-// wire and the engine packages decode the protocols; package cli parses `dblat proxy`'s
+// Package latency's link is one source of a Session and knows nothing of databases;
+// package capture is another (dblat observe); package wire and the engine packages decode
+// the protocols; package cli parses `dblat proxy`'s
 // flags, turns SIGUSR1 and Ctrl-C into Session.Snapshot and Session.Stop and prints what
 // they hand back (and `dblat predict`'s forecasts); package execution stores an
 // observation as a run of workload "observed" (Core.StoreObserved) in package results;

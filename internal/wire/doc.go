@@ -23,6 +23,13 @@
 // trips, bytes each way, server time, client time and the gap since the previous
 // transaction. Aggregate merges trackers' figures per shape, safe for concurrent use.
 //
+// A source that only watches the bytes (a packet capture) runs its Trackers watch-only
+// (TrackerConfig.WatchOnly): no Interceptor is asked, so a TLS request reaches the server as
+// sent and a client that switches to TLS is not followed. Such a source may also start in
+// the middle of a connection, or lose bytes of it: a Protocol that implements Resumer knows
+// a point from which a decoder can follow with no earlier state (everything answered, no
+// transaction open), and the Tracker then starts there (TrackerConfig.Resume).
+//
 // The one place bytes may be changed is an Interceptor: a decoder that declines TLS during
 // the handshake (PostgreSQL's SSLRequest answered 'N' by the proxy, MySQL's CLIENT_SSL
 // capability cleared in the server's greeting), so that a client that merely prefers TLS
@@ -32,9 +39,10 @@
 // # Neighbours
 //
 // The engine packages implement Protocol and Decoder for their product's wire protocol
-// (engine.WireProtocol finds them); the proxy integration (package latency or cli) feeds
-// Trackers; a later prediction reads Aggregate's per-shape figures. Package wire knows no
-// product and imports nothing of dblat but package sqllex, the SQL lexer that Normalize and
-// TxControl share with the script language (a protocol's Lexicon is its dialect); package
-// wiretest holds a tee proxy, captures and conformance checks for the decoders' tests.
+// (engine.WireProtocol finds them); package observe feeds Trackers with what the proxy
+// (package latency) or a packet capture (package capture) shows it; a later prediction
+// reads Aggregate's per-shape figures. Package wire knows no product and imports nothing of
+// dblat but package sqllex, the SQL lexer that Normalize and TxControl share with the script
+// language (a protocol's Lexicon is its dialect); package wiretest holds a tee proxy,
+// captures and conformance checks for the decoders' tests.
 package wire
