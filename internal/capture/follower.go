@@ -95,12 +95,42 @@ type server struct {
 
 	// Guarded by Follower.mu.
 	stats      observe.Capture
-	handshakes []rttSample
-	tsConns    []rttSample // per connection without a handshake: its smallest TCP-timestamp waits
+	handshakes samples
+	tsConns    samples // per connection without a handshake: its smallest TCP-timestamp waits
 	unfollowed map[string]*observe.Unfollowed
 }
 
 type rttSample struct{ server, client int64 }
+
+// maxSamples bounds the RTT samples a server keeps of each kind (16 bytes each): a live
+// capture of an application that connects per request sees a handshake per request.
+const maxSamples = 1 << 15
+
+// samples keeps every RTT sample up to maxSamples, then a uniform sample of all of them
+// (reservoir sampling, with a fixed seed: the same capture gives the same figures).
+type samples struct {
+	v   []rttSample
+	n   int64
+	rng uint64
+}
+
+func (s *samples) add(x rttSample) {
+	s.n++
+	if len(s.v) < maxSamples {
+		s.v = append(s.v, x)
+		return
+	}
+	// xorshift64*: a reproducible draw in [0, n).
+	if s.rng == 0 {
+		s.rng = 0x9e3779b97f4a7c15
+	}
+	s.rng ^= s.rng >> 12
+	s.rng ^= s.rng << 25
+	s.rng ^= s.rng >> 27
+	if j := (s.rng * 2685821657736338717) % uint64(s.n); j < maxSamples {
+		s.v[j] = x
+	}
+}
 
 // assemblerContext is reassembly's AssemblerContext for one packet.
 type assemblerContext struct{ ci gopacket.CaptureInfo }
@@ -357,7 +387,7 @@ func (f *Follower) complete(s *server, o *observe.Observation) {
 		}
 	}
 	o.Capture = &c
-	o.Network = network(s.handshakes, s.tsConns)
+	o.Network = network(s.handshakes.v, s.tsConns.v, s.handshakes.n, s.tsConns.n)
 	for reason, u := range s.unfollowed {
 		if o.CannotFollow == nil {
 			o.CannotFollow = map[string]int64{}
@@ -370,21 +400,24 @@ func (f *Follower) complete(s *server, o *observe.Observation) {
 	}
 }
 
-// network summarises the RTT samples: the medians of the handshakes' sides, and where
-// there are none, of the timestamp estimates.
-func network(hs, ts []rttSample) *observe.Network {
-	n := &observe.Network{Handshakes: int64(len(hs)), TimestampConns: int64(len(ts))}
-	use := hs
+// network summarises the RTT samples of nhs handshakes and nts connections without one:
+// the medians of the handshakes' sides, and where there are none, of the timestamp
+// estimates.
+func network(hs, ts []rttSample, nhs, nts int64) *observe.Network {
+	n := &observe.Network{Handshakes: nhs, TimestampConns: nts}
+	use, known := hs, func(int64) bool { return true }
 	if len(use) == 0 {
-		use = ts
+		// A timestamp estimate of 0 is a side that echoed nothing it could be timed by.
+		use, known = ts, func(v int64) bool { return v > 0 }
 	}
-	if len(use) == 0 {
-		return n
-	}
-	sv := make([]int64, len(use))
-	cl := make([]int64, len(use))
-	for i, s := range use {
-		sv[i], cl[i] = s.server, s.client
+	var sv, cl []int64
+	for _, s := range use {
+		if known(s.server) {
+			sv = append(sv, s.server)
+		}
+		if known(s.client) {
+			cl = append(cl, s.client)
+		}
 	}
 	n.ServerSideNs, n.ClientSideNs = medianNs(sv), medianNs(cl)
 	n.RTTNs = n.ServerSideNs + n.ClientSideNs
@@ -392,6 +425,9 @@ func network(hs, ts []rttSample) *observe.Network {
 }
 
 func medianNs(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
 	slices.Sort(v)
 	if len(v)%2 == 1 {
 		return v[len(v)/2]

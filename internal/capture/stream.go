@@ -157,7 +157,7 @@ func (s *stream) Accept(t *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.T
 		s.synAckAt = at
 	case !t.SYN && t.ACK && d == wire.Client && s.synAckAt != 0 && !s.handshake:
 		s.handshake = true
-		s.srv.handshakes = append(s.srv.handshakes, rttSample{server: s.synAckAt - s.synAt, client: at - s.synAckAt})
+		s.srv.handshakes.add(rttSample{server: s.synAckAt - s.synAt, client: at - s.synAckAt})
 	}
 	s.timestamps(t, d, at)
 	if !s.started[d] {
@@ -366,7 +366,7 @@ func (s *stream) ReassemblyComplete(_ reassembly.AssemblerContext) bool {
 		}
 	}
 	if !s.handshake && (s.tsMin[wire.Client] > 0 || s.tsMin[wire.Server] > 0) {
-		s.srv.tsConns = append(s.srv.tsConns, rttSample{server: s.tsMin[wire.Server], client: s.tsMin[wire.Client]})
+		s.srv.tsConns.add(rttSample{server: s.tsMin[wire.Server], client: s.tsMin[wire.Client]})
 	}
 	return true
 }

@@ -93,10 +93,11 @@ func (a *app) observeCapture(cmd *cobra.Command, f *observeFlags) error {
 	if f.pcap != "" {
 		a.info("reading %s, following the database connections on %s", f.pcap, fol)
 		start := time.Now()
-		ctx, stop := a.interruptCancels(ctx, "stopping the reading")
-		st, err := capture.ReadFile(ctx, f.pcap, fol)
+		rctx, stop := a.interruptCancels(ctx, "stopping the reading")
+		st, err := capture.ReadFile(rctx, f.pcap, fol)
+		interrupted := rctx.Err() != nil
 		stop()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && !interrupted {
 			return usageError{err}
 		}
 		el := time.Since(start)
@@ -194,6 +195,9 @@ func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
 	cfg := &capture.Config{Source: observe.SourcePcap}
 	if f.iface != "" {
 		cfg.Source = observe.SourceInterface
+		if _, err := net.InterfaceByName(f.iface); err != nil {
+			return nil, usagef("--interface %s: no such network interface here (ip link lists them)", f.iface)
+		}
 	}
 	for _, s := range f.servers {
 		aps, err := resolveServer(s)

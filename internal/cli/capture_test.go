@@ -83,5 +83,14 @@ func TestObservePcap(t *testing.T) {
 	if s := f.Shapes[0]; s.RoundTrips != 5 || s.AddedMs < 24.99 || s.AddedMs > 25.01 || f.NetworkRTTNs != o.Network.RTTNs {
 		t.Errorf("forecast: %+v, network %d", s, f.NetworkRTTNs)
 	}
+	// A second reading of the same capture, stored: results diff reads two observed runs.
+	_, _, stderr2 := e.run("observe", "--pcap", pcap, "--port", port)
+	if id2 := regexp.MustCompile(`stored as run (\d+)`).FindStringSubmatch(stderr2); id2 == nil {
+		t.Errorf("the second reading was not stored:\n%s", stderr2)
+	} else if out := e.must("results", "diff", id[1], id2[1]); !strings.Contains(out, "round trips per transaction") {
+		t.Errorf("results diff of two observations:\n%s", out)
+	}
 	e.fails(2, []string{"--pcap", "--interface"}, "observe", "-o", obsFile)
+	e.fails(2, []string{"not a pcap or pcapng file"}, "observe", "--pcap", obsFile)
+	e.fails(2, []string{"no such network interface"}, "observe", "--interface", "nosuch0", "--duration", "1s")
 }
