@@ -27,7 +27,7 @@ type observeFlags struct {
 }
 
 func (a *app) observeCommand() *cobra.Command {
-	var f observeFlags
+	f := observeFlags{po: proxyObserve{storeAlways: true}}
 	cmd := &cobra.Command{
 		Use:   "observe --pcap FILE | --interface IFACE [--server HOST:PORT | --port N] -o FILE",
 		Short: "Observe an application's transactions from captured packets, without touching it",

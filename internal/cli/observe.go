@@ -24,6 +24,9 @@ import (
 type proxyObserve struct {
 	observe, record, engine string
 	noStore                 bool
+	// storeAlways stores the observation without a file too (dblat observe: observing is
+	// what the command is for; the proxy observes only when asked for a file).
+	storeAlways bool
 }
 
 // proxyObserveHelp is what dblat proxy's help says of its observation flags.
@@ -179,7 +182,7 @@ func (a *app) stopObserving(ctx context.Context, sess *observe.Session, po proxy
 	if err := o.WriteText(a.st.Stdout); err != nil {
 		return err
 	}
-	if po.observe == "" || po.noStore {
+	if po.observe == "" && !po.storeAlways || po.noStore {
 		return nil
 	}
 	if o.Transactions == 0 {
