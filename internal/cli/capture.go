@@ -90,6 +90,9 @@ func (a *app) observeCapture(cmd *cobra.Command, f *observeFlags) error {
 	}
 	fol := capture.New(*cfg)
 	ctx := cmd.Context()
+	if f.po.record != "" {
+		a.info("recording the statements WITH their literal and parameter values (they may be sensitive) to %s, a script for dblat run script -f", f.po.record)
+	}
 	if f.pcap != "" {
 		a.info("reading %s, following the database connections on %s", f.pcap, fol)
 		start := time.Now()

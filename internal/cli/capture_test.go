@@ -44,7 +44,7 @@ func TestObservePcap(t *testing.T) {
 	if !strings.Contains(stdout, "transactions (PostgreSQL)") || !strings.Contains(stdout, "network RTT already in these times") {
 		t.Errorf("the table:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "recorded") || !strings.Contains(stderr, "with their values") {
+	if !strings.Contains(stderr, "WITH their literal and parameter values") || !strings.Contains(stderr, "with their values") {
 		t.Errorf("--record does not say it wrote values:\n%s", stderr)
 	}
 	o, err := observe.ReadFile(obsFile)
