@@ -112,6 +112,9 @@ fig capture-predict-pgbench ./internal/capture '^BenchmarkCapturePredictPgbench$
 fig capture-predict-mysqlslap ./internal/capture '^BenchmarkCapturePredictMysqlslap$' 1x 1 30m "" \
 	'its doc comment (issue 37)' \
 	'mysqlslap, 4 clients, captured on lo: its count at 5 round trips; predicted TPS and time per transaction at +20 ms within 5 % of mysqlslap through the link'
+fig capture-predict-isql ./internal/capture '^BenchmarkCapturePredictIsql$' 1x 1 30m "" \
+	'its doc comment (issue 37)' \
+	'4 isql-fb clients (wire encryption off), captured on lo: their count at 9 round trips; predicted TPS and time per transaction at +20 ms within 5 % of the same clients through the link'
 fig capture-live ./internal/capture '^BenchmarkLivePgbenchSelect$' 1x 1 30m "" \
 	'its doc comment (issue 37)' \
 	'pgbench -S at full speed on lo, captured live: every transaction followed, the kernel'"'"'s drop count reported'

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/capture/capturetest"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
@@ -290,5 +291,136 @@ func BenchmarkLivePgbenchSelect(b *testing.B) {
 		b.ReportMetric(tps, "pgbench-tps")
 		b.ReportMetric(float64(got)/float64(n), "followed-share")
 		b.ReportMetric(float64(drops), "kernel-drops")
+	}
+}
+
+// isqlClients runs n isql-fb clients at once against the Firebird database at addr (the
+// server's address; path, user and password as the DSN gives them), each running txs
+// transactions (SET TRANSACTION, a SELECT and an UPDATE of its own rows, COMMIT, as isql
+// sends them), without wire encryption (a client firebird.conf in env's
+// FIREBIRD directory); it returns the wall time.
+func isqlClients(b testing.TB, env []string, addr, path, user, password string, n, txs int) time.Duration {
+	b.Helper()
+	dir := b.TempDir()
+	start := time.Now()
+	var cmds []*exec.Cmd
+	for k := range n {
+		var sc strings.Builder
+		for i := range txs {
+			id := 1 + (k*250+i*7)%250 + k*250
+			sc.WriteString("SET TRANSACTION;\n")
+			sc.WriteString("SELECT v FROM acc WHERE id = " + strconv.Itoa(id) + ";\n")
+			sc.WriteString("UPDATE acc SET v = v + 1 WHERE id = " + strconv.Itoa(id) + ";\n")
+			sc.WriteString("COMMIT;\n")
+		}
+		file := filepath.Join(dir, "c"+strconv.Itoa(k)+".sql")
+		if err := os.WriteFile(file, []byte(sc.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("isql-fb", "-q", "-u", user, "-p", password, "-i", file, addr+":"+path)
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			b.Fatalf("isql-fb: %v", err)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkCapturePredictIsql is issue 37's Firebird target: 4 isql-fb clients (wire
+// encryption off), 300 transactions each (isql wraps its statements in a transaction of
+// its own: 9 round trips), straight to Firebird (Super)
+// and captured by tcpdump on lo; the observation's count and round trips, and its
+// prediction at +20 ms against the same clients through the link adding 20 ms (100
+// transactions each there): TPS (transactions over the wall time, less that of the same
+// clients running none: isql's start, attachment and detach) and time per transaction and
+// client (target: within 5 %).
+//
+//	go test ./internal/capture -run '^$' -bench CapturePredictIsql -benchtime 1x -v
+func BenchmarkCapturePredictIsql(b *testing.B) {
+	const rounds = 2
+	capturetest.Need(b, fbtest.Required(), "isql-fb", "tcpdump")
+	dsn := fbtest.NewDatabase(b, "Super")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pw, err := os.ReadFile(u.Query().Get("password_file"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	password := strings.TrimSpace(string(pw))
+	conf := b.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "firebird.conf"), []byte("WireCrypt = Disabled\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "FIREBIRD="+conf)
+	host, port, _ := strings.Cut(u.Host, ":")
+	fbAddr := func(hostport string) string { h, p, _ := strings.Cut(hostport, ":"); return h + "/" + p }
+	setup := exec.Command("isql-fb", "-q", "-u", u.User.Username(), "-p", password, fbAddr(u.Host)+":"+u.Path)
+	setup.Env = env
+	setup.Stdin = strings.NewReader("CREATE TABLE acc (id INT NOT NULL PRIMARY KEY, v INT);\nCOMMIT;\nSET TERM ^;\n" +
+		"EXECUTE BLOCK AS DECLARE i INT = 1; BEGIN WHILE (i <= 1000) DO BEGIN INSERT INTO acc VALUES (:i, 0); i = i + 1; END END^\n" +
+		"SET TERM ;^\nCOMMIT;\n")
+	if out, err := setup.CombinedOutput(); err != nil {
+		b.Fatalf("isql-fb: %v\n%s", err, out)
+	}
+	server := net.JoinHostPort(host, port)
+	for b.Loop() {
+		errs := map[string][]float64{}
+		for r := range rounds {
+			stop := capturetest.Tcpdump(b, "lo", "tcp port "+port)
+			wall0 := isqlClients(b, env, fbAddr(u.Host), u.Path, u.User.Username(), password, 4, 300)
+			file := stop(server)
+			o, _ := observeFile(b, file, server)
+			// isql's transaction: its SET TRANSACTION, then the statements within a
+			// transaction of its own that it starts and commits around them.
+			var s *observe.Shape
+			for i := range o.Shapes {
+				if strings.Contains(o.Shapes[i].Shape, "UPDATE acc SET v") {
+					s = &o.Shapes[i]
+					break
+				}
+			}
+			if s == nil {
+				b.Fatalf("isql's transactions not observed: %+v", o.Shapes)
+			}
+			b.Logf("round %d, direct: %q", r+1, s.Shape)
+			b.Logf("round %d, direct: 1200 transactions in %v; captured %d at %.2f round trips (max %d), %.1f TPS, %.3f ms in the transaction",
+				r+1, wall0.Round(time.Millisecond), s.Count, s.RoundTripsMean, s.RoundTripsMax, o.TPS, s.LatencyMsMean)
+			errs["count-diff"] = append(errs["count-diff"], float64(s.Count-1200))
+			f, err := observe.Predict(o, 20*time.Millisecond, 4)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := latency.Listen(context.Background(), "", server, latency.Config{RTT: 20 * time.Millisecond, DelayConnect: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			const n = 100
+			// isql's start, its attachment (a dozen round trips of its own) and its detach
+			// are no transaction of the application's: the same clients with no
+			// transaction measure them, and they are taken off.
+			empty := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), password, 4, 0)
+			wall := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), password, 4, n)
+			st := l.Stats()
+			l.Close()
+			b.Logf("round %d, link at 20ms: lateness up %v, down %v; isql without transactions %v, with %d each %v",
+				r+1, st.LatenessUp, st.LatenessDown, empty.Round(time.Millisecond), n, wall.Round(time.Millisecond))
+			wall -= empty
+			tps, lat := 4*n/wall.Seconds(), wall.Seconds()/n*1000
+			errs["20ms-tps-err-%"] = append(errs["20ms-tps-err-%"], 100*(f.TPS/tps-1))
+			errs["20ms-latency-err-%"] = append(errs["20ms-latency-err-%"], 100*(f.LatencyMs/lat-1))
+			b.Logf("round %d, +20ms: predicted %.1f TPS, %.3f ms; isql-fb through the link %.1f TPS, %.3f ms per transaction and client: %+.1f %% and %+.1f %%",
+				r+1, f.TPS, f.LatencyMs, tps, lat, 100*(f.TPS/tps-1), 100*(f.LatencyMs/lat-1))
+		}
+		for k, v := range errs {
+			b.ReportMetric(median(v), k)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dblat/dblat/internal/capture/capturetest"
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Shutdown()
 	mariadbtest.Shutdown()
+	fbtest.Shutdown()
 	os.Exit(code)
 }
 
