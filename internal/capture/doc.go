@@ -45,10 +45,12 @@
 //
 // # Speed
 //
-// A Follower reads a tcpdump capture of pgbench -N into its observation at 136 MB/s (1.1
-// million packets a second, on this project's 2-core machine with other work on it; make
-// bench FIGURE=capture-read; target ≥ 100 MB/s), and a live capture on lo followed every one
-// of pgbench -S's 4,473 transactions a second, the kernel dropping none (FIGURE=capture-live).
+// A Follower reads a tcpdump capture of pgbench -N into its observation at 150 MB per
+// second of its CPU (make bench FIGURE=capture-read; target ≥ 100 MB/s): 136 MB/s of wall
+// time in a run that had most of a core, 46-114 MB/s in runs that shared the project's 2
+// cores with a load of 6 to 9. Half of that CPU is the protocol followers' (the same work as
+// the proxy's observer), a fifth reassembly. A live capture on lo followed every one of
+// pgbench -S's 4,473 transactions a second, the kernel dropping none (FIGURE=capture-live).
 //
 // # What it does not do
 //
