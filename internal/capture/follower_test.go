@@ -298,3 +298,55 @@ func TestWatchOnly(t *testing.T) {
 		t.Errorf("a watch-only tracker intercepted an SSLRequest: %+v", ic)
 	}
 }
+
+// myPacket frames a MySQL packet.
+func myPacket(seq byte, payload ...byte) []byte {
+	n := len(payload)
+	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
+}
+
+// TestMySQLResumedBeforeAnyResultSet: a MySQL connection already open when the capture
+// started is followed from the OK that ends a transaction, before any result set showed
+// whether the connection ends them with EOF packets: the first one after the point tells,
+// with EOF packets (a client without CLIENT_DEPRECATE_EOF) and without.
+func TestMySQLResumedBeforeAnyResultSet(t *testing.T) {
+	for _, deprecate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deprecate_eof=%v", deprecate), func(t *testing.T) {
+			s := newSynth(t, layers.LinkTypeEthernet)
+			c := s.conn("10.0.0.2:40000", "10.0.0.9:3306", 0).handshake(time.Millisecond, time.Millisecond)
+			ok := func(status byte) []byte { return myPacket(1, 0, 0, 0, status, 0, 0, 0) } // affected 0, insert id 0, status, warnings
+			query := func(q string) []byte { return myPacket(0, append([]byte{3}, q...)...) }
+			for i := range 5 {
+				c.send(0, 5*time.Millisecond, query("BEGIN"))
+				c.send(1, time.Millisecond, ok(0x03)) // in a transaction, autocommit
+				c.send(0, time.Millisecond, query(fmt.Sprintf("SELECT v FROM acc WHERE id = %d", i)))
+				res := append(myPacket(1, 1), myPacket(2, 3, 'd', 'e', 'f')...) // 1 column; its definition
+				seq := byte(3)
+				if !deprecate {
+					res = append(res, myPacket(seq, 0xfe, 0, 0, 0x03, 0)...) // EOF after the definitions
+					seq++
+				}
+				res = append(res, myPacket(seq, 1, '7')...) // a row
+				seq++
+				if deprecate {
+					res = append(res, myPacket(seq, 0xfe, 0, 0, 0x03, 0, 0, 0)...) // OK with the EOF header
+				} else {
+					res = append(res, myPacket(seq, 0xfe, 0, 0, 0x03, 0)...)
+				}
+				c.send(1, time.Millisecond, res)
+				c.send(0, time.Millisecond, query("COMMIT"))
+				c.send(1, time.Millisecond, ok(0x02)) // autocommit, no transaction
+			}
+			c.fin(time.Millisecond)
+			ps := s.sorted()
+			// Start at the first transaction's COMMIT: the last packet of its first
+			// handshake-less chunk the scanner sees is that OK.
+			cut := 3 + 4
+			f := readCapture(t, s.file(false, ps[cut:]), Config{Source: observe.SourcePcap, Session: sessionConfig})
+			o := observations(t, f)["10.0.0.9:3306"]
+			if o == nil || o.Transactions != 4 || len(o.Shapes) != 1 || o.Shapes[0].RoundTripsMax != 3 || o.Capture.Resumed != 1 || len(o.CannotFollow) != 0 {
+				t.Errorf("observed %+v, capture %+v, cannot follow %v", o.Shapes, o.Capture, o.CannotFollow)
+			}
+		})
+	}
+}

@@ -280,7 +280,7 @@ func TestMysqlslapCapture(t *testing.T) {
 	o = observations(t, readCapture(t, capturetest.WritePackets(t, link, pkts[len(pkts)*4/10:]), cfg))[addr]
 	s := shapeOf(o, shape)
 	if s == nil || len(o.Shapes) != 1 || s.RoundTripsMax != 5 || s.RoundTripsP50 != 5 || s.Count >= txs || s.Count < txs/3 {
-		t.Errorf("mid-run: %+v", o.Shapes)
+		t.Errorf("mid-run: %+v; capture %+v", o.Shapes, o.Capture)
 	}
 	// mysqlslap's 4 clients are resumed; its own connection, idle until it quits, may be
 	// open too.

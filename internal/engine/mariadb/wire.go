@@ -183,6 +183,7 @@ type myDecoder struct {
 	cCont      bool // the next client packet continues a 16 MiB one
 	sCont      bool
 	uploading  bool // the client sends a LOCAL INFILE's contents
+	eofUnknown bool // resumed: whether result sets end with EOF packets is not known yet
 
 	cmds    []myCmd // commands sent and not answered, oldest first
 	rs      int     // the oldest command's response state
@@ -1062,6 +1063,16 @@ func (d *myDecoder) response(n int, p []byte) error {
 			}
 		}
 	case rsColumnsEOF:
+		if d.eofUnknown {
+			// A resumed connection's first result set tells: an EOF after the column
+			// definitions, or (CLIENT_DEPRECATE_EOF) a row or the OK that ends them.
+			d.eofUnknown = false
+			if !eof || n != 5 {
+				d.caps |= capDeprecateEOF
+				d.rs = rsRows
+				return d.response(n, p)
+			}
+		}
 		if !eof || len(p) < 5 {
 			return errf("a packet (0x%02x) where the EOF after the column definitions belongs", p[0])
 		}
@@ -1239,8 +1250,8 @@ func statusOf(st uint16) wire.Status {
 // the client sends as a packet of sequence id 0. The capabilities the handshake would have
 // told are assumed to be those of the 4.1 protocol with transactions, and whether result
 // sets end with an EOF packet (no CLIENT_DEPRECATE_EOF) is learned from the server's
-// packets on the way where a result set shows it, else taken as a current client's
-// (CLIENT_DEPRECATE_EOF). Statements prepared before are not known: their executions are
+// packets on the way where they show it, else from the first result set after the point
+// (what follows its column definitions). Statements prepared before are not known: their executions are
 // reported as EXECUTE stmt_N, without their values.
 func (myWire) ResumeScanner() wire.ResumeScanner { return &myResume{} }
 
@@ -1292,8 +1303,11 @@ func (r *myResume) Chunk(from wire.Direction, b []byte) bool {
 // Decoder implements wire.ResumeScanner.
 func (r *myResume) Decoder(sink wire.Sink) wire.Decoder {
 	d := &myDecoder{sink: sink, phase: phCommand, caps: resumeCaps}
-	if !r.eof || r.okFE {
+	switch {
+	case r.okFE:
 		d.caps |= capDeprecateEOF
+	case !r.eof:
+		d.eofUnknown = true
 	}
 	d.serverCaps = d.caps
 	d.cfr.d, d.sfr.d = d, d
