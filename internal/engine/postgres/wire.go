@@ -220,8 +220,8 @@ func (d *pgDecoder) ServerData(b []byte, _ int64) {
 			d.startup = true
 			b = b[1:]
 		case 'S', 'G':
-			d.fail("the client and the server switched to TLS or GSSAPI encryption; connect with sslmode=disable " +
-				"(or run the proxy's TLS decline) to be observed")
+			d.fail("the client and the server switched to TLS or GSSAPI encryption, which cannot be followed; connect with " +
+				"sslmode=disable to be observed (dblat proxy declines TLS for a client that merely prefers it)")
 			return
 		case 'E':
 			d.tlsWait = 0 // an old server's ErrorResponse: framed below
