@@ -982,161 +982,210 @@ func (d *myDecoder) greeting(seq byte, p []byte) error {
 
 // response handles a packet of the answer to the oldest command.
 func (d *myDecoder) response(n int, p []byte) error {
-	deprecate := d.caps&capDeprecateEOF != 0
-	eof := p[0] == 0xfe && n < 9
+	return responseStates[d.rs](d, n, p)
+}
+
+// responseStates read a server packet in each state of a response (rs…): what the packet
+// may be there, and which state comes next.
+var responseStates = [...]func(d *myDecoder, n int, p []byte) error{
+	rsFirst:         (*myDecoder).firstPacket,
+	rsInfile:        (*myDecoder).firstPacket,
+	rsColumns:       (*myDecoder).columnDef,
+	rsColumnsEOF:    (*myDecoder).columnsEOF,
+	rsRows:          (*myDecoder).row,
+	rsPrepParams:    (*myDecoder).prepareDef,
+	rsPrepParamsEOF: (*myDecoder).prepareDef,
+	rsPrepCols:      (*myDecoder).prepareDef,
+	rsPrepColsEOF:   (*myDecoder).prepareDef,
+	rsFieldList:     (*myDecoder).fieldList,
+	rsOne:           func(d *myDecoder, _ int, _ []byte) error { d.complete(wire.StatusUnknown); return nil },
+	rsAuth:          (*myDecoder).authAnswer,
+}
+
+// deprecateEOF reports whether OK packets replace the EOFs (CLIENT_DEPRECATE_EOF).
+func (d *myDecoder) deprecateEOF() bool { return d.caps&capDeprecateEOF != 0 }
+
+// isEOF reports whether the packet p of length n is an EOF packet.
+func isEOF(n int, p []byte) bool { return p[0] == 0xfe && n < 9 }
+
+// firstPacket reads the first packet of a result (or the answer after a LOCAL INFILE
+// upload): an OK, ERR or EOF that ends it (unless more results follow), a PREPARE_OK, the
+// request for a local file, or a result set's column count.
+func (d *myDecoder) firstPacket(n int, p []byte) error {
+	c := d.cmds[0]
+	switch {
+	case p[0] == 0x00 && c.code == comStmtPrepare && d.rs == rsFirst:
+		return d.prepareOK(p)
+	case p[0] == 0x00 && n >= 7:
+		d.endResult(okStatus(p, d.caps))
+	case p[0] == 0xff:
+		return d.errPacket(p)
+	case isEOF(n, p):
+		d.endResult(eofStatus(p, d.caps))
+	case p[0] == 0xfb && c.code == comQuery && d.rs == rsFirst:
+		d.rs = rsInfile
+		d.uploading = true
+	case d.rs == rsInfile:
+		return errf("a packet (0x%02x) after a LOCAL INFILE upload", p[0])
+	default:
+		cols, rest, ok := lenenc(p)
+		if !ok || cols == 0 || cols > 1<<16 {
+			return errf("a result set's column count packet (0x%02x)", p[0])
+		}
+		if d.caps&(capMariaDBCacheMeta|capOptionalMetadata) != 0 && len(rest) > 0 && rest[0] == 0 {
+			// Metadata skipped (MariaDB: the client has it from an earlier execute; MySQL:
+			// resultset_metadata=NONE): no definitions, but the EOF that would end them
+			// still comes without CLIENT_DEPRECATE_EOF.
+			d.rs = d.afterColumns()
+			return nil
+		}
+		d.left = int(cols)
+		d.rs = rsColumns
+	}
+	return nil
+}
+
+// endResult ends a result with its status: the response completes, unless more results
+// follow (SERVER_MORE_RESULTS_EXISTS).
+func (d *myDecoder) endResult(st wire.Status, more bool) {
+	if more {
+		d.rs = rsFirst
+		return
+	}
+	d.complete(st)
+}
+
+// afterColumns is the state after a result set's column definitions: its rows, or the EOF
+// that ends the definitions without CLIENT_DEPRECATE_EOF.
+func (d *myDecoder) afterColumns() int {
+	if d.deprecateEOF() {
+		return rsRows
+	}
+	return rsColumnsEOF
+}
+
+// prepareOK reads COM_STMT_PREPARE's PREPARE_OK: the statement's id, its column and
+// parameter counts, whose definitions follow (none with optional metadata off).
+func (d *myDecoder) prepareOK(p []byte) error {
+	if len(p) < 9 {
+		return errf("a PREPARE_OK of %d bytes", len(p))
+	}
+	id := binary.LittleEndian.Uint32(p[1:])
+	cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
+	st := d.cmds[0].stmt
+	st.nparams = params
+	if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
+		cols, params = 0, 0 // no definitions follow
+	}
+	if d.stmts == nil {
+		d.stmts = map[uint32]*myStmt{}
+	}
+	if old := d.stmts[id]; old != nil && old != st {
+		if d.last == old {
+			d.last = nil
+		}
+		d.free = append(d.free, old)
+	}
+	d.stmts[id] = st
+	d.cmds[0].stmt = nil
+	d.pcols, d.pparams = cols, params
+	d.left = params
+	d.rs = rsPrepParams
+	return d.prepareNext(d.deprecateEOF())
+}
+
+// columnDef counts a result set's column definition.
+func (d *myDecoder) columnDef(int, []byte) error {
+	if d.left--; d.left == 0 {
+		d.rs = d.afterColumns()
+	}
+	return nil
+}
+
+// columnsEOF reads the EOF after a result set's column definitions: the rows follow, or
+// (a cursor) COM_STMT_FETCH asks for them.
+func (d *myDecoder) columnsEOF(n int, p []byte) error {
+	eof := isEOF(n, p)
+	if d.eofUnknown {
+		// A resumed connection's first result set tells: an EOF after the column
+		// definitions, or (CLIENT_DEPRECATE_EOF) a row or the OK that ends them.
+		d.eofUnknown = false
+		if !eof || n != 5 {
+			d.caps |= capDeprecateEOF
+			d.rs = rsRows
+			return d.row(n, p)
+		}
+	}
+	if !eof || len(p) < 5 {
+		return errf("a packet (0x%02x) where the EOF after the column definitions belongs", p[0])
+	}
+	st := binary.LittleEndian.Uint16(p[3:])
+	if d.caps&capProtocol41 != 0 && st&statusCursorExists != 0 {
+		d.complete(statusOf(st)) // a cursor: COM_STMT_FETCH asks for the rows
+		return nil
+	}
+	d.rs = rsRows
+	return nil
+}
+
+// row reads a row, or the EOF, OK or ERR that ends the rows.
+func (d *myDecoder) row(n int, p []byte) error {
+	deprecate := d.deprecateEOF()
+	switch {
+	case p[0] == 0xff:
+		return d.errPacket(p)
+	case p[0] == 0xfe && (isEOF(n, p) || deprecate && n < maxPacket):
+		if deprecate {
+			d.endResult(okStatus(p, d.caps))
+		} else {
+			d.endResult(eofStatus(p, d.caps))
+		}
+	}
+	return nil
+}
+
+// prepareDef reads PREPARE_OK's parameter and column definitions and the EOFs after them.
+func (d *myDecoder) prepareDef(n int, p []byte) error {
+	if p[0] == 0xff {
+		return d.errPacket(p)
+	}
 	switch d.rs {
-	case rsFirst, rsInfile:
-		c := d.cmds[0]
-		switch {
-		case p[0] == 0x00 && c.code == comStmtPrepare && d.rs == rsFirst:
-			if len(p) < 9 {
-				return errf("a PREPARE_OK of %d bytes", len(p))
-			}
-			id := binary.LittleEndian.Uint32(p[1:])
-			cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
-			st := c.stmt
-			st.nparams = params
-			if d.caps&capOptionalMetadata != 0 && len(p) >= 13 && p[12] == 0 {
-				cols, params = 0, 0 // no definitions follow
-			}
-			if d.stmts == nil {
-				d.stmts = map[uint32]*myStmt{}
-			}
-			if old := d.stmts[id]; old != nil && old != st {
-				if d.last == old {
-					d.last = nil
-				}
-				d.free = append(d.free, old)
-			}
-			d.stmts[id] = st
-			d.cmds[0].stmt = nil
-			d.pcols, d.pparams = cols, params
-			d.left = params
-			d.rs = rsPrepParams
-			return d.prepareNext(deprecate)
-		case p[0] == 0x00 && n >= 7:
-			st, more := okStatus(p, d.caps)
-			if more {
-				d.rs = rsFirst
-				return nil
-			}
-			d.complete(st)
-		case p[0] == 0xff:
-			return d.errPacket(p)
-		case eof:
-			st, more := eofStatus(p, d.caps)
-			if more {
-				d.rs = rsFirst
-				return nil
-			}
-			d.complete(st)
-		case p[0] == 0xfb && c.code == comQuery && d.rs == rsFirst:
-			d.rs = rsInfile
-			d.uploading = true
-		case d.rs == rsInfile:
-			return errf("a packet (0x%02x) after a LOCAL INFILE upload", p[0])
-		default:
-			cols, rest, ok := lenenc(p)
-			if !ok || cols == 0 || cols > 1<<16 {
-				return errf("a result set's column count packet (0x%02x)", p[0])
-			}
-			if d.caps&(capMariaDBCacheMeta|capOptionalMetadata) != 0 && len(rest) > 0 && rest[0] == 0 {
-				// Metadata skipped (MariaDB: the client has it from an earlier execute;
-				// MySQL: resultset_metadata=NONE): no definitions, but the EOF that would
-				// end them still comes without CLIENT_DEPRECATE_EOF.
-				if deprecate {
-					d.rs = rsRows
-				} else {
-					d.rs = rsColumnsEOF
-				}
-				return nil
-			}
-			d.left = int(cols)
-			d.rs = rsColumns
+	case rsPrepParams, rsPrepCols:
+		d.left--
+	case rsPrepParamsEOF:
+		if !isEOF(n, p) {
+			return errf("a packet (0x%02x) where the EOF after the parameter definitions belongs", p[0])
 		}
-	case rsColumns:
-		if d.left--; d.left == 0 {
-			if deprecate {
-				d.rs = rsRows
-			} else {
-				d.rs = rsColumnsEOF
-			}
-		}
-	case rsColumnsEOF:
-		if d.eofUnknown {
-			// A resumed connection's first result set tells: an EOF after the column
-			// definitions, or (CLIENT_DEPRECATE_EOF) a row or the OK that ends them.
-			d.eofUnknown = false
-			if !eof || n != 5 {
-				d.caps |= capDeprecateEOF
-				d.rs = rsRows
-				return d.response(n, p)
-			}
-		}
-		if !eof || len(p) < 5 {
+		d.rs, d.left = rsPrepCols, d.pcols
+	case rsPrepColsEOF:
+		if !isEOF(n, p) {
 			return errf("a packet (0x%02x) where the EOF after the column definitions belongs", p[0])
 		}
-		st := binary.LittleEndian.Uint16(p[3:])
-		if d.caps&capProtocol41 != 0 && st&statusCursorExists != 0 {
-			d.complete(statusOf(st)) // a cursor: COM_STMT_FETCH asks for the rows
-			return nil
-		}
-		d.rs = rsRows
-	case rsRows:
-		switch {
-		case p[0] == 0xff:
-			return d.errPacket(p)
-		case p[0] == 0xfe && (eof || deprecate && n < maxPacket):
-			var st wire.Status
-			var more bool
-			if deprecate {
-				st, more = okStatus(p, d.caps)
-			} else {
-				st, more = eofStatus(p, d.caps)
-			}
-			if more {
-				d.rs = rsFirst
-				return nil
-			}
-			d.complete(st)
-		}
-	case rsPrepParams, rsPrepParamsEOF, rsPrepCols, rsPrepColsEOF:
-		if p[0] == 0xff {
-			return d.errPacket(p)
-		}
-		switch d.rs {
-		case rsPrepParams, rsPrepCols:
-			d.left--
-		case rsPrepParamsEOF:
-			if !eof {
-				return errf("a packet (0x%02x) where the EOF after the parameter definitions belongs", p[0])
-			}
-			d.rs, d.left = rsPrepCols, d.pcols
-		case rsPrepColsEOF:
-			if !eof {
-				return errf("a packet (0x%02x) where the EOF after the column definitions belongs", p[0])
-			}
-			d.complete(wire.StatusUnknown)
-			return nil
-		}
-		return d.prepareNext(deprecate)
-	case rsFieldList:
-		switch {
-		case p[0] == 0xff:
-			return d.errPacket(p)
-		case eof:
-			d.complete(wire.StatusUnknown)
-		}
-	case rsOne:
 		d.complete(wire.StatusUnknown)
-	case rsAuth:
-		switch p[0] {
-		case 0x00:
-			st, _ := okStatus(p, d.caps)
-			d.complete(st)
-		case 0xff:
-			return d.errPacket(p)
-		}
+		return nil
+	}
+	return d.prepareNext(d.deprecateEOF())
+}
+
+// fieldList reads COM_FIELD_LIST's column definitions up to their EOF.
+func (d *myDecoder) fieldList(n int, p []byte) error {
+	switch {
+	case p[0] == 0xff:
+		return d.errPacket(p)
+	case isEOF(n, p):
+		d.complete(wire.StatusUnknown)
+	}
+	return nil
+}
+
+// authAnswer reads COM_CHANGE_USER's authentication exchange up to its OK or ERR.
+func (d *myDecoder) authAnswer(_ int, p []byte) error {
+	switch p[0] {
+	case 0x00:
+		st, _ := okStatus(p, d.caps)
+		d.complete(st)
+	case 0xff:
+		return d.errPacket(p)
 	}
 	return nil
 }
