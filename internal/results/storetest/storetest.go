@@ -100,7 +100,6 @@ func Write(t testing.TB, s results.Store, r *results.Run, status results.Status,
 
 func testRoundTrip(t *testing.T, loc string) {
 	s := Open(t, loc)
-	ctx := context.Background()
 	base := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.FixedZone("CET", 3600))
 
 	cases := []struct {
@@ -157,69 +156,76 @@ func testRoundTrip(t *testing.T, loc string) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := tc.run()
-			uid := r.UID
-			id, err := s.Begin(ctx, &r)
-			if err != nil {
-				t.Fatalf("Begin: %v", err)
-			}
-			if id == 0 || r.ID != id || r.Status != results.StatusRunning {
-				t.Fatalf("Begin: id %d, r.ID %d, status %q", id, r.ID, r.Status)
-			}
-			if uid != "" && r.UID != uid {
-				t.Errorf("Begin replaced the given UID %s by %s", uid, r.UID)
-			}
-			got, err := s.Get(ctx, id, true)
-			if err != nil {
-				t.Fatalf("Get running: %v", err)
-			}
-			if got.Status != results.StatusRunning || len(got.Tx) != 0 || !got.Ended.IsZero() || got.UID != r.UID {
-				t.Errorf("running run read back as status %q, %d tx, ended %v, uid %q", got.Status, len(got.Tx), got.Ended, got.UID)
-			}
-
-			var all []results.Sample
-			for _, b := range tc.batches {
-				if err := s.AddSamples(ctx, id, b); err != nil {
-					t.Fatalf("AddSamples: %v", err)
-				}
-				all = append(all, b...)
-			}
-			r.Status, r.Reason = tc.status, tc.reason
-			r.Ended = r.Started.Add(r.Params.Duration + time.Second + 1)
-			if err := s.Finish(ctx, &r); err != nil {
-				t.Fatalf("Finish: %v", err)
-			}
-
-			want := r
-			want.Samples = all
-			got, err = s.Get(ctx, id, true)
-			if err != nil {
-				t.Fatalf("Get: %v", err)
-			}
-			if !reflect.DeepEqual(Norm(*got), Norm(want)) {
-				t.Errorf("round trip mismatch:\n got %+v\nwant %+v", Norm(*got), Norm(want))
-			}
-			if got.Started.Location() != time.UTC || got.Ended.Location() != time.UTC {
-				t.Errorf("times in %v and %v, want UTC", got.Started.Location(), got.Ended.Location())
-			}
-
-			got, err = s.Get(ctx, id, false)
-			if err != nil {
-				t.Fatalf("Get without samples: %v", err)
-			}
-			want.Samples = nil
-			if !reflect.DeepEqual(Norm(*got), Norm(want)) {
-				t.Errorf("Get without samples mismatch:\n got %+v\nwant %+v", Norm(*got), Norm(want))
-			}
-
-			// A run ends exactly once, and takes no samples after.
-			if err := s.Finish(ctx, &r); err == nil || !strings.Contains(err.Error(), "already "+string(tc.status)) {
-				t.Errorf("second Finish: %v, want 'already %s'", err, tc.status)
-			}
-			if err := s.AddSamples(ctx, id, Samples(1, "")); err == nil {
-				t.Error("AddSamples after Finish succeeded")
-			}
+			roundTrip(t, s, tc.run(), tc.status, tc.reason, tc.batches)
 		})
+	}
+}
+
+// roundTrip stores r through its whole life (Begin, samples in batches, Finish with status
+// and reason) and reads it back, with and without its samples, equal to what was written;
+// a second Finish and later samples are refused.
+func roundTrip(t *testing.T, s results.Store, r results.Run, status results.Status, reason string, batches [][]results.Sample) {
+	ctx := context.Background()
+	uid := r.UID
+	id, err := s.Begin(ctx, &r)
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if id == 0 || r.ID != id || r.Status != results.StatusRunning {
+		t.Fatalf("Begin: id %d, r.ID %d, status %q", id, r.ID, r.Status)
+	}
+	if uid != "" && r.UID != uid {
+		t.Errorf("Begin replaced the given UID %s by %s", uid, r.UID)
+	}
+	got, err := s.Get(ctx, id, true)
+	if err != nil {
+		t.Fatalf("Get running: %v", err)
+	}
+	if got.Status != results.StatusRunning || len(got.Tx) != 0 || !got.Ended.IsZero() || got.UID != r.UID {
+		t.Errorf("running run read back as status %q, %d tx, ended %v, uid %q", got.Status, len(got.Tx), got.Ended, got.UID)
+	}
+
+	var all []results.Sample
+	for _, b := range batches {
+		if err := s.AddSamples(ctx, id, b); err != nil {
+			t.Fatalf("AddSamples: %v", err)
+		}
+		all = append(all, b...)
+	}
+	r.Status, r.Reason = status, reason
+	r.Ended = r.Started.Add(r.Params.Duration + time.Second + 1)
+	if err := s.Finish(ctx, &r); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+
+	want := r
+	want.Samples = all
+	got, err = s.Get(ctx, id, true)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if !reflect.DeepEqual(Norm(*got), Norm(want)) {
+		t.Errorf("round trip mismatch:\n got %+v\nwant %+v", Norm(*got), Norm(want))
+	}
+	if got.Started.Location() != time.UTC || got.Ended.Location() != time.UTC {
+		t.Errorf("times in %v and %v, want UTC", got.Started.Location(), got.Ended.Location())
+	}
+
+	got, err = s.Get(ctx, id, false)
+	if err != nil {
+		t.Fatalf("Get without samples: %v", err)
+	}
+	want.Samples = nil
+	if !reflect.DeepEqual(Norm(*got), Norm(want)) {
+		t.Errorf("Get without samples mismatch:\n got %+v\nwant %+v", Norm(*got), Norm(want))
+	}
+
+	// A run ends exactly once, and takes no samples after.
+	if err := s.Finish(ctx, &r); err == nil || !strings.Contains(err.Error(), "already "+string(status)) {
+		t.Errorf("second Finish: %v, want 'already %s'", err, status)
+	}
+	if err := s.AddSamples(ctx, id, Samples(1, "")); err == nil {
+		t.Error("AddSamples after Finish succeeded")
 	}
 }
 
