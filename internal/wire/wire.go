@@ -224,3 +224,22 @@ type Event struct {
 	// Reason says why the decoder stops (EvCannotFollow) or what to note (EvNote).
 	Reason string
 }
+
+// Send reports ev to sink as an event of kind k and clears it for the next one: how a
+// decoder reports what it filled in.
+func Send(sink Sink, ev *Event, k EventKind) {
+	ev.Kind = k
+	sink.Event(ev)
+	*ev = Event{}
+}
+
+// Stop reports once, through *stopped, that the decoder of protocol cannot follow its
+// connection, for reason (EvCannotFollow, its Reason "protocol: reason").
+func Stop(sink Sink, ev *Event, stopped *bool, protocol, reason string) {
+	if *stopped {
+		return
+	}
+	*stopped = true
+	*ev = Event{Reason: protocol + ": " + reason}
+	Send(sink, ev, EvCannotFollow)
+}

@@ -216,21 +216,11 @@ var errShort = errors.New("short")
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-func (d *fbDecoder) emit(k wire.EventKind) {
-	d.ev.Kind = k
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
-}
+// emit reports the event d.ev holds as one of kind k.
+func (d *fbDecoder) emit(k wire.EventKind) { wire.Send(d.sink, &d.ev, k) }
 
-func (d *fbDecoder) fail(reason string) {
-	if d.stopped {
-		return
-	}
-	d.stopped = true
-	d.ev = wire.Event{Kind: wire.EvCannotFollow, Reason: "Firebird: " + reason}
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
-}
+// fail reports, once, that the decoder cannot follow the connection.
+func (d *fbDecoder) fail(reason string) { wire.Stop(d.sink, &d.ev, &d.stopped, "Firebird", reason) }
 
 // ClientData implements wire.Decoder.
 func (d *fbDecoder) ClientData(b []byte, _ int64) { d.feed(&d.cbuf, b, d.clientOp) }

@@ -204,20 +204,12 @@ type myDecoder struct {
 type myClient struct{ d *myDecoder }
 type myServer struct{ d *myDecoder }
 
-func (d *myDecoder) emit(k wire.EventKind) {
-	d.ev.Kind = k
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
-}
+// emit reports the event d.ev holds as one of kind k.
+func (d *myDecoder) emit(k wire.EventKind) { wire.Send(d.sink, &d.ev, k) }
 
+// fail reports, once, that the decoder cannot follow the connection.
 func (d *myDecoder) fail(reason string) {
-	if d.stopped {
-		return
-	}
-	d.stopped = true
-	d.ev = wire.Event{Kind: wire.EvCannotFollow, Reason: "MySQL/MariaDB: " + reason}
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
+	wire.Stop(d.sink, &d.ev, &d.stopped, "MySQL/MariaDB", reason)
 }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -153,22 +153,11 @@ type pgServer struct{ d *pgDecoder }
 // errf makes a decoding error (the decoder's EvCannotFollow reason).
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-func (d *pgDecoder) emit(k wire.EventKind) {
-	d.ev.Kind = k
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
-}
+// emit reports the event d.ev holds as one of kind k.
+func (d *pgDecoder) emit(k wire.EventKind) { wire.Send(d.sink, &d.ev, k) }
 
 // fail reports, once, that the decoder cannot follow the connection.
-func (d *pgDecoder) fail(reason string) {
-	if d.stopped {
-		return
-	}
-	d.stopped = true
-	d.ev = wire.Event{Kind: wire.EvCannotFollow, Reason: "PostgreSQL: " + reason}
-	d.sink.Event(&d.ev)
-	d.ev = wire.Event{}
-}
+func (d *pgDecoder) fail(reason string) { wire.Stop(d.sink, &d.ev, &d.stopped, "PostgreSQL", reason) }
 
 // Intercept implements wire.Interceptor: an SSLRequest or GSSENCRequest is answered 'N' by
 // the proxy itself and not forwarded, so that a client that prefers encryption (libpq's
