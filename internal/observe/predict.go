@@ -389,6 +389,15 @@ func (m *model) notes(f *Forecast, clients int, rtt time.Duration) ([]string, bo
 			}
 		}
 	}
+	for _, s := range o.Shapes {
+		if s.ClientSplitsMean > 0 && len(s.Diagnoses) > 0 && s.ClientSplitMsMean >= diagMinShare*s.LatencyMsMean {
+			pause := s.ClientSplitMsMean / s.ClientSplitsMean
+			if pause >= nagleMinMs && pause <= nagleMaxMs {
+				notes = append(notes, fmt.Sprintf("%s: %.1f of its %.1f ms are pauses inside the client's requests (Nagle's algorithm meeting a delayed ACK): kept as they were, since they do not grow with the RTT; with TCP_NODELAY on the client's socket they would go",
+					clip(s.Shape, 80), s.ClientSplitMsMean, s.LatencyMsMean))
+			}
+		}
+	}
 	if f.BlindTPS > 0 && f.TPS > 0 {
 		notes = append(notes, fmt.Sprintf("without the serial sections the same model would predict %.1f TPS at %s: %.0f %% more than with them",
 			f.BlindTPS, fmtRTT(rtt), 100*(f.BlindTPS/f.TPS-1)))
