@@ -57,8 +57,10 @@ func matrix() []client {
 				"Each prepare waits about 40 ms behind the unanswered close (pure Python writes them apart: Nagle, delayed ACK)", run: runPython("mysql_connector_client.py", "--mode", "prepared")},
 		{name: "PyMySQL", engine: "mariadb", rts: 3, replay: 3, tls: myTLS,
 			why: "autocommit off: SELECT, UPDATE, COMMIT each a COM_QUERY", run: runPython("pymysql_client.py")},
-		{name: "firebird-driver", engine: "firebird", rts: 0, replay: 7, tls: "`WireCrypt = Disabled` in the connection's configuration (isc_dpb_config)",
-			why: "", run: runPython("firebird_driver_client.py")},
+		{name: "firebird-driver", engine: "firebird", rts: 6, replay: 7, tls: "`WireCrypt = Disabled` in the connection's configuration (isc_dpb_config)",
+			why: "fbclient underneath: op_transaction; the SELECT allocated and prepared in one flight, executed and fetched " +
+				"in the next; the UPDATE likewise (the SELECT's frees ride along), its count in the execute's answer; " +
+				"op_commit: 1 + 2 + 2 + 1, every transaction (the cursor prepares again when its statement changes)", run: runPython("firebird_driver_client.py")},
 		// Java.
 		{name: "pgjdbc", engine: "postgres", rts: 3, replay: 4, tls: pgTLS,
 			why: "BEGIN goes with the SELECT in one flight (no Sync between); UPDATE; COMMIT", run: runJava("jdbc:postgresql://%s:%d/%s?sslmode=disable")},
@@ -66,8 +68,10 @@ func matrix() []client {
 			why: "autocommit off: execute SELECT, execute UPDATE, COMMIT", run: runJava("jdbc:mariadb://%s:%d/%s?useServerPrepStmts=true")},
 		{name: "Connector/J, useServerPrepStmts=false", engine: "mariadb", rts: 3, replay: 3, tls: myTLS,
 			why: "autocommit off: SELECT, UPDATE, COMMIT each a COM_QUERY", run: runJava("jdbc:mariadb://%s:%d/%s?useServerPrepStmts=false")},
-		{name: "Jaybird", engine: "firebird", rts: 0, replay: 7, tls: "`wireCrypt=DISABLED`",
-			why: "", run: runJava("jdbc:firebirdsql://%s:%d/%s?wireCrypt=DISABLED")},
+		{name: "Jaybird", engine: "firebird", rts: 6, replay: 7, tls: "`wireCrypt=DISABLED`",
+			why: "statements prepared once per connection; op_transaction; op_execute of the SELECT, op_fetch in a round " +
+				"trip of its own; op_execute of the UPDATE (the cursor's free rides along), then op_info_sql for the update " +
+				"count executeUpdate returns; op_commit: 1 + 2 + 2 + 1", run: runJava("jdbc:firebirdsql://%s:%d/%s?wireCrypt=DISABLED")},
 		// Node.
 		{name: "pg (Node)", engine: "postgres", rts: 4, replay: 4, tls: "`ssl: false` (the default)",
 			why: "BEGIN, SELECT and UPDATE (Parse/Bind/Describe/Execute/Sync, unnamed), COMMIT", run: runNode("pg_client.js")},

@@ -1,5 +1,7 @@
 """PyMySQL in dblat's client matrix: pure Python, the text protocol with values
 interpolated by the client, autocommit off (the first statement opens the transaction)."""
+from importlib.metadata import version
+
 import pymysql
 
 import common
@@ -21,4 +23,5 @@ def open_conn(args):
 
 
 if __name__ == "__main__":
-    common.main(open_conn, "PyMySQL " + pymysql.__version__)
+    # pymysql.__version__ is the mysqlclient version it stands in for, not its own.
+    common.main(open_conn, "PyMySQL " + version("PyMySQL"))
