@@ -85,7 +85,7 @@ if stale java clients/java/pom.xml clients/java/JdbcClient.java; then
 		echo "clients: JDBC drivers in $cache/java (Maven's repository in $cache/m2)"
 		rm -rf "$cache/java"
 		mkdir -p "$cache/java/classes"
-		mvn -q -B -f clients/java/pom.xml -Dmaven.repo.local="$cache/m2" \
+		mvn -q -B -Dstyle.color=never -f clients/java/pom.xml -Dmaven.repo.local="$cache/m2" \
 			dependency:copy-dependencies -DoutputDirectory="$cache/java/lib" >/dev/null
 		javac -d "$cache/java/classes" -cp "$cache/java/lib/*" clients/java/JdbcClient.java
 		stamp java clients/java/pom.xml clients/java/JdbcClient.java
