@@ -297,10 +297,13 @@ func (h *harness) predictions(t *testing.T, c client, s *server, check result, r
 					latErr = pred.LatencyMs/res.LatencyMs - 1
 				}
 				latErrs[ri], tpsErrs[ri] = append(latErrs[ri], latErr), append(tpsErrs[ri], tpsErr)
+				// What the model missed, per round trip: the time a loaded machine takes to
+				// wake a client or server that waited, which RTT 0 does not show.
+				perRT := (res.LatencyMs - pred.LatencyMs) / float64(rts)
 				t.Logf("%s, %d clients at +%g ms (achieved %.3f ms): predicted %.3f ms, %.1f tx/s (at the requested RTT %.3f ms, %.1f tx/s); "+
-					"the client measured %.3f ms, %.1f tx/s over %d transactions: latency %+.1f %%, throughput %+.1f %%",
+					"the client measured %.3f ms, %.1f tx/s over %d transactions: latency %+.1f %%, throughput %+.1f %% (%+.3f ms a round trip; %s)",
 					c.name, threads, rtt, achieved[ri], pred.LatencyMs, pred.TPS, asked[ri].LatencyMs, asked[ri].TPS,
-					res.LatencyMs, res.TPS, res.Committed, 100*latErr, 100*tpsErr)
+					res.LatencyMs, res.TPS, res.Committed, 100*latErr, 100*tpsErr, perRT, loadavg())
 			}
 		}
 		for ri, rtt := range []float64{2, 20} {
@@ -342,6 +345,19 @@ func (h *harness) forecast(t *testing.T, obs string, threads int, rtts string) [
 		t.Fatalf("predict printed %d forecasts for %s:\n%s", len(fs), rtts, out)
 	}
 	return fs
+}
+
+// loadavg returns the machine's load averages (/proc/loadavg), to say how busy it was.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "load unknown"
+	}
+	return "load " + strings.Join(f[:3], " ")
 }
 
 // median returns the median of xs (NaN for none, or when any is NaN).

@@ -1,10 +1,11 @@
 """Shared by the Python clients of dblat's client matrix: flags, threads, timing, output.
 
-Each client module defines open_conn(args) -> (conn, tx) where tx(id) runs one transaction
-(SELECT balance by id, UPDATE it, COMMIT) on conn; thread k of N draws its ids from k+1,
-k+1+N, ... so that two threads never update one row, and calls main(). main opens one
-connection per thread, starts them together, and prints one JSON line: the transactions
-committed, their mean latency and the throughput, as the client measured them.
+Each client module defines open_conn(args) -> (conn, tx, what) where tx(id) runs one
+transaction (SELECT balance by id, UPDATE it, COMMIT) on conn and what adds to the version
+string, and calls main(). main opens one connection per thread, one after another, starts
+the threads together (thread k of N draws its ids from k+1, k+1+N, ... so that two threads
+never update one row), and prints one JSON line: the transactions committed, their mean
+latency and the throughput, as the client measured them.
 """
 import argparse
 import json
@@ -41,10 +42,14 @@ def main(open_conn, version, extra=None):
     errors = []
     info = {}
 
+    # Connect one after another in this thread: firebird-driver's first connect loads the
+    # client library and is not safe to run from several threads at once.
+    conns = [open_conn(args) for _ in range(args.threads)]
+    info["what"] = conns[0][2]
+
     def worker(seed):
         try:
-            conn, tx, what = open_conn(args)
-            info["what"] = what
+            conn, tx, _ = conns[seed]
             rnd = random.Random(seed)
             ready.wait()
             n, lat = 0, 0.0
@@ -65,11 +70,13 @@ def main(open_conn, version, extra=None):
     ts = [threading.Thread(target=worker, args=(s,)) for s in range(args.threads)]
     for t in ts:
         t.start()
+    # The clock starts before the barrier lets the threads go: after it, a thread may
+    # already have run transactions before this one reads the clock.
+    start = time.perf_counter()
     try:
         ready.wait()
     except threading.BrokenBarrierError:
         pass
-    start = time.perf_counter()
     for t in ts:
         t.join()
     elapsed = time.perf_counter() - start

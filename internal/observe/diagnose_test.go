@@ -37,3 +37,26 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("0.5 ms between: %q", d)
 	}
 }
+
+// TestFirstUseNote: a shape whose extra round trips came at most once per connection (pgx
+// preparing on first use: 4 round trips, the first transaction of each of 4 connections 6)
+// gets predict's note; one whose extra round trips came more often does not.
+func TestFirstUseNote(t *testing.T) {
+	o := &Observation{Transactions: 160, Connections: 4, Clients: 4, TPS: 100, WindowNs: 1.6e9,
+		Shapes: []Shape{{Shape: "BEGIN; SELECT ?; COMMIT", Count: 160, RoundTripsP50: 4, RoundTripsMax: 6,
+			RoundTripsMean: 4 + 8.0/160, LatencyMsMean: 1, StatementsMean: 3}}}
+	has := func(o *Observation) bool {
+		f, err := Predict(o, 20e6, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(strings.Join(f.Notes, "\n"), "first use")
+	}
+	if !has(o) {
+		t.Error("no first-use note for 8 extra round trips over 4 connections")
+	}
+	o.Shapes[0].RoundTripsMean = 4.5
+	if has(o) {
+		t.Error("a first-use note for 80 extra round trips over 4 connections")
+	}
+}

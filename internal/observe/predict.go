@@ -376,6 +376,10 @@ func (m *model) notes(f *Forecast, clients int, rtt time.Duration) ([]string, bo
 				clip(s.Shape, 80), s.Serial.FromRoundTrip, s.Serial.Overlap, s.Serial.TxOverlap, s.Serial.RoundTripsHeld, s.Serial.RoundTripsHeld))
 			continue
 		}
+		if firstUse(o, &s) {
+			notes = append(notes, fmt.Sprintf("%s: %d round trips usually, up to %d (%.2f on average), no more extra ones than one such transaction per connection: the signature of a driver that prepares its statements on first use, once per connection; the prediction uses the mean, so connections that live longer than the observed ones pay less",
+				clip(s.Shape, 80), s.RoundTripsP50, s.RoundTripsMax, s.RoundTripsMean))
+		}
 		if len(s.RoundTripServerMs) < 2 {
 			continue
 		}
@@ -441,4 +445,16 @@ func fmtMs(ms float64) string {
 		return fmt.Sprintf("%.1f ms", ms)
 	}
 	return fmt.Sprintf("%.2f ms", ms)
+}
+
+// firstUse reports whether a shape's transactions took more round trips than usual no more
+// often than once per connection (a driver that prepares its statements on first use, or
+// validates a new connection): the extra round trips, over the shape's transactions, are
+// at most the connections times the most extra one took.
+func firstUse(o *Observation, s *Shape) bool {
+	p50 := float64(s.RoundTripsP50)
+	if s.Count < 10 || s.RoundTripsMax <= s.RoundTripsP50 || s.RoundTripsMean <= p50 || o.Connections == 0 {
+		return false
+	}
+	return (s.RoundTripsMean-p50)*float64(s.Count) <= float64(s.RoundTripsMax-s.RoundTripsP50)*float64(o.Connections)+1e-9
 }

@@ -21,7 +21,11 @@
 // a transaction of one statement), and records per transaction its shape (the sequence of
 // its statements normalised as pg_stat_statements does: Normalize), statements, round
 // trips, bytes each way, server time, client time and the gap since the previous
-// transaction. Aggregate merges trackers' figures per shape, safe for concurrent use.
+// transaction. It also times the chunks of each flight per direction: a pause of SplitPause
+// or more between two chunks the client sent before the server answered (a request written
+// in several writes, the later ones held back: Nagle's algorithm meeting a delayed ACK) is
+// counted as a split, time that is neither the server's nor the client's work. Aggregate
+// merges trackers' figures per shape, safe for concurrent use.
 //
 // The one place bytes may be changed is an Interceptor: a decoder that declines TLS during
 // the handshake (PostgreSQL's SSLRequest answered 'N' by the proxy, MySQL's CLIENT_SSL
