@@ -85,8 +85,11 @@ if stale java clients/java/pom.xml clients/java/JdbcClient.java; then
 		echo "clients: JDBC drivers in $cache/java (Maven's repository in $cache/m2)"
 		rm -rf "$cache/java"
 		mkdir -p "$cache/java/classes"
-		mvn -q -B -Dstyle.color=never -f clients/java/pom.xml -Dmaven.repo.local="$cache/m2" \
-			dependency:copy-dependencies -DoutputDirectory="$cache/java/lib" >/dev/null
+		if ! mvn -q -B -Dstyle.color=never -f clients/java/pom.xml -Dmaven.repo.local="$cache/m2" \
+			dependency:copy-dependencies -DoutputDirectory="$cache/java/lib" >"$cache/mvn.log" 2>&1; then
+			cat "$cache/mvn.log" >&2
+			exit 1
+		fi
 		javac -d "$cache/java/classes" -cp "$cache/java/lib/*" clients/java/JdbcClient.java
 		stamp java clients/java/pom.xml clients/java/JdbcClient.java
 	fi

@@ -27,7 +27,10 @@ static int threads = 1, txs = 100, rows = 10000, text;
 static long committed;
 static double latency;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_barrier_t ready;
+/* connected: every thread has connected and prepared; then the clock starts; then go.
+ * Starting the clock before the connections would time them; after a single barrier, a
+ * thread could run transactions before the clock started. */
+static pthread_barrier_t connected, go;
 
 static const char *sel = "SELECT balance FROM dblat_clients WHERE id = ";
 static const char *upd = "UPDATE dblat_clients SET balance = balance + 1 WHERE id = ";
@@ -102,7 +105,8 @@ static void *worker(void *arg)
 	if (mysql_autocommit(m, 0))
 		die(m, NULL, "autocommit");
 	MYSQL_STMT *s = text ? NULL : prepare(m, sel), *u = text ? NULL : prepare(m, upd);
-	pthread_barrier_wait(&ready);
+	pthread_barrier_wait(&connected);
+	pthread_barrier_wait(&go);
 	double lat = 0;
 	long n = 0;
 	for (int i = 0; i < txs; i++) {
@@ -144,14 +148,14 @@ int main(int argc, char **argv)
 		i++;
 	}
 	mysql_library_init(0, NULL, NULL);
-	pthread_barrier_init(&ready, NULL, threads + 1);
+	pthread_barrier_init(&connected, NULL, threads + 1);
+	pthread_barrier_init(&go, NULL, threads + 1);
 	pthread_t *ts = calloc(threads, sizeof *ts);
 	for (long i = 0; i < threads; i++)
 		pthread_create(&ts[i], NULL, worker, (void *)i);
-	/* The clock starts before the barrier lets the threads go: after it, a thread may
-	 * already have run transactions before this one reads the clock. */
+	pthread_barrier_wait(&connected);
 	double start = now();
-	pthread_barrier_wait(&ready);
+	pthread_barrier_wait(&go);
 	for (int i = 0; i < threads; i++)
 		pthread_join(ts[i], NULL);
 	double elapsed = now() - start;

@@ -43,7 +43,10 @@ public final class JdbcClient {
         props.setProperty("password", password);
         final String u = url;
         final int n = txs, r = rows, nthreads = threads;
-        final CyclicBarrier ready = new CyclicBarrier(threads + 1);
+        // Two barriers: every thread has connected (connected), then the clock starts, then
+        // they go (go). Starting the clock before the connections would time them; after a
+        // single barrier, a thread could run transactions before the clock started.
+        final CyclicBarrier connected = new CyclicBarrier(threads + 1), go = new CyclicBarrier(threads + 1);
         final AtomicLong committed = new AtomicLong(), latencyNs = new AtomicLong();
         final Exception[] failure = new Exception[1];
         Thread[] ts = new Thread[threads];
@@ -59,7 +62,8 @@ public final class JdbcClient {
                     PreparedStatement sel = c.prepareStatement("SELECT balance FROM dblat_clients WHERE id = ?");
                     PreparedStatement upd = c.prepareStatement("UPDATE dblat_clients SET balance = balance + 1 WHERE id = ?");
                     SplittableRandom rnd = new SplittableRandom(seed);
-                    ready.await();
+                    connected.await();
+                    go.await();
                     for (int i = 0; i < n; i++) {
                         int id = 1 + seed + nthreads * rnd.nextInt(Math.max(1, r / nthreads));
                         long t0 = System.nanoTime();
@@ -75,15 +79,23 @@ public final class JdbcClient {
                     }
                 } catch (Exception e) {
                     synchronized (failure) { failure[0] = e; }
-                    ready.reset();
+                    connected.reset();
+                    go.reset();
                 }
             });
             ts[t].start();
         }
-        // The clock starts before the barrier lets the threads go: after it, a thread may
-        // already have run transactions before this one reads the clock.
+        try {
+            connected.await();
+        } catch (java.util.concurrent.BrokenBarrierException e) {
+            // a thread failed: reported below
+        }
         long start = System.nanoTime();
-        ready.await();
+        try {
+            go.await();
+        } catch (java.util.concurrent.BrokenBarrierException e) {
+            // likewise
+        }
         for (Thread t : ts) t.join();
         double elapsed = (System.nanoTime() - start) / 1e9;
         if (failure[0] != null) {
