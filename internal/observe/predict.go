@@ -397,7 +397,11 @@ func (m *model) notes(f *Forecast, clients int, rtt time.Duration) ([]string, bo
 		if s.ClientSplitsMean > 0 && len(s.Diagnoses) > 0 && s.ClientSplitMsMean >= diagMinShare*s.LatencyMsMean {
 			pause := s.ClientSplitMsMean / s.ClientSplitsMean
 			if pause >= nagleMinMs && pause <= nagleMaxMs {
-				notes = append(notes, fmt.Sprintf("%s: %.1f of its %.1f ms are pauses inside the client's requests (Nagle's algorithm meeting a delayed ACK): kept as they were, since they do not grow with the RTT; with TCP_NODELAY on the client's socket they would go",
+				// Measured (clients/, mysql-connector-python's prepared cursor): 42.8 ms
+				// pauses at RTT 0 grew by about 3 ms at +2 ms and 8 ms at +20 ms, as the
+				// delayed-ACK timeout adapts to the interval between the client's segments.
+				upper = true
+				notes = append(notes, fmt.Sprintf("%s: %.1f of its %.1f ms are pauses inside the client's requests (Nagle's algorithm meeting a delayed ACK): kept as they were, but a delayed ACK's timeout adapts to the interval between the client's segments, so they grow with the RTT (seen: 43 ms pauses 8 ms longer at +20 ms): the response time predicted is a lower bound and the throughput an upper bound; with TCP_NODELAY on the client's socket they would go",
 					clip(s.Shape, 80), s.ClientSplitMsMean, s.LatencyMsMean))
 			}
 		}
