@@ -6,7 +6,7 @@ BIN     := bin/dblat
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dblat/dblat/internal/sysinfo.version=$(VERSION)
 
-.PHONY: all setup build test quickstart bench bench-all vet clean
+.PHONY: all setup build test quickstart bench bench-all clients vet clean
 
 all: build
 
@@ -39,6 +39,21 @@ bench: setup
 # Every benchmark once, quoted or not (what make bench ran before the figures were listed).
 bench-all: setup
 	DBLAT_REQUIRE_SERVERS=1 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
+
+# The client matrix (clients/): installs the Python, Node and Java client libraries under a
+# cache directory when missing (scripts/clients.sh), runs every client through dblat proxy
+# against managed servers, checks counts, round trips and replays, compares predictions
+# with measurements at +2 and +20 ms, and prints the compatibility table (bin/clients.md;
+# the test's log in bin/clients.log). Run it alone: the predictions are timings.
+clients: setup
+	@mkdir -p bin
+	@cache=$$(./scripts/clients.sh | tail -n 1) && \
+	echo "clients: running the matrix (log: bin/clients.log)" && \
+	DBLAT_REQUIRE_SERVERS=1 DBLAT_CLIENTS=all DBLAT_CLIENTS_PREDICT=1 DBLAT_CLIENTS_CACHE="$$cache" \
+	DBLAT_CLIENTS_TABLE=$(CURDIR)/bin/clients.md $(GO) test -count=1 -timeout 60m -v -run '^TestClients$$' ./clients/ \
+		>bin/clients.log 2>&1; status=$$?; \
+	grep -E '^(--- |\s+--- )(FAIL|SKIP)' bin/clients.log; \
+	cat bin/clients.md 2>/dev/null; tail -n 1 bin/clients.log; exit $$status
 
 clean:
 	rm -rf bin

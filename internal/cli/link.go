@@ -86,11 +86,13 @@ func (o *linkOptions) link() (*latency.Config, error) {
 	return &cfg, nil
 }
 
-// latenessText writes a lateness distribution as its percentiles in microseconds.
+// latenessText writes a lateness distribution as its mean (what throughput answers to: the
+// RTT a run achieved is the requested one plus the mean lateness each way) and percentiles,
+// in microseconds.
 func latenessText(s latency.Summary) string {
 	if s.N == 0 {
 		return "no delayed data"
 	}
 	us := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e3) }
-	return fmt.Sprintf("p50 %s p90 %s p99 %s p99.9 %s max %s µs (%d chunks)", us(s.P50), us(s.P90), us(s.P99), us(s.P999), us(s.Max), s.N)
+	return fmt.Sprintf("mean %s p50 %s p90 %s p99 %s p99.9 %s max %s µs (%d chunks)", us(s.Mean), us(s.P50), us(s.P90), us(s.P99), us(s.P999), us(s.Max), s.N)
 }

@@ -77,6 +77,11 @@ type Observation struct {
 	Notes        map[string]int64 `json:"notes,omitempty"`
 	// Shapes are the transaction shapes, the most frequent first.
 	Shapes []Shape `json:"shapes"`
+	// BetweenSplitMsMean is the time per transaction in split requests outside any
+	// transaction (Totals less InTransactions); Diagnoses say what it and the shapes'
+	// splits mean, one line each.
+	BetweenSplitMsMean float64  `json:"between_split_ms_mean,omitempty"`
+	Diagnoses          []string `json:"diagnoses,omitempty"`
 	// Network is the network round-trip time a capture's times already contain, estimated
 	// from its TCP handshakes and timestamps; nil for the proxy, which adds its own (RTTNs).
 	Network *Network `json:"network,omitempty"`
@@ -196,6 +201,18 @@ type Shape struct {
 	// Serial is set when the shape's transactions ran one at a time from one of their round
 	// trips to their end (see Serial).
 	Serial *Serial `json:"serial,omitempty"`
+	// ClientSplitsMean is how often a transaction's request reached the proxy in several
+	// chunks with a pause of wire.SplitPause or more between them while the server had
+	// not answered, ClientSplitMsMean the time in those pauses (in neither ServerMsMean nor
+	// ClientMsMean); ServerSplitsMean and ServerSplitMsMean the same for the server's
+	// answers (within ServerMsMean). Per transaction.
+	ClientSplitsMean  float64 `json:"client_splits_mean,omitempty"`
+	ClientSplitMsMean float64 `json:"client_split_ms_mean,omitempty"`
+	ServerSplitsMean  float64 `json:"server_splits_mean,omitempty"`
+	ServerSplitMsMean float64 `json:"server_split_ms_mean,omitempty"`
+	// Diagnoses say, one line each, where time the protocol does not explain went (split
+	// requests: see Diagnose).
+	Diagnoses []string `json:"diagnoses,omitempty"`
 }
 
 // Serial is a section of a shape's transactions that never ran concurrently in the

@@ -471,7 +471,9 @@ func (o *Observer) snapshot() *Observation {
 			RoundTripsMean: s.RoundTripsMean, RoundTripsP50: s.RoundTripsP50, RoundTripsMax: s.RoundTripsMax,
 			StatementsMean: s.StatementsMean, BytesUpMean: s.BytesUpMean, BytesDownMean: s.BytesDownMean,
 			ServerMsMean: s.ServerMsMean, ClientMsMean: s.ClientMsMean, BetweenMsMean: s.BetweenMsMean,
-			Autocommits: s.Autocommits, Commits: s.Commits, Rollbacks: s.Rollbacks, Failed: s.Failed, Errors: s.Errors}
+			Autocommits: s.Autocommits, Commits: s.Commits, Rollbacks: s.Rollbacks, Failed: s.Failed, Errors: s.Errors,
+			ClientSplitsMean: s.ClientSplitsMean, ClientSplitMsMean: s.ClientSplitMsMean,
+			ServerSplitsMean: s.ServerSplitsMean, ServerSplitMsMean: s.ServerSplitMsMean}
 		if so != nil && so.hist.TotalCount() > 0 {
 			n := float64(so.hist.TotalCount())
 			sh.LatencyMsMean = float64(so.durNs) / n / 1e6
@@ -485,6 +487,7 @@ func (o *Observer) snapshot() *Observation {
 			sh.RoundTripServerMs, sh.Serial = so.ring.analyse()
 		}
 		rtSum += s.RoundTripsMean * float64(s.Count)
+		sh.Diagnoses = DiagnoseShape(&sh)
 		ob.Shapes = append(ob.Shapes, sh)
 	}
 	if ob.Transactions > 0 {
@@ -494,6 +497,11 @@ func (o *Observer) snapshot() *Observation {
 	}
 	if o.gaps > 0 {
 		ob.BetweenMsMean = float64(o.gapNs) / float64(o.gaps) / 1e6
+	}
+	if ob.Transactions > 0 {
+		n := float64(ob.Transactions)
+		ob.BetweenSplitMsMean = float64(ob.Totals.ClientSplitNs-ob.InTransactions.ClientSplitNs) / n / 1e6
+		ob.Diagnoses = DiagnoseBetween(ob)
 	}
 	if ob.Shapes == nil {
 		ob.Shapes = []Shape{}

@@ -305,6 +305,15 @@ func (r *Recorder) branch(s *recShape, label string) (string, string) {
 	for len(first) > 1 && isControl(first[len(first)-1], r.lex) && isControl(first[len(first)-2], r.lex) {
 		first = first[:len(first)-1]
 	}
+	// Likewise a START TRANSACTION right after another: a client that keeps two
+	// transactions on one connection (isql-fb starts its DML and its metadata transaction
+	// together, and commits both) replays as the one transaction the script runner has.
+	for len(first) > 1 && isStart(first[0]) && isStart(first[1]) {
+		first = first[1:]
+		for k := range kept {
+			kept[k].stmts = kept[k].stmts[1:]
+		}
+	}
 	var b strings.Builder
 	rtPart := ""
 	if len(first) > 0 {
@@ -553,6 +562,16 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// isStart reports whether a cut statement only starts a transaction (START TRANSACTION,
+// Firebird's op_transaction as the Tracker names it, or BEGIN).
+func isStart(t tmpl) bool {
+	if len(t.vals) != 0 {
+		return false
+	}
+	s := strings.ToUpper(strings.TrimSpace(strings.Join(t.parts, "")))
+	return s == "BEGIN" || strings.HasPrefix(s, "START TRANSACTION")
 }
 
 // isControl reports whether a cut statement only ends a transaction (COMMIT, ROLLBACK).

@@ -79,7 +79,13 @@ func (o *Observation) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, "     one at a time from round trip %d to the end (%d round trips held, %.3f ms; %.3f ms waiting): a lock all of them take\n",
 					s.Serial.FromRoundTrip, s.Serial.RoundTripsHeld, s.Serial.HeldMsMean, s.Serial.WaitMsMean)
 			}
+			for _, d := range s.Diagnoses {
+				fmt.Fprintf(&b, "     %s\n", d)
+			}
 		}
+	}
+	for _, d := range o.Diagnoses {
+		fmt.Fprintf(&b, "%s\n", d)
 	}
 	if o.Unfollowed.Connections > 0 {
 		how := "forwarded"

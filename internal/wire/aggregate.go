@@ -20,6 +20,8 @@ type ShapeStats struct {
 	Count int64
 	// Sums over the transactions.
 	Statements, RoundTrips, BytesUp, BytesDown, ServerNs, ClientNs int64
+	// Splits (Counts.ClientSplits and the rest) summed.
+	ClientSplits, ClientSplitNs, ServerSplits, ServerSplitNs int64
 	// GapNs sums the gaps since the previous transaction of the Gaps transactions that had
 	// one (not a connection's first).
 	GapNs, Gaps int64
@@ -37,6 +39,10 @@ func (s *ShapeStats) add(tx *Tx) {
 	s.BytesDown += tx.BytesDown
 	s.ServerNs += tx.ServerNs
 	s.ClientNs += tx.ClientNs
+	s.ClientSplits += tx.ClientSplits
+	s.ClientSplitNs += tx.ClientSplitNs
+	s.ServerSplits += tx.ServerSplits
+	s.ServerSplitNs += tx.ServerSplitNs
 	if tx.HasGap {
 		s.GapNs += tx.GapNs
 		s.Gaps++
@@ -67,6 +73,10 @@ func (s *ShapeStats) merge(o *ShapeStats) {
 	s.BytesDown += o.BytesDown
 	s.ServerNs += o.ServerNs
 	s.ClientNs += o.ClientNs
+	s.ClientSplits += o.ClientSplits
+	s.ClientSplitNs += o.ClientSplitNs
+	s.ServerSplits += o.ServerSplits
+	s.ServerSplitNs += o.ServerSplitNs
 	s.GapNs += o.GapNs
 	s.Gaps += o.Gaps
 	if s.RoundTripCounts == nil {
@@ -94,6 +104,13 @@ type ShapeSummary struct {
 	BytesDownMean  float64 `json:"bytes_down_mean"`
 	ServerMsMean   float64 `json:"server_ms_mean"`
 	ClientMsMean   float64 `json:"client_ms_mean"`
+	// ClientSplitsMean and ClientSplitMsMean are the split requests per transaction and
+	// their pauses (Counts.ClientSplits); ServerSplitsMean and ServerSplitMsMean the same
+	// for answers.
+	ClientSplitsMean  float64 `json:"client_splits_mean,omitempty"`
+	ClientSplitMsMean float64 `json:"client_split_ms_mean,omitempty"`
+	ServerSplitsMean  float64 `json:"server_splits_mean,omitempty"`
+	ServerSplitMsMean float64 `json:"server_split_ms_mean,omitempty"`
 	// BetweenMsMean is the mean gap since the previous transaction on the same connection,
 	// over the transactions that had one; 0 when none had.
 	BetweenMsMean float64 `json:"between_ms_mean"`
@@ -117,6 +134,10 @@ func (s *ShapeStats) summary() ShapeSummary {
 	r.BytesDownMean = float64(s.BytesDown) / n
 	r.ServerMsMean = float64(s.ServerNs) / n / 1e6
 	r.ClientMsMean = float64(s.ClientNs) / n / 1e6
+	r.ClientSplitsMean = float64(s.ClientSplits) / n
+	r.ClientSplitMsMean = float64(s.ClientSplitNs) / n / 1e6
+	r.ServerSplitsMean = float64(s.ServerSplits) / n
+	r.ServerSplitMsMean = float64(s.ServerSplitNs) / n / 1e6
 	if s.Gaps > 0 {
 		r.BetweenMsMean = float64(s.GapNs) / float64(s.Gaps) / 1e6
 	}

@@ -21,7 +21,11 @@
 // a transaction of one statement), and records per transaction its shape (the sequence of
 // its statements normalised as pg_stat_statements does: Normalize), statements, round
 // trips, bytes each way, server time, client time and the gap since the previous
-// transaction. Aggregate merges trackers' figures per shape, safe for concurrent use.
+// transaction. It also times the chunks of each flight per direction: a pause of SplitPause
+// or more between two chunks the client sent before the server answered (a request written
+// in several writes, the later ones held back: Nagle's algorithm meeting a delayed ACK) is
+// counted as a split, time that is neither the server's nor the client's work. Aggregate
+// merges trackers' figures per shape, safe for concurrent use.
 //
 // A source that only watches the bytes (a packet capture) runs its Trackers watch-only
 // (TrackerConfig.WatchOnly): no Interceptor is asked, so a TLS request reaches the server as

@@ -23,6 +23,17 @@ const (
 	shapeStatements = 64
 )
 
+// SplitPause is the shortest pause between two chunks of one direction within one flight
+// that a Tracker counts as a split (Counts.ClientSplits, ServerSplits). A client that
+// writes one request in several writes reaches the proxy in several chunks microseconds
+// apart; a pause this long means its second write was held back. Linux delays an ACK by
+// at least 40 ms (other systems by up to 200 ms), and Nagle's algorithm holds a small
+// write until the data before it is acknowledged: a request written in two writes, or
+// written after one that the server does not answer (MySQL's COM_STMT_CLOSE), waits for
+// that ACK. 10 ms is well below those delays and above a busy machine's scheduling
+// jitter.
+const SplitPause = 10_000_000
+
 // Counts is traffic of a connection or of a transaction. A round trip is a turn of the
 // conversation, server data after client data, as latency.Meter counts them.
 type Counts struct {
@@ -35,16 +46,27 @@ type Counts struct {
 	// ClientNs sums the gaps from a server chunk to the next client chunk: the time the
 	// application spent between its round trips.
 	ClientNs int64 `json:"client_ns"`
+	// ClientSplits counts the pauses of SplitPause or more between two client chunks of
+	// one flight (the server had not answered: the rest of the request was held back), and
+	// ClientSplitNs sums them: time in neither ServerNs nor ClientNs. ServerSplits and
+	// ServerSplitNs are the same for the chunks of one answer (counted in ServerNs too: the
+	// proxy cannot tell a server that computes from one whose write was held back).
+	ClientSplits  int64 `json:"client_splits,omitempty"`
+	ClientSplitNs int64 `json:"client_split_ns,omitempty"`
+	ServerSplits  int64 `json:"server_splits,omitempty"`
+	ServerSplitNs int64 `json:"server_split_ns,omitempty"`
 }
 
 func (c Counts) sub(d Counts) Counts {
 	return Counts{c.RoundTrips - d.RoundTrips, c.BytesUp - d.BytesUp, c.BytesDown - d.BytesDown,
-		c.ServerNs - d.ServerNs, c.ClientNs - d.ClientNs}
+		c.ServerNs - d.ServerNs, c.ClientNs - d.ClientNs, c.ClientSplits - d.ClientSplits,
+		c.ClientSplitNs - d.ClientSplitNs, c.ServerSplits - d.ServerSplits, c.ServerSplitNs - d.ServerSplitNs}
 }
 
 func (c Counts) add(d Counts) Counts {
 	return Counts{c.RoundTrips + d.RoundTrips, c.BytesUp + d.BytesUp, c.BytesDown + d.BytesDown,
-		c.ServerNs + d.ServerNs, c.ClientNs + d.ClientNs}
+		c.ServerNs + d.ServerNs, c.ClientNs + d.ClientNs, c.ClientSplits + d.ClientSplits,
+		c.ClientSplitNs + d.ClientSplitNs, c.ServerSplits + d.ServerSplits, c.ServerSplitNs + d.ServerSplitNs}
 }
 
 // Outcome is how a transaction ended.
@@ -306,6 +328,10 @@ func (t *Tracker) ClientData(b []byte, at int64) {
 			t.c.ClientNs += max(0, at-t.lastServerAt)
 		}
 		t.flightMark, t.flightAt = t.c, at
+	} else if gap := at - t.lastClientAt; gap >= SplitPause {
+		// The rest of the flight was held back while the server had nothing to answer.
+		t.c.ClientSplits++
+		t.c.ClientSplitNs += gap
 	}
 	t.c.BytesUp += int64(len(b))
 	t.last, t.lastClientAt, t.turn = 1, at, false
@@ -324,7 +350,12 @@ func (t *Tracker) ServerData(b []byte, at int64) {
 		t.c.ServerNs += max(0, at-t.lastClientAt)
 		t.turn = true
 	case t.turn:
-		t.c.ServerNs += max(0, at-t.lastServerAt)
+		gap := max(0, at-t.lastServerAt)
+		t.c.ServerNs += gap
+		if gap >= SplitPause {
+			t.c.ServerSplits++
+			t.c.ServerSplitNs += gap
+		}
 	}
 	t.c.BytesDown += int64(len(b))
 	t.last, t.lastServerAt = 2, at

@@ -348,3 +348,41 @@ func TestTrackerSurvivesADecoderPanic(t *testing.T) {
 		t.Errorf("%d transactions reported, %d counted; want the one before the panic", txs, tr.Transactions())
 	}
 }
+
+// TestTrackerSplits: a flight whose second client chunk came SplitPause or more after its
+// first (the server had not answered) counts a client split and its pause, outside server
+// and client time; chunks closer together do not; an answer in two chunks that far apart
+// counts a server split, inside server time.
+func TestTrackerSplits(t *testing.T) {
+	const ms = 1_000_000
+	tr, txs := run(t, []step{
+		// A request held back 40 ms behind the one before it, as Nagle holds a write until
+		// the delayed ACK of the previous one.
+		{Client, 0, "Q BEGIN\n"}, {Client, 40 * ms, "Q SELECT 1\n"}, {Server, 41 * ms, "T\nT\n"},
+		// Two writes 1 ms apart: no split.
+		{Client, 42 * ms, "Q UPDATE t SET a = 1\n"}, {Client, 43 * ms, "Q SELECT 2\n"}, {Server, 44 * ms, "T\n"},
+		// An answer in two parts 45 ms apart.
+		{Server, 89 * ms, "T\n"},
+		{Client, 90 * ms, "Q COMMIT\n"}, {Server, 91 * ms, "I commit\n"},
+	})
+	if len(txs) != 1 {
+		t.Fatalf("transactions: %d", len(txs))
+	}
+	x := txs[0]
+	if x.ClientSplits != 1 || x.ClientSplitNs != 40*ms || x.ServerSplits != 1 || x.ServerSplitNs != 45*ms {
+		t.Errorf("splits: %+v", x.Counts)
+	}
+	// The time in the transaction is server time, client time, the client's split and the
+	// 1 ms between two writes too close to count.
+	if got := x.ServerNs + x.ClientNs + x.ClientSplitNs + 1*ms; got != x.End-x.Start {
+		t.Errorf("server %d + client %d + split %d + 1 ms = %d, want the transaction's %d", x.ServerNs, x.ClientNs, x.ClientSplitNs, got, x.End-x.Start)
+	}
+	if c := tr.Counts(); c.ClientSplits != 1 || c.ServerSplits != 1 {
+		t.Errorf("connection counts: %+v", c)
+	}
+	var a Aggregate
+	tr.Flush(&a)
+	if s := a.Shapes(); len(s) != 1 || s[0].ClientSplitsMean != 1 || s[0].ClientSplitMsMean != 40 || s[0].ServerSplitMsMean != 45 {
+		t.Errorf("aggregate: %+v", s)
+	}
+}

@@ -464,6 +464,13 @@ func (d *myDecoder) command(p []byte) error {
 				clear(s.long)
 			}
 		}
+		// A reset readies a statement for its next execute, as a prepare does: while no
+		// transaction is open it belongs to the transaction that execute starts.
+		// mysql-connector-python's prepared cursor sends COM_STMT_PREPARE, COM_STMT_RESET
+		// and COM_STMT_EXECUTE, each a round trip, for the first statement of every
+		// transaction; without this the reset ended the run of preparing requests and the
+		// prepare's round trip, with the reset's, fell between transactions.
+		d.emit(wire.EvPrepare)
 		d.send(myCmd{code: code})
 	case comResetConnection, comChangeUser:
 		clear(d.stmts)
