@@ -96,3 +96,19 @@ func latenessText(s latency.Summary) string {
 	us := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e3) }
 	return fmt.Sprintf("mean %s p50 %s p90 %s p99 %s p99.9 %s max %s µs (%d chunks)", us(s.Mean), us(s.P50), us(s.P90), us(s.P99), us(s.P999), us(s.Max), s.N)
 }
+
+// holdCPUForLink holds the CPUs out of deep idle states while a link that delays runs, as
+// runs and calibrations do (--no-cpu-latency-hold says not to), so that its releases wake
+// on time; it returns the function that lets go. At RTT 0 nothing waits on a timer, and
+// the application observed runs as it would without dblat.
+func (a *app) holdCPUForLink(cfg latency.Config) func() {
+	if a.noCPUHold || cfg.AddedRTT() == 0 {
+		return func() {}
+	}
+	h, err := latency.HoldCPULatency()
+	if err != nil {
+		a.info("note: CPUs not held out of deep idle states (%v): the link's releases may be late by a CPU's wake-up", err)
+		return func() {}
+	}
+	return h.Release
+}

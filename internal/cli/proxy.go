@@ -65,6 +65,7 @@ func (a *app) proxy(cmd *cobra.Command, f *proxyFlags) error {
 	}
 	ctx, drain, stop := a.interrupts(cmd.Context(), "closing the link")
 	defer stop()
+	defer a.holdCPUForLink(cfg)()
 	var link *latency.Link
 	if sess != nil {
 		link, err = sess.Listen(ctx, f.listen, cfg)
