@@ -455,9 +455,11 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done int64
+	var summary results.Summary
 	var runnerTrips, runnerTx float64 // over the committed and rolled-back transactions
 	for _, r := range runs {
 		if r.Params.Workload == "tpcc" && r.Status == results.StatusFinished {
+			summary = r.Summary
 			done = r.Summary.Committed + r.Summary.Rollbacks
 			for _, n := range r.Summary.Errors {
 				done += n
@@ -483,6 +485,7 @@ func TestProxyObserveFirebirdTPCC(t *testing.T) {
 			seenTrips += s.RoundTripsMean * float64(s.Count)
 		}
 	}
+	t.Logf("observed %d TPC-C transactions; the runner: %d committed, %d rolled back, errors %v", seen, summary.Committed, summary.Rollbacks, summary.Errors)
 	if done == 0 || seen < done || seen > done+terminals {
 		t.Errorf("observed %d TPC-C transactions, the runner counted %d (+ up to %d in flight):\n%s", seen, done, terminals, p.stdout.String())
 	}

@@ -278,6 +278,31 @@ func TestRunDrainReturnsPartialWindow(t *testing.T) {
 	}
 }
 
+// TestRunStartsNothingAfterItsWindow: a terminal starts no transaction once the window's
+// time is over, even while the run's goroutine, which stops the terminals, is held up (here
+// by a Samples hook that takes longer than the window): at most one transaction per
+// terminal, the one in flight at the window's end, runs beyond what the window counts.
+func TestRunStartsNothingAfterItsWindow(t *testing.T) {
+	tg := target(t)
+	w := &probe{types: []workload.TxType{{Name: "noop"}}, next: func(int, int) int { return 0 }}
+	const terminals = 2
+	slow := func([]results.Sample) { time.Sleep(400 * time.Millisecond) }
+	res, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Drive:       spec.Drive{Terminals: terminals, Duration: 300 * time.Millisecond},
+		SampleEvery: 100 * time.Millisecond, Hooks: runner.Hooks{Samples: slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran int64
+	for _, n := range w.tries() {
+		ran += int64(n)
+	}
+	counted := res.Summary.Committed
+	if counted == 0 || ran < counted || ran > counted+terminals {
+		t.Errorf("the terminals ran %d transactions, the window counted %d: want at most %d more", ran, counted, terminals)
+	}
+}
+
 // TestRunHardCancelReturnsError: a canceled context stops the run at once with its error,
 // and what the window measured until then is kept, as a second Ctrl-C in `dblat run`
 // saves the run with its figures.
