@@ -131,7 +131,8 @@ func TestDatabasePageSize(t *testing.T) {
 	if got := info.Settings[firebird.KeyPageSize]; got != "4096" {
 		t.Errorf("page size %s, want 4096", got)
 	}
-	mustExec(t, db, "CREATE TABLE paged (id INTEGER)")
+	// RECREATE: the package's servers live as long as its tests (-count=N runs this again).
+	mustExec(t, db, "RECREATE TABLE paged (id INTEGER)")
 	mustExec(t, db, "INSERT INTO paged VALUES (1)", "UPDATE paged SET id = 2")
 	db.Close()
 	again, err := e.Database(ctx, inst, option.Values{firebird.OptionPageSize: "4096"})
