@@ -2,7 +2,8 @@
  * stmtclient: a C client on libmariadb (MariaDB Connector/C), the tests' stand-in for an
  * application that uses prepared statements through the C API. Each of its threads opens
  * a connection, prepares its statement once and runs transactions of BEGIN, SELECTs by
- * primary key and COMMIT; at the end it prints "transactions: N", the number committed.
+ * primary key and COMMIT; at the end it prints "transactions: N", the number committed, and
+ * "latency_ms: X", their mean time from BEGIN to COMMIT's answer.
  *
  *   stmtclient -h HOST -P PORT -u USER -D DB [-c THREADS] [-t TX] [-s SELECTS] [-r ROWS]
  *              [-T | -X] [-U] [-C]
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *host = "127.0.0.1", *user = "dblat", *db = "dblat";
@@ -25,8 +27,17 @@ static unsigned port = 3306;
 static int threads = 4, txs = 25, selects = 14, rows = 100;
 static int text, direct, unbuffered, cursor;
 static long committed;
+static double latency; /* seconds, summed over the committed transactions */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *query = "SELECT id, v, n FROM stmt_t WHERE id = ?";
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static void die(MYSQL *m, MYSQL_STMT *s, const char *what)
 {
@@ -122,13 +133,18 @@ static void *worker(void *arg)
 			die(m, st, "prepare");
 	}
 	for (int t = 0; t < txs; t++) {
+		double t0 = now();
 		if (mysql_query(m, "BEGIN"))
 			die(m, NULL, "BEGIN");
 		for (int i = 0; i < selects; i++)
 			select_one(m, st, 1 + (int)(rand_r(&seed) % (unsigned)rows));
 		if (mysql_commit(m))
 			die(m, NULL, "COMMIT");
-		__atomic_add_fetch(&committed, 1, __ATOMIC_SEQ_CST);
+		double took = now() - t0;
+		pthread_mutex_lock(&mu);
+		committed++;
+		latency += took;
+		pthread_mutex_unlock(&mu);
 	}
 	if (st && mysql_stmt_close(st))
 		die(m, NULL, "close");
@@ -194,6 +210,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < threads; i++)
 			pthread_join(th[i], NULL);
 		printf("transactions: %ld\n", committed);
+		if (committed > 0)
+			printf("latency_ms: %.3f\n", 1000 * latency / committed);
 	}
 	mysql_library_end();
 	return 0;
