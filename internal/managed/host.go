@@ -3,22 +3,58 @@ package managed
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, below the kernel's
+// ephemeral range (net.ipv4.ip_local_port_range) where there is room: a managed server keeps
+// its port across restarts, and while it is stopped a port of that range can be taken as
+// the local end of any outgoing connection on the machine, which would refuse the restart.
 func FreePort() (int, error) {
+	if lo := ephemeralLow(); lo-lowestPort >= 1000 {
+		for range 64 {
+			p := lowestPort + rand.IntN(lo-lowestPort)
+			if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+				l.Close()
+				return p, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lowestPort is the lowest port FreePort picks: above the well-known and the most common
+// registered ones.
+const lowestPort = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768 where it cannot be
+// read, Linux's default).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return lo
 }
 
 // CheckPort returns a clear error when port is already taken on 127.0.0.1.

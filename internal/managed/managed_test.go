@@ -102,6 +102,11 @@ func TestClaimPort(t *testing.T) {
 	if err := inst.ClaimPort(); err != nil || inst.Port == 0 {
 		t.Fatalf("port %d, %v", inst.Port, err)
 	}
+	// Below the ephemeral range, where no outgoing connection takes it while the server is
+	// stopped (FreePort falls back to the range only when there is no room below it).
+	if lo := ephemeralLow(); lo-lowestPort >= 1000 && (inst.Port < lowestPort || inst.Port >= lo) {
+		t.Errorf("port %d, want one in [%d, %d), below the ephemeral range", inst.Port, lowestPort, lo)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
