@@ -9,6 +9,7 @@ import (
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stalltest"
 	"github.com/dblat/dblat/internal/workload"
 )
 
@@ -71,9 +72,9 @@ func TestOpenLoopKeepsItsRate(t *testing.T) {
 	// is the runner's alone, however busy the server's machine is.
 	w := &probe{types: []workload.TxType{{Name: "noop"}}, next: func(int, int) int { return 0 }}
 	const rate = 200
-	stalls := watchStalls()
+	stalls := stalltest.Watch()
 	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 4, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second, Rate: rate, Arrival: spec.ArrivalPoisson, Seed: 3}})
-	stall := stalls()
+	stall := stalls().Longest
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,34 +113,6 @@ func TestOpenLoopKeepsItsRate(t *testing.T) {
 	}
 	if ok.RespHist == "" || ok.LagHist == "" || ok.RespP99Us < ok.P50Us {
 		t.Errorf("response and lag histograms missing or inconsistent: %+v", ok)
-	}
-}
-
-// watchStalls measures how long this process goes without a CPU: a goroutine wakes every
-// millisecond and keeps its longest oversleep, until the returned function stops it and
-// returns that.
-func watchStalls() func() time.Duration {
-	done := make(chan struct{})
-	longest := make(chan time.Duration)
-	go func() {
-		var worst time.Duration
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		last := time.Now()
-		for {
-			select {
-			case now := <-tick.C:
-				worst = max(worst, now.Sub(last)-time.Millisecond)
-				last = now
-			case <-done:
-				longest <- max(worst, time.Since(last)-time.Millisecond)
-				return
-			}
-		}
-	}()
-	return func() time.Duration {
-		close(done)
-		return <-longest
 	}
 }
 
@@ -272,9 +245,9 @@ func TestThinkTimesCountFromTheIntendedStart(t *testing.T) {
 	const keying = 40 * time.Millisecond
 	w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 },
 		pause: workload.Pause{Keying: keying}}
-	stalls := watchStalls()
+	stalls := stalltest.Watch()
 	res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: spec.Drive{Terminals: 10, Connections: 1, Warmup: 200 * time.Millisecond, Duration: 2 * time.Second}})
-	stall := stalls()
+	stall := stalls().Longest
 	if err != nil {
 		t.Fatal(err)
 	}
