@@ -79,8 +79,11 @@ func TestObservePcap(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.must("predict", "--observed", obsFile, "--rtt", "5ms", "--format", "json")), &f); err != nil {
 		t.Fatal(err)
 	}
-	// 5 round trips each: 25 ms more per transaction than observed.
-	if s := f.Shapes[0]; s.RoundTrips != 5 || s.AddedMs < 24.99 || s.AddedMs > 25.01 || f.NetworkRTTNs != o.Network.RTTNs {
+	// 5 round trips each: 25 ms more per transaction than observed, and more only where the
+	// observation found a serial section (a lock the clients queue for, whose holding time
+	// grows with the RTT), which a busy machine's slow round trips can make it find.
+	s := f.Shapes[0]
+	if s.RoundTrips != 5 || s.AddedMs < 24.99 || (!s.Serial && s.AddedMs > 25.01) || f.NetworkRTTNs != o.Network.RTTNs {
 		t.Errorf("forecast: %+v, network %d", s, f.NetworkRTTNs)
 	}
 	// A second reading of the same capture, stored: results diff reads two observed runs.
