@@ -282,9 +282,10 @@ func TestMysqlslapCapture(t *testing.T) {
 	if s == nil || len(o.Shapes) != 1 || s.RoundTripsMax != 5 || s.RoundTripsP50 != 5 || s.Count >= txs || s.Count < txs/3 {
 		t.Errorf("mid-run: %+v; capture %+v", o.Shapes, o.Capture)
 	}
-	// mysqlslap's 4 clients are resumed; its own connection, idle until it quits, may be
-	// open too.
-	if o.Capture.Resumed != 4 || o.Capture.MidStream < 4 || o.Capture.MidStream > 5 {
-		t.Errorf("mid-run: capture %+v, want the 4 clients already open, resumed", o.Capture)
+	// mysqlslap's clients still running after the cut are resumed — all 4 as a rule, but on
+	// a busy machine one may have run its share before the cut; its own connection, idle
+	// until it quits, may be open too.
+	if c := o.Capture; c.Resumed < 1 || c.Resumed > 4 || c.MidStream < c.Resumed || c.MidStream > 5 {
+		t.Errorf("mid-run: capture %+v, want up to the 4 clients already open, resumed", o.Capture)
 	}
 }
