@@ -59,8 +59,8 @@ func txOf(t *testing.T, r results.Run, name string) results.TxSummary {
 
 // TestScriptRunsPgbenchsOwnScripts runs pgbench's built-in scripts as `pgbench
 // --show-script` writes them, with `dblat run script -f`, in each of pgbench's protocols:
-// tpcb-like costs exactly 7 round trips per transaction and select-only exactly 1, as in
-// pgbench, and the run stores the texts it ran with their hashes.
+// tpcb-like costs 7 round trips per transaction and select-only 1, as in pgbench (and the
+// prepares, once per connection), and the run stores the texts it ran with their hashes.
 func TestScriptRunsPgbenchsOwnScripts(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := newEnv(t)
@@ -74,8 +74,19 @@ func TestScriptRunsPgbenchsOwnScripts(t *testing.T) {
 			"--terminals", "2", "--duration", "2s", "--warmup", "1s")
 		r := e.lastRun()
 		for name, want := range map[string]float64{"tpcb-like": 7, "select-only": 1} {
-			if x := txOf(t, r, name); x.Committed == 0 || math.Abs(x.RoundTrips-want) > 1e-9 {
-				t.Errorf("%s %s: %d committed at %.3f round trips per transaction, want %v:\n%s", proto, name, x.Committed, x.RoundTrips, want, out)
+			// Prepared, each connection prepares each statement (one per round trip) once,
+			// in the first transaction that runs it: if that one ends after the warm-up (a
+			// slow start on a busy machine), the window holds its prepares too, at most
+			// want × connections round trips more.
+			x := txOf(t, r, name)
+			n := float64(x.Committed + x.Rollbacks)
+			excess, most := math.Round(x.RoundTrips*n)-want*n, 0.0
+			if proto == "prepared" {
+				most = want * float64(r.Params.Pool())
+			}
+			if x.Committed == 0 || x.RoundTripsP50 != int64(want) || excess < 0 || excess > most {
+				t.Errorf("%s %s: %d committed at %.3f round trips per transaction (p50 %d), want %v:\n%s",
+					proto, name, x.Committed, x.RoundTrips, x.RoundTripsP50, want, out)
 			}
 		}
 		if len(r.Scripts) != 2 || r.Scripts[0].SHA256 != results.ScriptSum(tpcb) || r.Scripts[1].Weight != 2 ||
@@ -117,8 +128,16 @@ func TestScriptEnginesThroughLink(t *testing.T) {
 				"--terminals", "2", "--duration", "3s", "--warmup", "1s", "--max-tries", "5")
 			r := e.lastRun()
 			x := txOf(t, r, "tpcb-like")
-			if x.Committed == 0 || x.RoundTripsP50 != tc.trips || x.RoundTrips < float64(tc.trips) || x.RoundTrips > float64(tc.trips)+0.5 {
-				t.Errorf("%d committed, %.2f round trips per transaction (p50 %d), want %d:\n%s", x.Committed, x.RoundTrips, x.RoundTripsP50, tc.trips, out)
+			// Above the median, a window may hold what its first transactions prepared (at
+			// most two round trips per statement and connection, once) and the tries a
+			// conflict retried (each one at most the transaction's round trips and a
+			// rollback): bounds that hold whatever the machine's speed or conflict rate.
+			n := float64(x.Committed + x.Rollbacks)
+			excess := math.Round(x.RoundTrips*n) - float64(tc.trips)*n
+			if x.Committed == 0 || x.RoundTripsP50 != tc.trips || excess < 0 ||
+				excess > float64(2*tc.trips*int64(r.Params.Pool())+(tc.trips+1)*x.Retries) {
+				t.Errorf("%d committed, %.3f round trips per transaction (p50 %d), %d retries, want %d:\n%s",
+					x.Committed, x.RoundTrips, x.RoundTripsP50, x.Retries, tc.trips, out)
 			}
 			if min := tc.trips * 5000; x.P50Us < min {
 				t.Errorf("p50 %d µs through 5 ms of RTT, below %d round trips' %d µs", x.P50Us, tc.trips, min)
