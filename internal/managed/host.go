@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -39,20 +38,14 @@ func FreePort() (int, error) {
 // registered ones.
 const lowestPort = 10000
 
-// ephemeralLow is the first port of the kernel's ephemeral range (32768 where it cannot be
-// read, Linux's default).
+// ephemeralLow is the first port of the kernel's ephemeral range (32768, Linux's default,
+// where it cannot be read).
 func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return 32768
-	}
-	lo, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 32768
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if _, err := fmt.Sscan(string(b), &lo); err != nil {
+			return 32768
+		}
 	}
 	return lo
 }
