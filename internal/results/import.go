@@ -98,7 +98,7 @@ func sameStudy(a, b *Study) bool {
 	return a.File == b.File && a.Source == b.Source && slices.Equal(a.Factors, b.Factors)
 }
 
-// importRun inserts the ended run r with its Tx rows, Samples and parts in one
+// importRun inserts the ended run r with its Tx rows, Samples, Signals and parts in one
 // transaction, unless a run with its UID is stored; it reports whether it inserted it.
 func (s *sqlStore) importRun(ctx context.Context, r *Run, parts []Part) (bool, error) {
 	cols, err := runColumns(s.d, r)
@@ -127,6 +127,9 @@ func (s *sqlStore) importRun(ctx context.Context, r *Run, parts []Part) (bool, e
 		if err := s.insertSamples(ctx, tx, id, r.Samples); err != nil {
 			return false, fmt.Errorf("samples: %w", err)
 		}
+	}
+	if err := s.insertSignals(ctx, tx, id, r.Signals); err != nil {
+		return false, fmt.Errorf("signals: %w", err)
 	}
 	for _, p := range parts {
 		var result any // NULL without one

@@ -67,6 +67,49 @@ type Run struct {
 	// Scripts are the texts the run ran (the script workload's scripts and the init script
 	// that made its data), in the order the run names them; written at Begin.
 	Scripts []Script `json:"scripts,omitempty"`
+
+	// Signals are what the host, dblat itself and the server were doing beside the run,
+	// interval by interval (package signals samples them); written at Finish, loaded with
+	// the Samples.
+	Signals []Signal `json:"signals,omitempty"`
+	// Disturbances are the stretches of the window whose throughput or response time
+	// something besides the workload took, each with its cause and evidence (package
+	// disturb names them from the Samples and Signals); nil for a quiet run, and for runs
+	// stored before they were recorded.
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// SetAside, when not empty, says why the run is left out of its cell's figures (a
+	// study's policy for disturbed runs re-ran it); the run is kept, with its evidence, and
+	// reports say so. "" for a run that counts.
+	SetAside string `json:"set_aside,omitempty"`
+}
+
+// Signal is one reading of what was happening beside a run during one interval: a share of
+// the interval (pressure stall information), CPUs used, seconds spent, or a count, as its
+// name says (package signals lists them and their units).
+type Signal struct {
+	// Offset is the end of the interval measured from the start of the measurement window,
+	// like Sample.Offset (negative in the warm-up); Span is the interval's length.
+	Offset time.Duration `json:"offset"`
+	Span   time.Duration `json:"span"`
+	Name   string        `json:"name"`
+	Value  float64       `json:"value"`
+}
+
+// Disturbance is a stretch of a run's window in which the run lost throughput, or its
+// transactions waited, for a cause besides its own workload: the host's disk, CPU taken by
+// other processes, memory pressure, dblat's own process going without a CPU, the server's
+// own checkpoint or vacuum, or none that its signals explain (package disturb names the
+// causes).
+type Disturbance struct {
+	Cause string `json:"cause"`
+	// From and To bound the stretch, as offsets from the window's start.
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
+	// Lost is how much of the window's time the run lost: the throughput it lacked over
+	// the stretch, as a share of its undisturbed throughput, times the stretch's length.
+	Lost time.Duration `json:"lost_ns"`
+	// Evidence gives the figures that show the cause, in one line.
+	Evidence string `json:"evidence"`
 }
 
 // Script is one text a run ran, hashed, so that a report says exactly what ran and runs
@@ -341,6 +384,11 @@ type Sample struct {
 	// RespP99Us is the interval's 99th percentile of response time (from the intended
 	// start); P50Us … MaxUs are service times.
 	RespP99Us int64 `json:"resp_p99_us,omitempty"`
+	// StallUs is, in the sample of all types (Type ""), the longest time within the
+	// interval during which no transaction ended at all: every terminal waiting at once.
+	// A stall that spans intervals counts in each as far as it had reached; 0 in the
+	// samples of single types and in runs stored before it was recorded.
+	StallUs int64 `json:"stall_us,omitempty"`
 }
 
 // MeanOf is the mean of two groups of a and b values whose means are ma and mb.

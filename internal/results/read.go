@@ -31,7 +31,7 @@ func runSelect(d *dialect) string {
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
 	scripts, builtins, defines, init,
-	warmup_auto, warmup_used_ns, connect_timeout_ns
+	warmup_auto, warmup_used_ns, connect_timeout_ns, disturbances, set_aside
 FROM runs`
 }
 
@@ -75,6 +75,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		rate, achieved                        sql.NullFloat64
 		latencyLimit, skew, warmupUsed, connT int64
 		scripts, builtins, defines            sql.NullString
+		disturbances                          sql.NullString
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
 	dest = append(dest, started.dests()...)
@@ -91,7 +92,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
 		&r.Agents, &skew, &observation,
 		&scripts, &builtins, &defines, &r.Params.Init,
-		&r.Params.WarmupAuto, &warmupUsed, &connT)
+		&r.Params.WarmupAuto, &warmupUsed, &connT, &disturbances, &r.SetAside)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -125,6 +126,11 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	}
 	if err := json.Unmarshal([]byte(client), &r.Client); err != nil {
 		return Run{}, fmt.Errorf("run %d: column client: %w", r.ID, err)
+	}
+	if disturbances.Valid {
+		if err := json.Unmarshal([]byte(disturbances.String), &r.Disturbances); err != nil {
+			return Run{}, fmt.Errorf("run %d: column disturbances: %w", r.ID, err)
+		}
 	}
 	if err := errors.Join(
 		unmapJSON("mix", mix, &r.Params.Mix),
@@ -256,7 +262,7 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 
 	if withSamples {
 		rows, err := tx.QueryContext(ctx, s.d.q(`
-			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us, resp_p99_us
+			SELECT offset_ns, type, committed, errors, p50_us, p99_us, max_us, resp_p99_us, stall_us
 			FROM run_samples WHERE run_id = ? ORDER BY `+s.d.sampleOrder()), id)
 		if err != nil {
 			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
@@ -265,7 +271,7 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 			var sm Sample
 			var offset int64
 			if err := rows.Scan(&offset, &sm.Type, &sm.Committed, &sm.Errors,
-				&sm.P50Us, &sm.P99Us, &sm.MaxUs, &sm.RespP99Us); err != nil {
+				&sm.P50Us, &sm.P99Us, &sm.MaxUs, &sm.RespP99Us, &sm.StallUs); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
 			}
@@ -275,8 +281,32 @@ func (s *sqlStore) Get(ctx context.Context, id int64, withSamples bool) (*Run, e
 		if err := closeRows(rows); err != nil {
 			return nil, fmt.Errorf("results: get run %d samples: %w", id, err)
 		}
+		if r.Signals, err = s.readSignals(ctx, tx, id); err != nil {
+			return nil, fmt.Errorf("results: get run %d signals: %w", id, err)
+		}
 	}
 	return &r, nil
+}
+
+// readSignals reads run id's signals, by offset and name.
+func (s *sqlStore) readSignals(ctx context.Context, tx *sql.Tx, id int64) ([]Signal, error) {
+	rows, err := tx.QueryContext(ctx, s.d.q(`
+		SELECT offset_ns, span_ns, name, value FROM run_signals WHERE run_id = ? ORDER BY offset_ns, name`), id)
+	if err != nil {
+		return nil, err
+	}
+	var out []Signal
+	for rows.Next() {
+		var sg Signal
+		var offset, span int64
+		if err := rows.Scan(&offset, &span, &sg.Name, &sg.Value); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sg.Offset, sg.Span = time.Duration(offset), time.Duration(span)
+		out = append(out, sg)
+	}
+	return out, closeRows(rows)
 }
 
 const txSelect = `SELECT run_id, type, committed, rollbacks, errors, mean_us,

@@ -336,6 +336,24 @@ UPDATE runs SET warmup_used_ns = warmup_ns;
 	{version: 11, sql: `
 ALTER TABLE runs ADD COLUMN connect_timeout_ns INTEGER NOT NULL DEFAULT 0;
 `},
+	// 12: what disturbed each run (issue 41): the longest stall of every interval, the
+	// host's, dblat's and the server's signals per interval, the disturbances named from
+	// them, and whether a study set the run aside. Runs stored before have none.
+	{version: 12, sql: `
+ALTER TABLE run_samples ADD COLUMN stall_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN disturbances TEXT; -- JSON array or NULL
+ALTER TABLE runs ADD COLUMN set_aside TEXT NOT NULL DEFAULT '';
+
+-- Rows of one run are read back by offset, then name.
+CREATE TABLE run_signals (
+	run_id    INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	offset_ns INTEGER NOT NULL,
+	span_ns   INTEGER NOT NULL,
+	name      TEXT    NOT NULL,
+	value     REAL    NOT NULL
+);
+CREATE INDEX run_signals_run ON run_signals (run_id);
+`},
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -680,6 +698,21 @@ UPDATE runs SET warmup_used_ns = warmup_ns;
 	// 11: as SQLite's step 11.
 	{version: 11, sql: `
 ALTER TABLE runs ADD COLUMN connect_timeout_ns bigint NOT NULL DEFAULT 0;
+`},
+	// 12: as SQLite's step 12.
+	{version: 12, sql: `
+ALTER TABLE run_samples ADD COLUMN stall_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN disturbances jsonb;
+ALTER TABLE runs ADD COLUMN set_aside text NOT NULL DEFAULT '';
+
+CREATE TABLE run_signals (
+	run_id    bigint           NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	offset_ns bigint           NOT NULL,
+	span_ns   bigint           NOT NULL,
+	name      text             NOT NULL,
+	value     double precision NOT NULL
+);
+CREATE INDEX run_signals_run ON run_signals (run_id);
 `},
 }
 

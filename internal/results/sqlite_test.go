@@ -111,7 +111,7 @@ func TestSQLiteCreateAndReopen(t *testing.T) {
 				if err != nil {
 					t.Fatalf("re-open %d: Get: %v", i, err)
 				}
-				r.Samples = nil
+				r.Samples, r.Signals = nil, nil
 				if !reflect.DeepEqual(storetest.Norm(*got), storetest.Norm(r)) {
 					t.Errorf("re-open %d: run changed", i)
 				}

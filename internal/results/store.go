@@ -43,14 +43,16 @@ type Store interface {
 	AddSamples(ctx context.Context, runID int64, samples []Sample) error
 	// Finish records the end of a running run in one transaction: every field of r except
 	// ID, UID, Started and Samples is written (status, reason, ended, params, server,
-	// client, stats, summary) and r.Tx replaces the run's per-type rows. r.Status must be
+	// client, stats, summary, disturbances, set-aside), r.Tx replaces the run's per-type
+	// rows and r.Signals are added. r.Status must be
 	// finished, failed or aborted; r.Ended is set to now if zero; tx types must be unique.
 	// Finish fails, changing nothing, if the run does not exist (wrapping ErrNotFound) or
 	// has already ended, so a run ends exactly once. Pass a context that is still live: if
 	// the run ended because its context was cancelled, use a fresh one (with a timeout).
 	Finish(ctx context.Context, r *Run) error
 	// Get returns run id with its Tx rows and, if withSamples, its Samples in the order
-	// added. A missing id is an error wrapping ErrNotFound.
+	// added and its Signals by offset and name. A missing id is an error wrapping
+	// ErrNotFound.
 	Get(ctx context.Context, id int64, withSamples bool) (*Run, error)
 	// List returns the runs matching f, newest first (by Started, then ID), each with its
 	// Tx rows but without Samples. No match is an empty result, not an error.

@@ -149,6 +149,8 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "warmup_auto", val: r.Params.WarmupAuto},
 		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
 		column{name: "connect_timeout_ns", val: int64(r.Params.ConnectTimeout)},
+		js(jsonSlice("disturbances", r.Disturbances)),
+		column{name: "set_aside", val: r.SetAside},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
@@ -171,7 +173,10 @@ func jsonAny[M ~map[string]V, V any](name string, m M) (string, any, error) {
 }
 
 // jsonList stores a nil slice as NULL and any other (even empty) as a JSON array.
-func jsonList(name string, l []string) (string, any, error) {
+func jsonList(name string, l []string) (string, any, error) { return jsonSlice(name, l) }
+
+// jsonSlice stores a nil slice as NULL and any other (even empty) as a JSON array.
+func jsonSlice[T any](name string, l []T) (string, any, error) {
 	if l == nil {
 		return name, nil, nil
 	}
@@ -308,10 +313,19 @@ func (s *sqlStore) AddSamples(ctx context.Context, runID int64, samples []Sample
 func (s *sqlStore) insertSamples(ctx context.Context, tx *sql.Tx, runID int64, samples []Sample) error {
 	rows := make([][]any, len(samples))
 	for i, sm := range samples {
-		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs, sm.RespP99Us}
+		rows[i] = []any{runID, int64(sm.Offset), s.d.text(sm.Type), sm.Committed, sm.Errors, sm.P50Us, sm.P99Us, sm.MaxUs, sm.RespP99Us, sm.StallUs}
 	}
 	return s.insertRows(ctx, tx, "run_samples",
-		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us", "resp_p99_us"}, rows)
+		[]string{"run_id", "offset_ns", "type", "committed", "errors", "p50_us", "p99_us", "max_us", "resp_p99_us", "stall_us"}, rows)
+}
+
+// insertSignals inserts a run's signals; non-finite values are stored as 0.
+func (s *sqlStore) insertSignals(ctx context.Context, tx *sql.Tx, runID int64, signals []Signal) error {
+	rows := make([][]any, len(signals))
+	for i, sg := range signals {
+		rows[i] = []any{runID, int64(sg.Offset), int64(sg.Span), s.d.text(sg.Name), finite(sg.Value)}
+	}
+	return s.insertRows(ctx, tx, "run_signals", []string{"run_id", "offset_ns", "span_ns", "name", "value"}, rows)
 }
 
 // insertBatch is the most rows insertRows puts in one INSERT: 500 rows of up to 35
@@ -385,6 +399,9 @@ func (s *sqlStore) Finish(ctx context.Context, r *Run) error {
 	}
 	if err := s.insertTx(ctx, tx, r.ID, r.Tx); err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)
+	}
+	if err := s.insertSignals(ctx, tx, r.ID, r.Signals); err != nil {
+		return fmt.Errorf("results: finish run %d: signals: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("results: finish run %d: %w", r.ID, err)

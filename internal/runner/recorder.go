@@ -2,6 +2,7 @@ package runner
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -71,10 +72,53 @@ type shard struct {
 
 type recorder struct {
 	shards []shard
+	stalls stallClock
 }
 
-func newRecorder(nShards, nTypes int) *recorder {
+// stallClock measures, per sample interval, the longest time during which no transaction
+// ended at all: every terminal waiting at once, which is how a host's disk stall, a frozen
+// virtual machine or a server's pause shows in a closed loop. It costs two atomic
+// operations per transaction, outside the shards' locks.
+type stallClock struct {
+	// last is the latest end of a transaction (Unix nanoseconds), or the run's start;
+	// longest the longest gap between two ends that closed in the current interval.
+	last, longest atomic.Int64
+}
+
+// ended records a transaction that ended at t (Unix nanoseconds). Ends recorded out of
+// order (terminals race to record) never move last backwards.
+func (c *stallClock) ended(t int64) {
+	for {
+		prev := c.last.Load()
+		if t <= prev {
+			return
+		}
+		if c.last.CompareAndSwap(prev, t) {
+			c.stretch(t - prev)
+			return
+		}
+	}
+}
+
+// stretch makes gap the interval's longest if it is longer.
+func (c *stallClock) stretch(gap int64) {
+	for {
+		cur := c.longest.Load()
+		if gap <= cur || c.longest.CompareAndSwap(cur, gap) {
+			return
+		}
+	}
+}
+
+// take returns the interval's longest stall at now, counting a stall still going on as far
+// as it has reached, and starts the next interval.
+func (c *stallClock) take(now int64) time.Duration {
+	return time.Duration(max(c.longest.Swap(0), now-c.last.Load()))
+}
+
+func newRecorder(nShards, nTypes int, start time.Time) *recorder {
 	r := &recorder{shards: make([]shard, nShards)}
+	r.stalls.last.Store(start.UnixNano())
 	for i := range r.shards {
 		r.shards[i].types = make([]typeStats, nTypes)
 		for j := range r.shards[i].types {
@@ -99,9 +143,16 @@ type outcome struct {
 	retries              int             // tries beyond the first
 	late                 bool            // resp above the latency limit
 	wire                 *latency.Counts // nil when the connection is not metered
+	// end is when the transaction ended; zero reads as the time it is recorded.
+	end time.Time
 }
 
 func (r *recorder) record(terminal int, o outcome) {
+	end := o.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	r.stalls.ended(end.UnixNano())
 	s := &r.shards[terminal%len(r.shards)]
 	s.mu.Lock()
 	ts := &s.types[o.txType]
@@ -145,18 +196,19 @@ func (r *recorder) record(terminal int, o outcome) {
 	s.mu.Unlock()
 }
 
-// interval is one tick's merged figures per type.
+// interval is one tick's merged figures per type, and its longest stall.
 type interval struct {
 	hist    []*hdrhistogram.Histogram // service time
 	resp    []*hdrhistogram.Histogram // response time
 	commits []int64
 	errors  []int64
+	stall   time.Duration
 }
 
-// takeInterval merges and resets every shard's interval figures.
-func (r *recorder) takeInterval(nTypes int) interval {
+// takeInterval merges and resets every shard's interval figures; now ends the interval.
+func (r *recorder) takeInterval(nTypes int, now time.Time) interval {
 	iv := interval{hist: make([]*hdrhistogram.Histogram, nTypes), resp: make([]*hdrhistogram.Histogram, nTypes),
-		commits: make([]int64, nTypes), errors: make([]int64, nTypes)}
+		commits: make([]int64, nTypes), errors: make([]int64, nTypes), stall: r.stalls.take(now.UnixNano())}
 	for t := range nTypes {
 		iv.hist[t], iv.resp[t] = newHist(), newHist()
 	}

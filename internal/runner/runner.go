@@ -197,8 +197,9 @@ func (s *Session) Run(ctx context.Context, h Hooks) (*Result, error) {
 	for i, tt := range s.w.TxTypes() {
 		types[i] = tt.Name
 	}
-	rec := newRecorder(2*runtime.GOMAXPROCS(0), len(types))
-	tl := newTimeline(&cfg, rec, types, time.Now())
+	start := time.Now()
+	rec := newRecorder(2*runtime.GOMAXPROCS(0), len(types), start)
+	tl := newTimeline(&cfg, rec, types, start)
 	// stop is closed when terminals must not start another transaction.
 	stop := make(chan struct{})
 	// The terminals' context: the run's, canceled also DrainTimeout after stop closes.

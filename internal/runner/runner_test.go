@@ -42,6 +42,48 @@ type probe struct {
 	inputs map[[2]int]int
 	// pause is the keying and think time of every transaction.
 	pause workload.Pause
+	// gate holds "gated" transactions, which do not touch the database, while it is shut.
+	gate gate
+}
+
+// gate holds the transactions that pass it while it is shut.
+type gate struct {
+	mu      sync.Mutex
+	shut    chan struct{} // nil while open
+	waiting int
+	all     chan struct{} // closed when want transactions wait
+	want    int
+}
+
+// pass returns at once while the gate is open, else when it opens.
+func (g *gate) pass() {
+	g.mu.Lock()
+	shut := g.shut
+	if shut != nil {
+		g.waiting++
+		if g.waiting == g.want {
+			close(g.all)
+		}
+	}
+	g.mu.Unlock()
+	if shut != nil {
+		<-shut
+	}
+}
+
+// close shuts the gate and returns a channel closed once n transactions wait at it, and
+// the function that opens it again.
+func (g *gate) close(n int) (<-chan struct{}, func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.shut, g.waiting, g.want, g.all = make(chan struct{}), 0, n, make(chan struct{})
+	shut := g.shut
+	return g.all, func() {
+		g.mu.Lock()
+		g.shut = nil
+		g.mu.Unlock()
+		close(shut)
+	}
 }
 
 func (p *probe) Name() string                                  { return "probe" }
@@ -71,7 +113,11 @@ func (t *probeTerm) Run(ctx context.Context, conn *sql.Conn) error {
 	t.p.inputs[key]++
 	try := t.p.inputs[key]
 	t.p.mu.Unlock()
-	if t.p.types[t.txType].Name == "noop" {
+	switch t.p.types[t.txType].Name {
+	case "noop":
+		return nil
+	case "gated":
+		t.p.gate.pass()
 		return nil
 	}
 	tx, err := conn.BeginTx(ctx, nil)
@@ -300,6 +346,53 @@ func TestRunStartsNothingAfterItsWindow(t *testing.T) {
 	counted := res.Summary.Committed
 	if counted == 0 || ran < counted || ran > counted+terminals {
 		t.Errorf("the terminals ran %d transactions, the window counted %d: want at most %d more", ran, counted, terminals)
+	}
+}
+
+// TestRunMeasuresStalls: while every terminal waits, no transaction ends, and the window's
+// samples say for how long at least: the sample whose interval saw the terminals go on
+// again holds a stall no shorter than the time all of them were known to wait.
+func TestRunMeasuresStalls(t *testing.T) {
+	tg := target(t)
+	w := &probe{types: []workload.TxType{{Name: "gated"}}, next: func(int, int) int { return 0 }}
+	const terminals = 2
+	var mu sync.Mutex
+	var samples []results.Sample
+	var held time.Duration
+	window := make(chan struct{})
+	go func() {
+		<-window
+		all, open := w.gate.close(terminals)
+		<-all
+		from := time.Now()
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		held = time.Since(from)
+		mu.Unlock()
+		open()
+	}()
+	_, err := runner.Run(context.Background(), tg, w, runner.Config{
+		Drive:       spec.Drive{Terminals: terminals, Duration: time.Second},
+		SampleEvery: 100 * time.Millisecond,
+		Hooks: runner.Hooks{WindowStart: func() { close(window) }, Samples: func(s []results.Sample) {
+			mu.Lock()
+			samples = append(samples, s...)
+			mu.Unlock()
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var longest time.Duration
+	for _, s := range samples {
+		if s.Type != "" && s.StallUs != 0 {
+			t.Errorf("sample of type %q has a stall: only the sample of all types holds one", s.Type)
+		}
+		longest = max(longest, time.Duration(s.StallUs)*time.Microsecond)
+	}
+	if held == 0 || longest < held.Truncate(time.Microsecond) {
+		t.Errorf("longest stall sampled %v, want at least the %v every terminal waited", longest, held)
 	}
 }
 

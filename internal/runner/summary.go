@@ -104,7 +104,9 @@ func samples(iv interval, types []string, offset time.Duration) []results.Sample
 		}
 		out = append(out, sample(types[t], offset, iv.commits[t], iv.errors[t], h, iv.resp[t]))
 	}
-	return append(out, sample("", offset, allCommits, allErrors, all, allResp))
+	total := sample("", offset, allCommits, allErrors, all, allResp)
+	total.StallUs = iv.stall.Microseconds()
+	return append(out, total)
 }
 
 func sample(typ string, offset time.Duration, commits, errs int64, h, resp *hdrhistogram.Histogram) results.Sample {

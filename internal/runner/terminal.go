@@ -243,7 +243,7 @@ func (d *driver) run(id int, term workload.Terminal, txType int, intended time.T
 	unwatch()
 	t2 := time.Now()
 	o = outcome{txType: txType, wait: t1.Sub(t0), svc: t2.Sub(t1), resp: t2.Sub(intended), lag: t1.Sub(intended),
-		inWindow: d.inWindow(t2), retries: tries - 1}
+		inWindow: d.inWindow(t2), retries: tries - 1, end: t2}
 	if lim := d.cfg.LatencyLimit; lim > 0 {
 		o.late = o.resp > lim
 	}

@@ -96,7 +96,7 @@ func (tl *timeline) run(ctx context.Context, drain <-chan struct{}) {
 // emit takes the interval's figures from the recorder and hands them to the Samples hook
 // (an automatic warm-up's are held back until the window's start is known).
 func (tl *timeline) emit(now time.Time) {
-	iv := tl.rec.takeInterval(len(tl.types))
+	iv := tl.rec.takeInterval(len(tl.types), now)
 	auto := tl.cfg.WarmupAuto && tl.phase == warmingUp
 	if auto {
 		var n int64

@@ -91,6 +91,14 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 			{Kind: "builtin", Name: "select-only", Path: "select-only.sql", Weight: 2, SHA256: results.ScriptSum(fixtureOrders), Text: fixtureOrders},
 			{Kind: "init", Name: "init", Path: "schema.sql", SHA256: results.ScriptSum("CREATE TABLE t (ü int);\n"), Text: "CREATE TABLE t (ü int);\n"},
 		},
+		Signals: []results.Signal{
+			{Offset: -250 * time.Millisecond, Span: 250 * time.Millisecond, Name: "host.io.full", Value: 0.96},
+			{Offset: 0, Span: 250 * time.Millisecond, Name: "host.io.full", Value: 1.0 / 3},
+			{Offset: 0, Span: time.Second, Name: "server.wal_sync_s", Value: 1.04},
+		},
+		Disturbances: []results.Disturbance{{Cause: "disk", From: 100 * time.Millisecond, To: 1100 * time.Millisecond, Lost: 1050 * time.Millisecond,
+			Evidence: `IO pressure "full" 96 % from 0.0 to 1.1 s`}},
+		SetAside:    "disturbed: re-run under the study's policy",
 		StatsBefore: map[string]float64{"xact_commit": 1000, "blks_hit": 1e9 + 0.5, "tiny": 1e-7, "third": 1.0 / 3},
 		StatsAfter:  map[string]float64{"xact_commit": 91000, "blks_hit": 2e9, "huge": 1e300},
 		Summary: results.Summary{Metric: results.MetricNOPM,
@@ -124,6 +132,7 @@ func Samples(n int, types ...string) []results.Sample {
 				Offset: time.Duration(i-2) * 5 * time.Second,
 				Type:   ty, Committed: int64(100 + i), Errors: int64(i % 3),
 				P50Us: 1000 + int64(i), P99Us: 5000 + int64(i), MaxUs: 9000 + int64(i), RespP99Us: 7000 + int64(i),
+				StallUs: 300 + int64(i),
 			})
 		}
 	}
