@@ -217,6 +217,28 @@ type LoadSession interface {
 	BeginLoad(ctx context.Context, db *sql.DB) (end func(context.Context) error, err error)
 }
 
+// Signaler is an optional Engine capability: the server's own view of what it was doing
+// during a run — its WAL syncs, checkpoints, vacuum, the waits of its sessions — read once
+// a second beside the run (package signals stores them as "db.NAME"), so that a dip in a
+// run's throughput can be told apart: the host's disk, or the server's own checkpoint.
+type Signaler interface {
+	// SignalReader prepares reading the server's view on db (dblat's own connection, not
+	// the terminals') and returns the function that reads it. The reader is called from
+	// one goroutine, about once a second; it must not hold a transaction open between
+	// calls.
+	SignalReader(ctx context.Context, db *sql.DB) (func(ctx context.Context) ([]Signal, error), error)
+}
+
+// Signal is one value a server reports about itself: a Counter is cumulative (a run stores
+// its difference per interval), any other a gauge read at the moment (sessions waiting
+// now). Names are short, lower case and say their unit where it is not a count
+// ("wal_sync_s").
+type Signal struct {
+	Name    string
+	Value   float64
+	Counter bool
+}
+
 // Settler is an optional Engine capability: after a run's connections close, the server
 // needs a moment before its cumulative statistics include them (PostgreSQL's backends
 // publish their counters when they go idle or exit).

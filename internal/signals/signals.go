@@ -1,0 +1,294 @@
+package signals
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+)
+
+// The names of the signals a Sampler records. PSI shares are of the interval (0 to 1);
+// steal and iowait are shares of the machine's CPU time; CPU figures are in CPUs (CPU
+// seconds per second of the interval); the stall is in seconds.
+const (
+	HostCPUSome    = "host.cpu.some"
+	HostCPUFull    = "host.cpu.full"
+	HostIOSome     = "host.io.some"
+	HostIOFull     = "host.io.full"
+	HostMemorySome = "host.memory.some"
+	HostMemoryFull = "host.memory.full"
+	// HostBusy is the CPUs the whole machine kept busy (user, nice, system, irq, softirq):
+	// dblat, the server and everything else.
+	HostBusy   = "host.busy"
+	HostSteal  = "host.steal"
+	HostIOWait = "host.iowait"
+	HostCPUs   = "host.cpus"
+
+	// DblatCPU is the CPUs dblat's own process used; DblatStall the longest time within the
+	// interval that its stall watch woke late (it went without a CPU that long).
+	DblatCPU   = "dblat.cpu"
+	DblatStall = "dblat.stall"
+
+	// ServerCPU is the CPUs the managed server's processes used; the server's PSI shares
+	// come from its own cgroup.
+	ServerCPU        = "server.cpu"
+	ServerIOSome     = "server.io.some"
+	ServerIOFull     = "server.io.full"
+	ServerCPUSome    = "server.cpu.some"
+	ServerMemorySome = "server.memory.some"
+	ServerMemoryFull = "server.memory.full"
+
+	// ProcessPrefix starts the signals of the busiest other processes: "proc.PID.COMM", in
+	// CPUs.
+	ProcessPrefix = "proc."
+	// EnginePrefix starts the server's own signals as its engine reads them
+	// (engine.Signaler): "db.NAME".
+	EnginePrefix = "db."
+)
+
+// Defaults of Config.
+const (
+	// DefaultEvery samples the host four times a second: a disk stall of half a second
+	// then spans two intervals at least, which places it to a quarter of a second.
+	DefaultEvery = 250 * time.Millisecond
+	// DefaultServerEvery reads the server's own view once a second, the runner's sample
+	// interval: a query a second costs the server little.
+	DefaultServerEvery = time.Second
+	// StallTick is how often the stall watch means to wake: a stall shorter than this is
+	// not seen, and at 100 wake-ups a second the watch costs a few hundredths of a
+	// percent of a CPU.
+	StallTick = 10 * time.Millisecond
+	// busyOthers is the CPUs other processes must keep busy in an interval before the
+	// sampler looks for them by name (a scan of /proc, which costs a millisecond or two).
+	busyOthers = 0.2
+	// topProcesses is how many of the busiest other processes are named per scan.
+	topProcesses = 3
+)
+
+// Reading is one value the server reports about itself (engine.Signaler gives them in this
+// form through the caller): a Counter is cumulative, and each interval stores its
+// difference; any other is a gauge, stored as read.
+type Reading struct {
+	Name    string
+	Value   float64
+	Counter bool
+}
+
+// Config says what a Sampler watches besides the host and dblat itself. Zero fields take
+// their defaults or are not watched.
+type Config struct {
+	// Every and ServerEvery are the intervals of the host's and the server's signals
+	// (DefaultEvery, DefaultServerEvery).
+	Every, ServerEvery time.Duration
+	// ServerPID is the managed server's main process: its process tree's CPU is ServerCPU
+	// (unless ServerCgroup gives it), and its processes are not counted among the others.
+	// 0 for a server dblat does not manage (on another machine, or not known).
+	ServerPID int
+	// ServerCgroup is the managed server's cgroup v2 directory ("" without one): its
+	// cpu.stat and pressure files give ServerCPU and the server's PSI shares.
+	ServerCgroup string
+	// Server reads the server's own view (engine.Signaler through the run's admin
+	// connection); nil without one.
+	Server func(ctx context.Context) ([]Reading, error)
+}
+
+// Sampler records signals until Stop. Start one per run.
+type Sampler struct {
+	cfg    Config
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// stall is the longest lateness the stall watch saw since the host sampler last took it.
+	stall atomic.Int64
+
+	mu     sync.Mutex
+	points []point
+	notes  []string
+}
+
+// point is one signal over an interval that ended at end.
+type point struct {
+	end  time.Time
+	span time.Duration
+	name string
+	val  float64
+}
+
+// Start starts sampling in goroutines of its own.
+func Start(cfg Config) *Sampler {
+	if cfg.Every <= 0 {
+		cfg.Every = DefaultEvery
+	}
+	if cfg.ServerEvery <= 0 {
+		cfg.ServerEvery = DefaultServerEvery
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Sampler{cfg: cfg, cancel: cancel}
+	h := newHost(cfg)
+	s.note(h.notes...)
+	s.wg.Go(func() { s.watchStalls(ctx) })
+	s.wg.Go(func() { s.sampleHost(ctx, h) })
+	if cfg.Server != nil {
+		s.wg.Go(func() { s.sampleServer(ctx) })
+	}
+	return s
+}
+
+// Stop ends the sampling and returns what was recorded, as signals whose offsets are
+// measured from windowStart (a zero windowStart measures them from the first sample's
+// start), ordered by offset and name, and the notes on what could not be watched.
+func (s *Sampler) Stop(windowStart time.Time) ([]results.Signal, []string) {
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if windowStart.IsZero() && len(s.points) > 0 {
+		windowStart = s.points[0].end.Add(-s.points[0].span)
+	}
+	out := make([]results.Signal, len(s.points))
+	for i, p := range s.points {
+		out[i] = results.Signal{Offset: p.end.Sub(windowStart), Span: p.span, Name: p.name, Value: p.val}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Offset != out[j].Offset {
+			return out[i].Offset < out[j].Offset
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, append([]string(nil), s.notes...)
+}
+
+func (s *Sampler) add(end time.Time, span time.Duration, name string, val float64) {
+	s.mu.Lock()
+	s.points = append(s.points, point{end: end, span: span, name: name, val: val})
+	s.mu.Unlock()
+}
+
+func (s *Sampler) note(msgs ...string) {
+	if len(msgs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.notes = append(s.notes, msgs...)
+	s.mu.Unlock()
+}
+
+// watchStalls wakes every StallTick and keeps how late it woke at worst: the time dblat's
+// process went without a CPU (the machine's other load, the hypervisor, a pause of the Go
+// runtime).
+func (s *Sampler) watchStalls(ctx context.Context) {
+	tick := time.NewTicker(StallTick)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			// A ticker drops ticks it could not deliver, so a long stall is one late tick.
+			late := int64(now.Sub(last) - StallTick)
+			last = now
+			for {
+				cur := s.stall.Load()
+				if late <= cur || s.stall.CompareAndSwap(cur, late) {
+					break
+				}
+			}
+		}
+	}
+}
+
+// sampleHost reads the host's signals every Every.
+func (s *Sampler) sampleHost(ctx context.Context, h *host) {
+	tick := time.NewTicker(s.cfg.Every)
+	defer tick.Stop()
+	prev := h.read(time.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			s.flushHost(h, prev, time.Now())
+			return
+		case now := <-tick.C:
+			prev = s.flushHost(h, prev, now)
+		}
+	}
+}
+
+// flushHost reads the host at now and records the interval since prev.
+func (s *Sampler) flushHost(h *host, prev hostReading, now time.Time) hostReading {
+	cur := h.read(now)
+	span := cur.at.Sub(prev.at)
+	if span <= 0 {
+		return prev
+	}
+	vals := h.interval(prev, cur)
+	stall := time.Duration(s.stall.Swap(0))
+	vals = append(vals, value{DblatStall, stall.Seconds()})
+	s.mu.Lock()
+	for _, v := range vals {
+		s.points = append(s.points, point{end: cur.at, span: span, name: v.name, val: v.val})
+	}
+	s.mu.Unlock()
+	return cur
+}
+
+// sampleServer reads the server's own view every ServerEvery.
+func (s *Sampler) sampleServer(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.ServerEvery)
+	defer tick.Stop()
+	read := func() (time.Time, map[string]Reading, bool) {
+		rs, err := s.cfg.Server(ctx)
+		at := time.Now()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.note("the server's own signals could not be read: " + oneLine(err))
+			}
+			return at, nil, false
+		}
+		m := make(map[string]Reading, len(rs))
+		for _, r := range rs {
+			m[r.Name] = r
+		}
+		return at, m, true
+	}
+	prevAt, prev, ok := read()
+	if !ok {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		at, cur, ok := read()
+		if !ok {
+			return
+		}
+		span := at.Sub(prevAt)
+		for name, r := range cur {
+			v := r.Value
+			if r.Counter {
+				p, seen := prev[name]
+				if !seen || v < p.Value {
+					continue // a counter reset (a restarted server) has no interval
+				}
+				v -= p.Value
+			}
+			s.add(at, span, EnginePrefix+name, v)
+		}
+		prevAt, prev = at, cur
+	}
+}
+
+func oneLine(err error) string {
+	msg := err.Error()
+	for i := range len(msg) {
+		if msg[i] == '\n' {
+			return msg[:i]
+		}
+	}
+	return msg
+}
