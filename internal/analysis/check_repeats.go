@@ -71,7 +71,7 @@ func cellsHave(n int) string {
 func (c *checker) variation() {
 	var cells, lines []string
 	var ids []int64
-	slowHost := 0
+	slowHost, disturbed := 0, 0
 	for _, cl := range c.g.Cells {
 		if len(cl.Finished) < 2 {
 			continue
@@ -103,7 +103,10 @@ func (c *checker) variation() {
 		}
 		line := fmt.Sprintf("%s: %s CV %s over runs %s (%s; counting alone explains %s)", orAll(cl.Key), c.g.metric, pct(sd/m),
 			idList(cl.FinishedIDs(), 10), strings.Join(vals, ", "), pct(counting))
-		if st, ok := hostBehind(cl.Finished, xs); ok {
+		if d := disturbedRuns(cl.Finished); d != "" {
+			line += "; " + d
+			disturbed++
+		} else if st, ok := hostBehind(cl.Finished, xs); ok {
 			line += "; " + st
 			slowHost++
 		}
@@ -113,12 +116,26 @@ func (c *checker) variation() {
 		return
 	}
 	fix := "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"
-	if slowHost > 0 {
+	if disturbed > 0 {
+		fix = "what disturbed the runs is named above (see the disturbed finding): run the study with disturbed: rerun, on a quieter machine, or with the data directory in memory (server storage: memory) when the question is not the disk; " + fix
+	} else if slowHost > 0 {
 		fix = "the machine itself was slower during the slower repeats (a busy virtual machine host, a lower clock): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over it; " + fix
 	}
 	c.add(Finding{Rule: RuleVariation, Severity: Warning,
 		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", words.Count(len(cells), "cell"), pct(c.opt.MaxCV)),
 		Evidence: listed(lines, 8), Runs: ids, Cells: cells, Fix: fix})
+}
+
+// disturbedRuns says what disturbed each of runs that a disturbance was found in: "run 4:
+// the host's disk took 1.1 s"; "" when none was.
+func disturbedRuns(runs []*results.Run) string {
+	var parts []string
+	for _, r := range runs {
+		if w := whatDisturbed(r); w != "" {
+			parts = append(parts, fmt.Sprintf("run %d: %s", r.ID, w))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // hostBehind says what shows that the machine, not the system under test, changed between

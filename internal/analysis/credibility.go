@@ -248,7 +248,7 @@ var rules = []rule{
 	mixedRule, versionSettingsRule, conflictsRule, settingNotAppliedRule, engineAdviceRule,
 	defaultCacheRule, dataInRAMRule, errorRateRule, retryRateRule, overloadRule,
 	fewRepeatsRule, variationRule, clientBoundRule, rttRule, rttUncertainRule, linkCPURule,
-	warmupRule, agentPartRule, stalledRule,
+	warmupRule, agentPartRule, stalledRule, disturbedRule,
 }
 
 // checker is the state of one Check that its rules share: the runs grouped into cells, the

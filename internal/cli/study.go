@@ -127,7 +127,7 @@ func intervalHead(metric string) string {
 // intervalText is a cell's mean and 95 % interval against the study's precision:
 // "12,345 ±4.1 % ok", "12,345 ±23 % > 10 %", "-" without runs.
 func intervalText(st *study.Study, p study.Progress) string {
-	iv := study.IntervalOf(p.Values)
+	iv := p.Interval()
 	switch {
 	case iv.N == 0:
 		return "-"
@@ -296,7 +296,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 					n[results.StatusFailed], n[results.StatusAborted], rem)
 				if st.Precision > 0 {
 					line += "\t" + intervalText(st, p)
-					if !st.Precise(study.IntervalOf(p.Values)) {
+					if !st.Precise(p.Interval()) {
 						wide++
 					}
 				}
@@ -335,7 +335,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 func fixedRepeat(st *study.Study, progress map[string]study.Progress) (int, bool) {
 	most := 0
 	for _, c := range st.Cells() {
-		iv := study.IntervalOf(progress[c.Key].Values)
+		iv := progress[c.Key].Interval()
 		if iv.N < 2 || iv.Mean == 0 {
 			return 0, false
 		}

@@ -259,6 +259,9 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if err := l.Start(ctx, inst); err != nil {
 		return nil, fmt.Errorf("server %s: %w", name, err)
 	}
+	// A cgroup of its own lets each run tell the server's CPU and waits from the machine's;
+	// without one (no rights, no cgroup v2) its process tree is read instead.
+	_ = managed.Contain(inst)
 	if err := c.Servers.Save(inst); err != nil {
 		_ = l.Stop(ctx, inst)
 		return nil, err
@@ -354,6 +357,7 @@ func (c *Core) StopServer(ctx context.Context, name string) error {
 		_ = c.Servers.Save(inst)
 		return fmt.Errorf("stop server %s: %w", name, err)
 	}
+	managed.Release(inst)
 	c.info("server %s stopped (PID %d)", name, pid)
 	return c.Servers.Save(inst)
 }

@@ -49,7 +49,8 @@ type Lister interface {
 }
 
 // Progress reads each cell's finished runs of st from the store: the headline metric of
-// each (results.MetricOf over the study's runs, which it returns) and their count.
+// each (results.MetricOf over the study's runs, which it returns) and their count; runs set
+// aside as disturbed are counted apart.
 func Progress(ctx context.Context, store Lister, st *study.Study) (map[string]study.Progress, string, error) {
 	runs, err := store.List(ctx, results.Filter{Study: st.Name, Status: results.StatusFinished})
 	if err != nil {
@@ -64,17 +65,22 @@ func Progress(ctx context.Context, store Lister, st *study.Study) (map[string]st
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := &runs[i]
 		p := out[r.CellKey]
-		p.Values = append(p.Values, results.MetricValue(r, metric))
-		p.Done++
+		if r.SetAside != "" {
+			p.SetAside++
+		} else {
+			p.Values = append(p.Values, results.MetricValue(r, metric))
+			p.Resolutions = append(p.Resolutions, results.Resolution(r, metric))
+			p.Done++
+		}
 		out[r.CellKey] = p
 	}
 	return out, metric, nil
 }
 
-// cv is the coefficient of variation of values; ok is false for fewer than two or a mean
-// of 0.
-func cv(values []float64) (float64, bool) {
-	iv := study.IntervalOf(values)
+// cv is the coefficient of variation of a cell's runs, no less than their counting
+// resolution (study.Progress.Interval); ok is false for fewer than two or a mean of 0.
+func cv(p study.Progress) (float64, bool) {
+	iv := p.Interval()
 	if iv.N < 2 || iv.Mean == 0 {
 		return 0, false
 	}
@@ -87,7 +93,7 @@ func (c *Core) expect(ctx context.Context, st *study.Study, cells []study.Cell, 
 	out := map[string]Expectation{}
 	var pooled, df float64
 	for _, cell := range cells {
-		if v, ok := cv(progress[cell.Key].Values); ok {
+		if v, ok := cv(progress[cell.Key]); ok {
 			k := float64(len(progress[cell.Key].Values) - 1)
 			pooled += k * v * v
 			df += k
@@ -96,20 +102,21 @@ func (c *Core) expect(ctx context.Context, st *study.Study, cells []study.Cell, 
 	for i, cell := range cells {
 		p := progress[cell.Key]
 		e := Expectation{Runs: st.RepeatMin}
-		if v, ok := cv(p.Values); ok {
+		if v, ok := cv(p); ok {
 			e.CV, e.Basis = v, BasisCell
 		} else if i < similarLimit {
 			runs, err := c.Store.List(ctx, results.Filter{CellKey: cell.Key, Status: results.StatusFinished})
 			if err != nil {
 				return nil, err
 			}
-			var vals []float64
+			var similar study.Progress
 			for j := range runs {
-				if runs[j].Study != st.Name {
-					vals = append(vals, results.MetricValue(&runs[j], metric))
+				if r := &runs[j]; r.Study != st.Name && r.Counted() {
+					similar.Values = append(similar.Values, results.MetricValue(r, metric))
+					similar.Resolutions = append(similar.Resolutions, results.Resolution(r, metric))
 				}
 			}
-			if v, ok := cv(vals); ok {
+			if v, ok := cv(similar); ok {
 				e.CV, e.Basis = v, BasisSimilar
 			}
 		}
@@ -155,7 +162,7 @@ func Shortfalls(st *study.Study, progress map[string]study.Progress, perRun func
 	}
 	var pooled, df float64
 	for _, p := range progress {
-		if v, ok := cv(p.Values); ok {
+		if v, ok := cv(p); ok {
 			pooled += float64(len(p.Values)-1) * v * v
 			df += float64(len(p.Values) - 1)
 		}
@@ -163,11 +170,11 @@ func Shortfalls(st *study.Study, progress map[string]study.Progress, perRun func
 	var out []Shortfall
 	for _, cell := range st.Cells() {
 		p := progress[cell.Key]
-		iv := study.IntervalOf(p.Values)
+		iv := p.Interval()
 		if st.Precise(iv) {
 			continue
 		}
-		v, ok := cv(p.Values)
+		v, ok := cv(p)
 		if !ok && df > 0 {
 			v, ok = math.Sqrt(pooled/df), true
 		}

@@ -14,12 +14,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/runner"
+	"github.com/dblat/dblat/internal/signals"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/sysinfo"
 	"github.com/dblat/dblat/internal/workload"
@@ -38,8 +40,13 @@ func (c *Core) Run(ctx context.Context, drain <-chan struct{}, rs spec.Run) (*re
 		return nil, err
 	}
 	rs.Resolve()
-	return c.runOn(ctx, drain, &rs, t)
+	return c.runOn(ctx, drain, &rs, t, nil)
 }
+
+// SetAside decides, as a run ends and before it is stored, whether a run that finished is
+// left out of its cell's figures, and why ("" counts it): a study's policy for disturbed
+// runs (package study). nil sets nothing aside.
+type SetAside func(run *results.Run) string
 
 // LoadCommand is the command that loads def's data into target, for error messages.
 func LoadCommand(def *workload.Definition, target string) string {
@@ -96,9 +103,10 @@ func loadCommand(def *workload.Definition, rs *spec.Run) string {
 //	measure    warm-up and window (package runner)
 //	finish     status, statistics after, the stored run completed
 //
-// A step before begin that fails stores nothing; one after stores the run as failed.
-func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, rs *spec.Run, t *Target) (*results.Run, error) {
-	r := &runState{c: c, rs: rs, t: t}
+// A step before begin that fails stores nothing; one after stores the run as failed. A
+// finished run is judged for disturbances (package disturb) and, by aside, maybe set aside.
+func (c *Core) runOn(ctx context.Context, drain <-chan struct{}, rs *spec.Run, t *Target, aside SetAside) (*results.Run, error) {
+	r := &runState{c: c, rs: rs, t: t, aside: aside}
 	defer r.close()
 	defer c.holdCPU()()
 	for _, step := range []func(context.Context) error{r.check, r.connect, r.data, r.prepare, r.inspect, r.calibrate} {
@@ -134,6 +142,7 @@ type runState struct {
 	before  engine.Stats
 	cal     *latency.Calibration
 	run     *results.Run
+	aside   SetAside
 }
 
 func (r *runState) close() {
@@ -283,7 +292,13 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 	var cpuTimed bool
 	cfg := r.runnerConfig()
 	cfg.Drain = runDrain
+	// What the host, dblat and the server did beside the run, from now to its end; the
+	// samples are kept too, to judge the window against them.
+	sampler := r.startSignals(ctx)
+	var windowAt time.Time
+	var kept []results.Sample
 	cfg.WindowStart = func() {
+		windowAt = time.Now()
 		r.links.windowStart()
 		cpuAtStart, cpuTimed = sysinfo.ReadCPUTimes()
 	}
@@ -292,6 +307,7 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		cpuAtEnd, _ = sysinfo.ReadCPUTimes()
 	}
 	cfg.Samples = func(s []results.Sample) {
+		kept = append(kept, s...)
 		c.obs().Samples(run, s)
 		if err := c.Store.AddSamples(context.WithoutCancel(ctx), run.ID, s); err != nil {
 			c.info("warning: cannot store samples: %v", err)
@@ -307,6 +323,12 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 	}
 	saveCtx := context.WithoutCancel(ctx)
 	run.Ended = time.Now()
+	var notes []string
+	run.Signals, notes = sampler.Stop(windowAt)
+	run.Client.Pressure = new(sampler.Pressure())
+	for _, n := range notes {
+		c.info("note: %s", n)
+	}
 	died := serverDied()
 	switch {
 	case ctx.Err() != nil:
@@ -341,6 +363,12 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		if died == "" {
 			c.afterRun(saveCtx, r.t, r.admin, r.hooks, r.rc, run)
 		}
+		judged := *run
+		judged.Samples = kept
+		run.Disturbances = disturb.Find(&judged)
+		if run.Status == results.StatusFinished && r.aside != nil {
+			run.SetAside = r.aside(run)
+		}
 	}
 	if err := c.Store.Finish(saveCtx, run); err != nil {
 		return nil, fmt.Errorf("save run %d: %w", run.ID, err)
@@ -359,6 +387,32 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		return run, fmt.Errorf("run %d failed: %s", run.ID, run.Reason)
 	}
 	return run, nil
+}
+
+// startSignals starts sampling the host's, dblat's and the server's signals beside the run
+// (package signals): the managed server's process tree or cgroup, and the engine's own view
+// through dblat's direct connection where the engine has one (engine.Signaler).
+func (r *runState) startSignals(ctx context.Context) *signals.Sampler {
+	var cfg signals.Config
+	if inst := r.t.Server; inst != nil {
+		cfg.ServerPID, cfg.ServerCgroup = inst.PID, inst.Cgroup
+	}
+	if sg, ok := r.t.Engine.(engine.Signaler); ok {
+		read, err := sg.SignalReader(ctx, r.admin.DB)
+		if err != nil {
+			r.c.info("note: the server's own signals cannot be read: %s", oneLine(err))
+		} else {
+			cfg.Server = func(ctx context.Context) ([]signals.Reading, error) {
+				sigs, err := read(ctx)
+				out := make([]signals.Reading, len(sigs))
+				for i, s := range sigs {
+					out[i] = signals.Reading{Name: s.Name, Value: s.Value, Counter: s.Counter}
+				}
+				return out, err
+			}
+		}
+	}
+	return signals.Start(cfg)
 }
 
 // nothingCompleted says why a window that completed no transaction is a failure, with the

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
@@ -484,7 +485,7 @@ func (l *studyLoop) runOne(ctx context.Context, drain <-chan struct{}, pr *study
 	c.obs().StudyStep(StudyStep{Study: st.Name, Index: l.ran + 1, Total: l.ran + len(rest), Cell: st.Label(cell), Repeat: pr.Repeat,
 		Repeats: st.Repeat, Elapsed: time.Since(l.begin), Remaining: st.Estimate(rest, l.eta.overhead())})
 	runStart := time.Now()
-	run, err := l.sr.runCell(ctx, drain, cell)
+	run, err := l.sr.runCell(ctx, drain, cell, l.setAside)
 	l.ran++
 	l.eta.ran(run, cell, time.Since(runStart), started)
 	switch {
@@ -503,13 +504,48 @@ func (l *studyLoop) runOne(ctx context.Context, drain <-chan struct{}, pr *study
 			return fmt.Errorf("study %s stopped: %d runs failed (max_failures %d); fix the cause and `dblat study resume %s`",
 				st.Name, l.failures, st.MaxFailures, st.Name)
 		}
+	case run.SetAside != "":
+		p := l.progress[cell.Key]
+		p.SetAside++
+		l.progress[cell.Key] = p
+		c.info("  run %d set aside: %s", run.ID, run.SetAside)
 	default:
 		p := l.progress[cell.Key]
-		p.Values = append(slices.Clone(p.Values), results.MetricValue(run, results.MetricOf([]results.Run{*run})))
+		metric := results.MetricOf([]results.Run{*run})
+		p.Values = append(slices.Clone(p.Values), results.MetricValue(run, metric))
+		p.Resolutions = append(slices.Clone(p.Resolutions), results.Resolution(run, metric))
 		p.Done++
 		l.progress[cell.Key] = p
+		if st.Disturbed == study.DisturbedStop && disturb.Disturbed(run) {
+			return fmt.Errorf("study %s stopped (disturbed: stop): %s; rerun when the machine is quiet with `dblat study resume %s`",
+				st.Name, disturbedText(run), st.Name)
+		}
 	}
 	return nil
+}
+
+// setAside is the study's policy for a run that external causes disturbed (study
+// Disturbed): under DisturbedRerun it is set aside while its cell has set aside fewer than
+// Reruns runs; otherwise, and under the other policies, it counts.
+func (l *studyLoop) setAside(run *results.Run) string {
+	st := l.sr.st
+	if st.Disturbed != study.DisturbedRerun || !disturb.Disturbed(run) || l.progress[run.CellKey].SetAside >= st.Reruns {
+		return ""
+	}
+	return disturbedText(run) + "; set aside and run again (disturbed: rerun)"
+}
+
+// disturbedText says what disturbed run, from its external disturbances: "the host's disk
+// took 1.1 s of its 5 s window".
+func disturbedText(run *results.Run) string {
+	var causes []string
+	for _, d := range run.Disturbances {
+		if disturb.External(d.Cause) && !slices.Contains(causes, disturb.Describe(d.Cause)) {
+			causes = append(causes, disturb.Describe(d.Cause))
+		}
+	}
+	return fmt.Sprintf("%s took %s of its %s window", words.List(causes), spec.FormatDuration(disturb.LostExternal(run.Disturbances).Round(10*time.Millisecond)),
+		spec.FormatDuration(run.Summary.Elapsed.Round(100*time.Millisecond)))
 }
 
 // reportIntervals prints, for a study with a precision, each cell's 95 % interval against
@@ -529,7 +565,7 @@ func (c *Core) reportIntervals(st *study.Study, progress map[string]study.Progre
 			c.info("  %s: missed its precision: %s", st.Label(cell), FormatShortfall(st, s))
 			continue
 		}
-		iv := study.IntervalOf(progress[cell.Key].Values)
+		iv := progress[cell.Key].Interval()
 		c.info("  %s: %.0f ±%s after %s", st.Label(cell), iv.Mean, pctText(iv.Relative()), words.Count(iv.N, "run"))
 	}
 }
@@ -543,8 +579,9 @@ func completeText(st *study.Study) string {
 	return fmt.Sprintf("every cell has %d finished runs", st.Repeat)
 }
 
-// runCell prepares the cell's server and data and runs it.
-func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell study.Cell) (*results.Run, error) {
+// runCell prepares the cell's server and data and runs it; aside says whether the run is
+// set aside as it ends.
+func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell study.Cell, aside SetAside) (*results.Run, error) {
 	t, err := sr.prepareServer(ctx, cell)
 	if err != nil {
 		return nil, err
@@ -559,7 +596,7 @@ func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell stu
 		}
 		return sr.c.Agents(ctx, drain, rs, n)
 	}
-	return sr.c.runOn(ctx, drain, &rs, t)
+	return sr.c.runOn(ctx, drain, &rs, t, aside)
 }
 
 // recordBinaries adds the version and installation a cell asks for to the options stored

@@ -47,6 +47,9 @@ type Instance struct {
 	// RunAs is the unprivileged OS user the server runs as when dblat runs as root.
 	RunAs   string    `json:"run_as,omitempty"`
 	Started time.Time `json:"started,omitzero"`
+	// Cgroup is the cgroup v2 directory the running server's processes were placed in
+	// (Contain), "" when they were not.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // Launcher starts and stops one engine's servers. Implementations live in the engine

@@ -113,7 +113,7 @@ func (r *Report) config(runs []results.Run) Config {
 			order = append(order, s)
 		}
 		s.all = append(s.all, run)
-		if run.Status == results.StatusFinished {
+		if run.Counted() {
 			s.fin = append(s.fin, run)
 		}
 	}

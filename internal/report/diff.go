@@ -109,7 +109,7 @@ func DiffRuns(a, b []results.Run) (*Diff, error) {
 		}
 		fin := 0
 		for i := range s.runs {
-			if s.runs[i].Status == results.StatusFinished {
+			if s.runs[i].Counted() {
 				fin++
 			}
 		}
@@ -181,7 +181,7 @@ func side(runs []results.Run) DiffSide {
 	for i := range runs {
 		s.Runs = append(s.Runs, runs[i].ID)
 		studies[runs[i].Study] = true
-		if runs[i].Status == results.StatusFinished {
+		if runs[i].Counted() {
 			s.Finished++
 		}
 	}
@@ -266,7 +266,7 @@ func diffGroups(runs []results.Run, factors []string) map[string]*diffGroup {
 			g = &diffGroup{levels: lv}
 			out[key] = g
 		}
-		if r.Status == results.StatusFinished {
+		if r.Counted() {
 			g.fin = append(g.fin, r)
 		}
 	}
@@ -356,7 +356,7 @@ func diffConfig(a, b []results.Run, factors []string) (config, location []Config
 		seen := map[string]bool{}
 		var fin []*results.Run
 		for i := range runs {
-			if runs[i].Status == results.StatusFinished {
+			if runs[i].Counted() {
 				fin = append(fin, &runs[i])
 			}
 		}

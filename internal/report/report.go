@@ -136,6 +136,9 @@ type Cell struct {
 	// the figures, ascending.
 	Runs     int     `json:"runs"`
 	Finished []int64 `json:"finished"`
+	// SetAside are the IDs of the cell's finished runs that a study set aside as disturbed
+	// (results.Run.SetAside): in no figure of the cell.
+	SetAside []int64 `json:"set_aside,omitempty"`
 	// Throughput is Report.Metric over the finished repeats.
 	Throughput Estimate `json:"throughput"`
 	// AchievedRTT is the RTT the link added, as each run measured it (analysis.AchievedRTT:
@@ -387,7 +390,7 @@ func latencyOf(in Input) string {
 		return in.Options.Latency
 	}
 	for i := range in.Runs {
-		if in.Runs[i].Status == results.StatusFinished && in.Runs[i].Params.OpenLoop() {
+		if in.Runs[i].Counted() && in.Runs[i].Params.OpenLoop() {
 			return LatencyResponse
 		}
 	}
@@ -439,16 +442,21 @@ func (r *Report) cell(g *results.Cell) (Cell, error) {
 	c := Cell{Key: g.Key, Levels: g.Levels, Runs: len(g.Runs), Finished: []int64{}}
 	fin := g.Finished
 	xs := make([]float64, len(fin))
+	res := make([]float64, len(fin))
 	byType := map[string][]txOf{}
+	for _, run := range g.SetAside {
+		c.SetAside = append(c.SetAside, run.ID)
+	}
 	for i, run := range fin {
 		c.Finished = append(c.Finished, run.ID)
 		xs[i] = r.metric(run)
+		res[i] = results.Resolution(run, r.Metric)
 		for j := range run.Tx {
 			t := &run.Tx[j]
 			byType[t.Type] = append(byType[t.Type], txOf{run: run.ID, tx: t})
 		}
 	}
-	c.Throughput = estimate(xs)
+	c.Throughput = estimateWith(xs, res)
 	var ended, retried int64
 	for _, run := range fin {
 		ended += run.Summary.Committed + run.Summary.Rollbacks

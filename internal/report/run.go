@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/analysis"
+	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/words"
@@ -61,7 +62,8 @@ func writeRunHead(ew *analysis.TextWriter, r *results.Run) {
 
 // writeRunNotes writes what qualifies the figures: a window too short for think times,
 // retries, the latency limit, example errors, the client's CPU, the link's timing, the
-// scripts that ran, and what an open loop's columns mean.
+// scripts that ran, what disturbed the window (and whether a study set the run aside for
+// it), and what an open loop's columns mean.
 func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 	s := r.Summary
 	if note := thinkNote(r); note != "" {
@@ -101,6 +103,12 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 	}
 	if line := scriptsLine(r.Scripts); line != "" {
 		ew.Printf("%s\n", line)
+	}
+	for _, d := range r.Disturbances {
+		ew.Printf("  disturbed: %s took %s of the window, %s\n", disturb.Describe(d.Cause), seconds(d.Lost), d.Evidence)
+	}
+	if r.SetAside != "" {
+		ew.Printf("  SET ASIDE: %s\n", r.SetAside)
 	}
 	if r.Params.OpenLoop() {
 		ew.Printf("  response = from the intended start to the end; service = from the connection checkout; lag = response − service\n")
@@ -366,4 +374,12 @@ func orDash(v float64, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, v)
+}
+
+// seconds writes a duration as a disturbance's cost reads: "560 ms", "1.1 s".
+func seconds(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }

@@ -37,7 +37,12 @@ func tQuantile(confidence float64, df int) float64 {
 // estimate returns the mean of xs with its Student's t interval; values are rounded to four
 // decimals so that reports are byte-for-byte reproducible across platforms (fused
 // multiply-add may change the last bits).
-func estimate(xs []float64) Estimate {
+func estimate(xs []float64) Estimate { return estimateWith(xs, nil) }
+
+// estimateWith is estimate with the standard deviation bounded below by the runs' counting
+// resolutions (results.Resolution, one per run): repeats that agree more closely than
+// counting can tell are known to no better than it.
+func estimateWith(xs, resolutions []float64) Estimate {
 	e := Estimate{N: len(xs)}
 	if e.N == 0 {
 		return e
@@ -56,6 +61,13 @@ func estimate(xs []float64) Estimate {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / float64(e.N-1))
+	if len(resolutions) > 0 {
+		var rr float64
+		for _, r := range resolutions {
+			rr += r * r
+		}
+		sd = max(sd, math.Sqrt(rr/float64(len(resolutions))))
+	}
 	half := tQuantile(Confidence, e.N-1) * sd / math.Sqrt(float64(e.N))
 	e.SD = round(sd, 4)
 	e.CI = &Interval{Low: round(mean-half, 4), High: round(mean+half, 4), Half: round(half, 4)}

@@ -28,10 +28,12 @@ type Cell struct {
 	// Grouping.Levels.
 	Levels []string
 	Index  []int
-	// Runs are the cell's runs, ascending by ID; Finished those of them that finished, the
-	// only runs that figures are computed from.
+	// Runs are the cell's runs, ascending by ID; Finished those of them that finished and
+	// count, the only runs that figures are computed from; SetAside those that finished
+	// but a study set aside as disturbed (Run.SetAside), kept with their evidence.
 	Runs     []*Run
 	Finished []*Run
+	SetAside []*Run
 }
 
 // FinishedIDs returns the IDs of the cell's finished runs, ascending.
@@ -82,7 +84,11 @@ func Group(runs []Run, factors []string) *Grouping {
 	for _, c := range g.Cells {
 		sort.Slice(c.Runs, func(i, j int) bool { return c.Runs[i].ID < c.Runs[j].ID })
 		for _, r := range c.Runs {
-			if r.Status == StatusFinished {
+			switch {
+			case r.Status != StatusFinished:
+			case r.SetAside != "":
+				c.SetAside = append(c.SetAside, r)
+			default:
 				c.Finished = append(c.Finished, r)
 			}
 		}

@@ -246,6 +246,10 @@ type Client struct {
 	// the window (steal time, /proc/stat): on a shared virtual machine, the time a
 	// neighbour took. nil when not measured.
 	Steal *float64 `json:"steal,omitempty"`
+	// Pressure says whether the machine had pressure stall information (/proc/pressure),
+	// by which a disturbed run's waits for the disk, memory and CPU are told; nil for runs
+	// stored before it was recorded.
+	Pressure *bool `json:"pressure,omitempty"`
 }
 
 // Summary holds the run-wide figures over the measurement window (warm-up excluded).
@@ -294,6 +298,10 @@ type Summary struct {
 	// unstarted), so its response times measure a backlog, not the server at that rate.
 	Overload bool `json:"overload,omitempty"`
 }
+
+// Counted reports whether r's figures count in its cell's and a comparison's: it finished
+// and no study set it aside as disturbed.
+func (r *Run) Counted() bool { return r.Status == StatusFinished && r.SetAside == "" }
 
 // WarmupHad is the warm-up r had before its window: Summary.Warmup, or for a run recorded
 // without it (an export from before, a run that never started) its Params.Warmup.

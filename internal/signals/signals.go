@@ -98,6 +98,7 @@ type Config struct {
 // Sampler records signals until Stop. Start one per run.
 type Sampler struct {
 	cfg    Config
+	psi    bool
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// stall is the longest lateness the stall watch saw since the host sampler last took it.
@@ -127,6 +128,7 @@ func Start(cfg Config) *Sampler {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Sampler{cfg: cfg, cancel: cancel}
 	h := newHost(cfg)
+	s.psi = h.psi
 	s.note(h.notes...)
 	s.wg.Go(func() { s.watchStalls(ctx) })
 	s.wg.Go(func() { s.sampleHost(ctx, h) })
@@ -135,6 +137,10 @@ func Start(cfg Config) *Sampler {
 	}
 	return s
 }
+
+// Pressure reports whether the kernel has pressure stall information, by which waits for
+// the disk, memory and CPU are told.
+func (s *Sampler) Pressure() bool { return s.psi }
 
 // Stop ends the sampling and returns what was recorded, as signals whose offsets are
 // measured from windowStart (a zero windowStart measures them from the first sample's

@@ -23,7 +23,7 @@ import (
 // Keys of each block, in the order the documentation lists them.
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
-		"between_runs", "max_failures", "agents", "server", "target", "base", "factors"}
+		"between_runs", "max_failures", "disturbed", "reruns", "agents", "server", "target", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
 	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
@@ -74,6 +74,7 @@ func Parse(name string, data []byte) (*Study, error) {
 	s := &Study{
 		File: name, Design: DesignFull, Repeat: DefaultRepeat, RepeatMin: DefaultRepeat, Seed: DefaultSeed,
 		Order: OrderRandom, BetweenRuns: BetweenRestore, MaxFailures: DefaultMaxFailures,
+		Disturbed: DisturbedKeep, Reruns: DefaultReruns,
 		Base: defaultBase(), Source: bytes.Clone(data), pos: p.pos,
 	}
 	if p.root = p.decode(data); p.root != nil {
@@ -305,6 +306,8 @@ var studyKeys = option.Set{
 	{Name: "cooldown", Kind: option.Duration, Default: "0"},
 	{Name: "between_runs", Kind: option.String, Default: BetweenRestore, Values: []string{BetweenRestore, BetweenKeep}},
 	{Name: "max_failures", Kind: option.Int, Default: strconv.Itoa(DefaultMaxFailures), Min: 1},
+	{Name: "disturbed", Kind: option.String, Default: DisturbedKeep, Values: []string{DisturbedKeep, DisturbedRerun, DisturbedStop}},
+	{Name: "reruns", Kind: option.Int, Default: strconv.Itoa(DefaultReruns), Min: 0},
 	{Name: "agents", Kind: option.Int, Default: "0", Min: 1},
 }
 
@@ -382,6 +385,10 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 			setKey(p, v, key, &s.BetweenRuns, asText)
 		case "max_failures":
 			setKey(p, v, key, &s.MaxFailures, option.ParseInt)
+		case "disturbed":
+			setKey(p, v, key, &s.Disturbed, asText)
+		case "reruns":
+			setKey(p, v, key, &s.Reruns, option.ParseInt)
 		case "agents":
 			setKey(p, v, key, &s.Agents, option.ParseInt)
 		case "server":

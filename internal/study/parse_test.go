@@ -146,7 +146,7 @@ func TestParseDefaults(t *testing.T) {
 	}
 	want := &Study{
 		File: "x.yaml", Name: "t", Design: DesignFull, Repeat: 5, RepeatMin: 5, Seed: 1, Order: OrderRandom,
-		BetweenRuns: BetweenRestore, MaxFailures: 3, Server: ServerSpec{Engine: "postgres", Name: "t"},
+		BetweenRuns: BetweenRestore, MaxFailures: 3, Disturbed: DisturbedKeep, Reruns: DefaultReruns, Server: ServerSpec{Engine: "postgres", Name: "t"},
 		Base: Params{Engine: "postgres", Run: spec.Run{Params: spec.Params{Workload: "tpcc", Scale: 1,
 			Drive:          spec.Drive{Terminals: 10, Duration: time.Minute, Warmup: 10 * time.Second, Seed: 1, MaxTries: 1},
 			ConnectTimeout: 30 * time.Second,

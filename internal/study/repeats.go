@@ -43,7 +43,14 @@ type Interval struct {
 }
 
 // IntervalOf returns the interval of values, one per finished run.
-func IntervalOf(values []float64) Interval {
+func IntervalOf(values []float64) Interval { return IntervalWith(values, nil) }
+
+// IntervalWith returns the interval of values, one per finished run, whose counting
+// resolutions (results.Resolution, one per run; nil for none) bound the standard deviation
+// from below: runs that agree more closely than counting can tell are known to no better
+// than it, so that two windows that counted the same 64 New-Orders are not an interval of
+// ±0.
+func IntervalWith(values, resolutions []float64) Interval {
 	iv := Interval{N: len(values), Half: math.Inf(1)}
 	if iv.N == 0 {
 		return iv
@@ -60,6 +67,13 @@ func IntervalOf(values []float64) Interval {
 		ss += (v - iv.Mean) * (v - iv.Mean)
 	}
 	iv.SD = math.Sqrt(ss / float64(iv.N-1))
+	if len(resolutions) > 0 {
+		var rr float64
+		for _, r := range resolutions {
+			rr += r * r
+		}
+		iv.SD = max(iv.SD, math.Sqrt(rr/float64(len(resolutions))))
+	}
 	iv.Half = tQuantile(iv.N-1) * iv.SD / math.Sqrt(float64(iv.N))
 	return iv
 }
@@ -101,7 +115,17 @@ type Progress struct {
 	// finished runs, plus the runs that failed in this invocation of the study, which are
 	// not tried again before it resumes (a failure repeated at once is seldom luck).
 	Done int
+	// Resolutions are the counting resolutions of the runs of Values
+	// (results.Resolution), in the same order; nil where unknown.
+	Resolutions []float64
+	// SetAside is how many of the cell's finished runs were set aside as disturbed
+	// (Study.Disturbed): counted neither in Values nor in Done, so that the cell runs
+	// again.
+	SetAside int
 }
+
+// Interval is the 95 % interval of the cell's finished runs (IntervalWith).
+func (p Progress) Interval() Interval { return IntervalWith(p.Values, p.Resolutions) }
 
 // Wanted is how many runs a cell with progress p is known to need now: Repeat for a
 // fixed design; for an adaptive one, RepeatMin until it has them, then one more than it
@@ -113,7 +137,7 @@ func (s *Study) Wanted(p Progress) int {
 		return s.Repeat
 	case p.Done < s.RepeatMin:
 		return s.RepeatMin
-	case s.Precise(IntervalOf(p.Values)):
+	case s.Precise(p.Interval()):
 		return p.Done
 	}
 	return p.Done + 1
@@ -203,7 +227,7 @@ func FirstRound(plan []Planned) []Planned {
 // the precision (over 1 when it misses it), or the relative half-width itself in a study
 // without a precision; +Inf for a cell without an interval yet.
 func (s *Study) Priority(p Progress) float64 {
-	rel := IntervalOf(p.Values).Relative()
+	rel := p.Interval().Relative()
 	if s.Precision > 0 {
 		return rel / s.Precision
 	}

@@ -22,6 +22,13 @@ const (
 
 	OrderRandom  = "random"  // each round is a fresh random permutation of its cells
 	OrderGrouped = "grouped" // within a round, cells sharing a server configuration run together
+
+	// What a study does with a run that causes outside the system under test disturbed
+	// (package disturb: the host's disk, other processes' CPU, the hypervisor, dblat's own
+	// process took at least disturb.Material of its window).
+	DisturbedKeep  = "keep"  // count it like any other (the default); the check names what disturbed it
+	DisturbedRerun = "rerun" // set it aside, with its evidence, and run the cell again (up to Reruns times a cell)
+	DisturbedStop  = "stop"  // count it, and stop the study: the machine is not quiet enough
 )
 
 // Defaults of a study file's optional keys.
@@ -31,6 +38,10 @@ const (
 	// that no longer starts, a full disk) rather than at bad luck.
 	DefaultMaxFailures = 3
 	DefaultSeed        = 1
+	// DefaultReruns: a cell sets aside at most two disturbed runs; a third disturbed run
+	// counts, and the check says what disturbed it: a machine disturbed that often is the
+	// finding, and re-running would only spend the budget.
+	DefaultReruns = 2
 )
 
 // Limits that keep a typo from planning years of runs or exhausting memory while expanding:
@@ -64,6 +75,10 @@ type Study struct {
 	Cooldown    time.Duration
 	BetweenRuns string // BetweenRestore or BetweenKeep
 	MaxFailures int    // the study stops after this many failed runs, ≥ 1
+	// Disturbed is what the study does with a disturbed run (DisturbedRerun, ...), and
+	// Reruns how many disturbed runs a cell may set aside under DisturbedRerun.
+	Disturbed string
+	Reruns    int
 	// Agents, when positive, drives every run with that many `dblat agent` processes
 	// (internal/agent); 0 runs every terminal in the study's own process.
 	Agents int

@@ -32,3 +32,14 @@ func Plural(noun string) string {
 	}
 	return noun + "s"
 }
+
+// List joins items as English does: "a", "a and b", "a, b and c"; "" for none.
+func List(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

@@ -80,7 +80,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Client: results.Client{
 			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2, Procs: 2,
 			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
-			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal,
+			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal, Pressure: &fixturePressure,
 		},
 		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
 		// Compact, its keys in the order PostgreSQL's jsonb keeps them (shorter first).
@@ -176,3 +176,6 @@ func ZeroFields(prefix string, v reflect.Value) []string {
 
 // fixtureSteal is FullRun's client steal share.
 var fixtureSteal = 0.0375
+
+// fixturePressure is FullRun's client pressure information.
+var fixturePressure = true

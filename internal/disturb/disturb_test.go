@@ -1,0 +1,205 @@
+package disturb
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/signals"
+)
+
+// run builds a run of len(counts) one-second window intervals (and two of warm-up) with
+// those counts and stalls (ms), and signals every 250 ms from sig(name, at) where it
+// returns ok.
+func run(counts []int64, stalls []int64, sig func(name string, from time.Duration) (float64, bool)) *results.Run {
+	r := &results.Run{Summary: results.Summary{Elapsed: time.Duration(len(counts)) * time.Second}}
+	for i := -2; i < len(counts); i++ {
+		s := results.Sample{Offset: time.Duration(i+1) * time.Second, Committed: 1000, StallUs: 5000}
+		if i >= 0 {
+			s.Committed, s.StallUs = counts[i], stalls[i]*1000
+		}
+		r.Samples = append(r.Samples, s, results.Sample{Offset: s.Offset, Type: "new_order", Committed: s.Committed / 2})
+	}
+	names := []string{signals.HostIOFull, signals.HostMemoryFull, signals.HostMemorySome, signals.HostBusy, signals.HostCPUs,
+		signals.HostSteal, signals.DblatCPU, signals.DblatStall, signals.ServerCPU, "proc.812.stress-ng", "db.checkpointing", "db.autovacuum"}
+	for at := -2 * time.Second; at < r.Summary.Elapsed; at += 250 * time.Millisecond {
+		for _, n := range names {
+			if v, ok := sig(n, at); ok {
+				r.Signals = append(r.Signals, results.Signal{Offset: at + 250*time.Millisecond, Span: 250 * time.Millisecond, Name: n, Value: v})
+			}
+		}
+	}
+	return r
+}
+
+// quiet is a machine where dblat and the server share two CPUs and nothing else runs.
+func quiet(name string, _ time.Duration) (float64, bool) {
+	switch name {
+	case signals.HostBusy:
+		return 1.9, true
+	case signals.HostCPUs:
+		return 2, true
+	case signals.DblatCPU:
+		return 0.7, true
+	case signals.ServerCPU:
+		return 1.15, true
+	case signals.HostIOFull, signals.HostMemoryFull, signals.HostMemorySome, signals.HostSteal, signals.DblatStall:
+		return 0.01, true
+	}
+	return 0, false
+}
+
+func flat(n int, v int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// TestQuietRunsRaiseNothing: runs whose counts vary as counting makes them vary, at
+// thousands of transactions a second and at a few, with the stalls of their rhythm, raise
+// no disturbance (a thousand seeded runs of each).
+func TestQuietRunsRaiseNothing(t *testing.T) {
+	for _, rate := range []float64{2500, 60, 9} {
+		rng := rand.New(rand.NewPCG(1, uint64(rate)))
+		for k := range 1000 {
+			counts := make([]int64, 10)
+			stalls := make([]int64, 10)
+			usual := int64(1000 / rate * 4) // a closed loop's longest gap, a few mean gaps
+			for i := range counts {
+				counts[i] = poisson(rng, rate)
+				stalls[i] = usual + rng.Int64N(usual+1)
+			}
+			if ds := Find(run(counts, stalls, quiet)); len(ds) > 0 {
+				t.Fatalf("rate %v, run %d (counts %v, stalls %v): %+v", rate, k, counts, stalls, ds)
+			}
+		}
+	}
+}
+
+// poisson draws a Poisson count of mean m (by its normal approximation above 30).
+func poisson(rng *rand.Rand, m float64) int64 {
+	if m > 30 {
+		return max(0, int64(m+rng.NormFloat64()*sqrt(m)+0.5))
+	}
+	var n int64
+	for p := rng.Float64(); p > expNeg(m); p *= rng.Float64() {
+		n++
+	}
+	return n
+}
+
+// TestDiskStall: a second in which the machine's IO pressure was full and every terminal
+// waited is named the disk's, placed, and its cost is what the run lacked.
+func TestDiskStall(t *testing.T) {
+	counts := []int64{1200, 1210, 600, 1190, 1205}
+	stalls := []int64{6, 5, 560, 7, 6}
+	r := run(counts, stalls, func(name string, at time.Duration) (float64, bool) {
+		if name == signals.HostIOFull && at >= 2*time.Second && at < 2500*time.Millisecond {
+			return 0.96, true
+		}
+		return quiet(name, at)
+	})
+	ds := Find(r)
+	if len(ds) != 1 {
+		t.Fatalf("disturbances %+v, want one", ds)
+	}
+	d := ds[0]
+	if d.Cause != CauseDisk || d.From > 2*time.Second || d.To != 3*time.Second {
+		t.Errorf("%+v: want the disk's, from 2 s or before to 3 s", d)
+	}
+	if d.Lost < 500*time.Millisecond || d.Lost > 560*time.Millisecond {
+		t.Errorf("lost %v, want half a second (600 of 1200 transactions), or the stall's excess", d.Lost)
+	}
+	for _, want := range []string{"IO pressure full", "no transaction ended for 560 ms"} {
+		if !strings.Contains(d.Evidence, want) {
+			t.Errorf("evidence %q lacks %q", d.Evidence, want)
+		}
+	}
+	if !Disturbed(&results.Run{Summary: r.Summary, Disturbances: ds}) {
+		t.Error("half a second of 5 s lost to the disk is not Disturbed")
+	}
+}
+
+// TestCheckpoint: the same stall while the server writes a checkpoint is the server's own,
+// not external.
+func TestCheckpoint(t *testing.T) {
+	r := run([]int64{1200, 1210, 600, 1190, 1205}, []int64{6, 5, 560, 7, 6}, func(name string, at time.Duration) (float64, bool) {
+		switch {
+		case name == signals.HostIOFull && at >= 2*time.Second && at < 2500*time.Millisecond:
+			return 0.9, true
+		case name == "db.checkpointing":
+			return map[bool]float64{true: 1}[at >= time.Second && at < 3*time.Second], true
+		}
+		return quiet(name, at)
+	})
+	ds := Find(r)
+	if len(ds) != 1 || ds[0].Cause != CauseCheckpoint || External(ds[0].Cause) {
+		t.Fatalf("disturbances %+v, want one, the checkpoint's", ds)
+	}
+	if Disturbed(&results.Run{Summary: r.Summary, Disturbances: ds}) {
+		t.Error("a checkpoint makes a run Disturbed: it is the server's own work")
+	}
+}
+
+// TestSlowRateStall: at a few transactions a second, a count cannot show a stall of a
+// second, but the stall itself does.
+func TestSlowRateStall(t *testing.T) {
+	r := run([]int64{9, 10, 8, 3, 9, 10}, []int64{310, 280, 330, 1250, 300, 290}, func(name string, at time.Duration) (float64, bool) {
+		if name == signals.HostIOFull && at >= 2750*time.Millisecond && at < 4*time.Second {
+			return 1, true
+		}
+		return quiet(name, at)
+	})
+	ds := Find(r)
+	if len(ds) != 1 || ds[0].Cause != CauseDisk || ds[0].Lost < 900*time.Millisecond {
+		t.Fatalf("disturbances %+v, want the disk's, costing the stall's excess over the usual (940 ms)", ds)
+	}
+}
+
+// TestOtherProcessThroughout: a process that spins beside the whole run slows it evenly:
+// no dip against its own median, but the window's CPU names it.
+func TestOtherProcessThroughout(t *testing.T) {
+	r := run(flat(5, 600), flat(5, 20), func(name string, at time.Duration) (float64, bool) {
+		switch name {
+		case signals.HostBusy:
+			return 2, true
+		case signals.DblatCPU:
+			return 0.4, true
+		case signals.ServerCPU:
+			return 0.6, true
+		case "proc.812.stress-ng":
+			return 0.98, true
+		}
+		return quiet(name, at)
+	})
+	ds := Find(r)
+	if len(ds) != 1 || ds[0].Cause != CauseCPU || !strings.Contains(ds[0].Evidence, "stress-ng (pid 812) 98 %") {
+		t.Fatalf("disturbances %+v, want the CPU's, naming stress-ng", ds)
+	}
+	if want := 2500 * time.Millisecond; ds[0].Lost != want {
+		t.Errorf("lost %v, want %v (one of two CPUs over 5 s)", ds[0].Lost, want)
+	}
+}
+
+// TestUnknown: a dip no signal explains is named as such, and is not external.
+func TestUnknown(t *testing.T) {
+	ds := Find(run([]int64{1200, 300, 1190, 1205, 1210}, flat(5, 6), quiet))
+	if len(ds) != 1 || ds[0].Cause != CauseUnknown || External(ds[0].Cause) {
+		t.Fatalf("disturbances %+v, want one of unknown cause", ds)
+	}
+}
+
+// TestTooShort: a window of two intervals has no median to judge against.
+func TestTooShort(t *testing.T) {
+	if ds := Find(run([]int64{1200, 10}, []int64{5, 900}, quiet)); ds != nil {
+		t.Errorf("disturbances %+v in two intervals", ds)
+	}
+}
+
+func sqrt(x float64) float64   { return math.Sqrt(x) }
+func expNeg(x float64) float64 { return math.Exp(-x) }
