@@ -5,6 +5,7 @@ import (
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // RuleDefaultCache: the server's own cache left at the engine's default while the
@@ -17,7 +18,11 @@ var defaultCacheRule = rule{names: []string{RuleDefaultCache}, check: (*checker)
 // dblat: the runs measure a cached database, not the disk (seed 002 §1).
 const RuleDataInRAM = "data-in-ram"
 
-var dataInRAMRule = rule{names: []string{RuleDataInRAM}, check: (*checker).dataInRAM}
+var dataInRAMRule = rule{names: []string{RuleDataInRAM, RuleStorageMemory}, check: (*checker).dataInRAM}
+
+// RuleStorageMemory: the managed server kept its data directory in memory (server storage:
+// memory): no write reached a disk, so the runs measured no durability.
+const RuleStorageMemory = "storage-memory"
 
 // defaultCache flags runs whose server cache is at the engine's default and smaller than
 // the database, unless the cache is requested explicitly or is a factor.
@@ -57,11 +62,26 @@ func (c *checker) defaultCache() {
 }
 
 // dataInRAM notes runs on a managed (local) server whose database is smaller than the
-// client machine's memory.
+// client machine's memory, and runs whose server kept its data in memory.
 func (c *checker) dataInRAM() {
+	var inMemory []int64
+	for _, r := range c.fin {
+		if r.Params.Options[results.FactorStorage] == "memory" {
+			inMemory = append(inMemory, r.ID)
+		}
+	}
+	if len(inMemory) > 0 {
+		c.add(Finding{Rule: RuleStorageMemory, Severity: Info,
+			Message:  "the server kept its data directory in memory (server storage: memory): no commit waited for a disk, so these runs measure the network, the CPUs and the server's code, not durability; figures on disk are lower wherever commits wait for fsync",
+			Evidence: fmt.Sprintf("%s in memory", words.Count(len(inMemory), "run")), Runs: inMemory,
+			Fix:      "for a claim about a production server's throughput, measure on disk too (storage: disk), and compare"})
+	}
 	var ids []int64
 	var lines []string
 	for _, r := range c.fin {
+		if r.Params.Options[results.FactorStorage] == "memory" {
+			continue // said above
+		}
 		db, mem := r.Server.DatabaseBytes, r.Client.MemoryBytes
 		if !r.Server.Managed || db <= 0 || mem <= 0 || db >= mem {
 			continue

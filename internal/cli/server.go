@@ -12,6 +12,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/option"
 )
 
 // launcherFlags are the flags that choose how a managed server is run.
@@ -58,7 +59,7 @@ func (a *app) serverCommand() *cobra.Command {
 (--state, default ./.dblat), listening on a loopback port only, and stops by PID.`,
 	}
 	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand(),
-		a.serverTemplatesCommand())
+		a.serverTemplatesCommand(), a.serverRemoveCommand())
 	return cmd
 }
 
@@ -145,6 +146,7 @@ func (a *app) serverStartCommand() *cobra.Command {
 		sets             []string
 		port             int
 		install, version string
+		storage          string
 		lf               launcherFlags
 	)
 	cmd := &cobra.Command{
@@ -161,12 +163,19 @@ unpack). --version V runs version V: PostgreSQL 13-18 are fetched into the state
 directory on first use (see server install). A server keeps the installation or version
 it was created with; give another one another --name.
 
+--storage memory keeps a new server's data directory in memory (a tmpfs, /dev/shm): no
+write reaches the disk, so that a study of the network is not disturbed by the host's disk
+stalls, which on a shared cloud machine come every few seconds; durability is then not
+measured, and the data is lost when the machine restarts. A server keeps the storage it was
+created with; ` + "`server remove`" + ` frees its memory.
+
 Firebird: --set ServerMode=Super|SuperClassic|Classic chooses the architecture, any other
 firebird.conf key of the server's version may be set, and --set PageSize=N the benchmark
 database's page size.`,
 		Example: `  dblat server start postgres --name pg1
   dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off
   dblat server start postgres --name pg13 --version 13
+  dblat server start postgres --name pgmem --storage memory
   dblat server start mariadb --name m1 --set innodb_buffer_pool_size=1G
   dblat server start mariadb --name m114 --install /opt/mariadb-11.4.5-linux-systemd-x86_64
   dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192
@@ -185,9 +194,12 @@ database's page size.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if storage, err = storageOption.Canonical(storage); err != nil {
+				return usagef("--storage %v", err)
+			}
 			lf.apply(a, e)
 			inst, err := a.servers().Start(cmd.Context(), execution.ServerStart{Engine: e.Name(), Name: name, Port: port,
-				Settings: settings, Install: install, Version: version})
+				Settings: settings, Install: install, Version: version, Storage: storage})
 			if err != nil {
 				return err
 			}
@@ -200,10 +212,15 @@ database's page size.`,
 	cmd.Flags().IntVar(&port, "port", 0, "loopback port (default: a free one, kept across restarts)")
 	cmd.Flags().StringVar(&install, "install", "", "run the server from this installation directory (default: the OS packages')")
 	cmd.Flags().StringVar(&version, "version", "", "run this version of the server (PostgreSQL 13-18, fetched on first use)")
+	cmd.Flags().StringVar(&storage, "storage", "", storageOption.Usage+" (default: disk for a new server, the one it was created with for an existing one)")
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
 }
+
+// storageOption declares --storage: where a new server keeps its data.
+var storageOption = option.Option{Name: "storage", Kind: option.String, Values: managed.Storages,
+	Usage: "where a new server keeps its data: disk, or memory (a tmpfs: no disk stalls, no durability measured)"}
 
 // parseSets turns repeated key=value flags into a map; nil when none were given.
 func parseSets(sets []string) (map[string]string, error) {
@@ -271,7 +288,7 @@ func (a *app) serverListCommand() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tBINARIES\tDSN")
+			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tSTORAGE\tBINARIES\tDSN")
 			for _, inst := range list {
 				state, pid := "stopped", "-"
 				if inst.PID != 0 {
@@ -284,7 +301,7 @@ func (a *app) serverListCommand() *cobra.Command {
 				if bins == "" {
 					bins = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, bins, inst.DSN)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, inst.StorageOf(), bins, inst.DSN)
 			}
 			return tw.Flush()
 		},
@@ -304,7 +321,8 @@ library downloads from its default repository; without network access, the error
 which file to fetch and where to save it. Other engines: unpack the server yourself and
 use --install DIR (server start) or server.install (studies).`,
 		Example: `  dblat server install postgres 13
-  dblat server start postgres --name pg13 --version 13`,
+  dblat server start postgres --name pg13 --version 13
+  dblat server start postgres --name pgmem --storage memory`,
 		Args: exactArgs(2, "an ENGINE and a VERSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := engine.Lookup(args[0])
@@ -317,6 +335,24 @@ use --install DIR (server start) or server.install (studies).`,
 			}
 			a.printf("%s\n", dir)
 			return nil
+		},
+	}
+}
+
+func (a *app) serverRemoveCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "remove NAME...",
+		Short:             "Remove stopped managed servers: their directories, and the memory of those whose data was in memory",
+		Args:              minArgs(1, "the NAME of a stopped server"),
+		ValidArgsFunction: a.completeServers,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, name := range args {
+				if err := a.servers().RemoveServer(name); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errors.Join(errs...)
 		},
 	}
 }

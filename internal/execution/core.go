@@ -173,6 +173,9 @@ type ServerStart struct {
 	// those the server was created with. A server created with another one is an error:
 	// its data directory belongs to that version.
 	Install, Version string
+	// Storage is where a new server keeps its data (managed.StorageDisk or StorageMemory;
+	// "" is disk); a server created with another is an error.
+	Storage string
 }
 
 // Start creates (if new) or restarts a managed server as req says, and saves its record.
@@ -220,7 +223,7 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	inst, err := c.Servers.Load(name)
 	switch {
 	case errors.Is(err, managed.ErrNoInstance):
-		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name)}
+		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name), Storage: req.Storage}
 		if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -228,6 +231,8 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		return nil, err
 	case inst.Engine != e.Name():
 		return nil, Inputf("server %q is a %s server, not %s", name, inst.Engine, e.Name())
+	case req.Storage != "" && req.Storage != inst.StorageOf():
+		return nil, Inputf("server %q keeps its data %s, not %s: give another --name", name, managed.StoragePhrase(inst.StorageOf()), managed.StoragePhrase(req.Storage))
 	}
 	if have, want := otherBinaries(inst, req); have != "" {
 		return nil, Inputf("server %q runs %s, not %s: its data directory belongs to %s; give %s another --name (or remove %s)",
@@ -255,6 +260,9 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 			c.info("%s %s is not installed: fetching it into %s first (once; `dblat server install` does only that)", e.Name(), inst.Version, c.launchConfig(e.Name()).StateDir)
 		}
 	}
+	if err := c.placeData(e, inst); err != nil {
+		return nil, err
+	}
 	c.info("starting %s server %s in %s ...", e.Name(), name, inst.Dir)
 	if err := l.Start(ctx, inst); err != nil {
 		return nil, fmt.Errorf("server %s: %w", name, err)
@@ -268,6 +276,23 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	}
 	c.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
 	return inst, nil
+}
+
+// placeData puts inst's data directory where its storage says (managed.PlaceData), owned
+// by the account the engine's servers run as.
+func (c *Core) placeData(e engine.Engine, inst *managed.Instance) error {
+	acct, err := managed.Unprivileged(c.launchConfig(e.Name()).RunAs)
+	if err != nil {
+		return err
+	}
+	note, err := inst.PlaceData(acct)
+	if err != nil {
+		return asInput(err)
+	}
+	if note != "" {
+		c.info("%s", note)
+	}
+	return nil
 }
 
 // checkStartSettings judges req's settings against the binaries the server will run
@@ -360,6 +385,26 @@ func (c *Core) StopServer(ctx context.Context, name string) error {
 	managed.Release(inst)
 	c.info("server %s stopped (PID %d)", name, pid)
 	return c.Servers.Save(inst)
+}
+
+// RemoveServer removes the stopped managed server name: its data in memory, if it kept it
+// there, and its directory. A running server is refused: stop it first.
+func (c *Core) RemoveServer(name string) error {
+	inst, err := c.Servers.Load(name)
+	if err != nil {
+		return asInput(err)
+	}
+	if inst.PID != 0 {
+		return Inputf("server %s is running (PID %d): stop it first with `dblat server stop %s`", name, inst.PID, name)
+	}
+	if err := inst.RemoveData(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(inst.Dir); err != nil {
+		return err
+	}
+	c.info("server %s removed (%s)", name, inst.Dir)
+	return nil
 }
 
 // Install fetches version of engineName's server into the state directory (once; a later

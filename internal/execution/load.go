@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/workload"
@@ -94,6 +95,11 @@ func (c *Core) Load(ctx context.Context, target string, ls LoadSpec) error {
 	if err != nil {
 		return err
 	}
+	if t.Server != nil && t.Server.StorageOf() == managed.StorageMemory {
+		if err := fitsInMemory(def, ls.Scale); err != nil {
+			return Inputf("server %s keeps its data in memory: %v", t.Label, err)
+		}
+	}
 	dsn := t.DSN
 	if len(dv) > 0 {
 		if dsn, err = t.Engine.(engine.Databases).Database(ctx, t.Server, dv); err != nil {
@@ -101,6 +107,32 @@ func (c *Core) Load(ctx context.Context, target string, ls LoadSpec) error {
 		}
 	}
 	return c.load(ctx, t, dsn, def, ls, lv)
+}
+
+// memorySlack is what a server in memory needs beyond twice its data (the data and the
+// pristine copy runs restore from): its logs (InnoDB's redo log, PostgreSQL's WAL between
+// checkpoints), temporary files and catalogs.
+const memorySlack = 512 << 20
+
+// fitsInMemory says why scale units of def's data (its default scale for 0) cannot live in
+// memory (managed.MemoryRoom), or nil when they can or their size is not known.
+func fitsInMemory(def *workload.Definition, scale int) error {
+	if def.Scale.Bytes <= 0 {
+		return nil
+	}
+	if scale <= 0 {
+		scale = max(def.Scale.Default, 1)
+	}
+	room, avail, err := managed.MemoryRoom()
+	if err != nil {
+		return err
+	}
+	data := int64(scale) * def.Scale.Bytes
+	if need := 2*data + memorySlack; need > room {
+		return fmt.Errorf("%d %s of %s take about %s, %s with the pristine copy and the logs, more than the %s it may take (the free space of %s, at most half of the %s of memory available): use storage: disk or a smaller scale",
+			scale, scaleName(def), def.Name, engine.FormatBytes(float64(data)), engine.FormatBytes(float64(need)), engine.FormatBytes(float64(room)), managed.MemoryRoot, engine.FormatBytes(float64(avail)))
+	}
+	return nil
 }
 
 func (c *Core) load(ctx context.Context, t *Target, dsn string, def *workload.Definition, ls LoadSpec, lv option.Values) error {

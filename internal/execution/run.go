@@ -260,6 +260,10 @@ func (r *runState) calibrate(ctx context.Context) (err error) {
 func (r *runState) begin(ctx context.Context) error {
 	options := maps.Clone(r.p.stored)
 	maps.Copy(options, r.rc.Notes)
+	if inst := r.t.Server; inst != nil && inst.StorageOf() != managed.StorageDisk {
+		// A data directory in memory measures no durability: runs on disk do not compare.
+		options[results.FactorStorage] = inst.StorageOf()
+	}
 	r.run = &results.Run{
 		Study: r.rs.Study, CellKey: r.rs.Cell, Status: results.StatusRunning, Started: time.Now(),
 		Params: r.rs.Stored(r.scale, mixOf(r.w), options),

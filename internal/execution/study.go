@@ -19,6 +19,7 @@ import (
 	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
+	"github.com/dblat/dblat/internal/workload"
 )
 
 // DefaultOverhead is what a run costs besides its warm-up and window (restore, connect,
@@ -244,10 +245,30 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			}
 		}
 	}
+	if err := fitsStudy(st, cells); err != nil {
+		addErr(st.Errorf("server.storage", "memory: %v", err))
+	}
 	if len(errs) > 0 {
 		return nil, &InputError{Err: errs}
 	}
 	return notes, nil
+}
+
+// fitsStudy says why the data of st's cells cannot live in memory, where its managed
+// server keeps its data there: at the largest scale a cell asks for.
+func fitsStudy(st *study.Study, cells []study.Cell) error {
+	if st.Server.Storage != managed.StorageMemory || len(cells) == 0 {
+		return nil
+	}
+	def, err := workload.Lookup(cells[0].Params.Workload)
+	if err != nil {
+		return nil // reported with the cells
+	}
+	scale := 0
+	for _, c := range cells {
+		scale = max(scale, c.Params.Scale)
+	}
+	return fitsInMemory(def, scale)
 }
 
 // settingPath is where in st the setting a SettingsChecker's error names is written: at the
@@ -669,7 +690,7 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 				settings = map[string]string{}
 			}
 			if _, err := c.Start(ctx, ServerStart{Engine: p.Engine, Name: name, Settings: settings,
-				Install: p.Install, Version: p.Version}); err != nil {
+				Install: p.Install, Version: p.Version, Storage: sr.st.Server.Storage}); err != nil {
 				return nil, err
 			}
 		}

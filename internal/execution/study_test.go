@@ -44,6 +44,7 @@ func newCore(t testing.TB) (*Core, results.Store) {
 		list, _ := c.Servers.List()
 		for _, inst := range list {
 			_ = c.StopServer(context.Background(), inst.Name)
+			_ = c.RemoveServer(inst.Name) // frees the memory of a server in memory
 		}
 		os.RemoveAll(dir)
 	})

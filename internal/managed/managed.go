@@ -50,6 +50,11 @@ type Instance struct {
 	// Cgroup is the cgroup v2 directory the running server's processes were placed in
 	// (Contain), "" when they were not.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Storage is where the data directory lives, StorageDisk or StorageMemory; "" for
+	// instances created before it was recorded, which are on disk (StorageOf). DataDir is
+	// the directory in memory that Dir/data links to (PlaceData); "" on disk.
+	Storage string `json:"storage,omitempty"`
+	DataDir string `json:"data_dir,omitempty"`
 }
 
 // Launcher starts and stops one engine's servers. Implementations live in the engine

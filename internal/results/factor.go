@@ -32,6 +32,9 @@ const (
 	// in Params.Options under the same keys.
 	FactorVersion = ServerPrefix + "version"
 	FactorInstall = ServerPrefix + "install"
+	// FactorStorage records where a managed server kept its data when not on disk
+	// ("memory": no durability measured); absent for a server on disk.
+	FactorStorage = ServerPrefix + "storage"
 	// ServerPrefix marks what chooses a managed server's binaries.
 	ServerPrefix = "server."
 	// SettingPrefix marks a server setting factor; its requested value is kept in

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
@@ -24,7 +25,7 @@ import (
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
 		"between_runs", "max_failures", "disturbed", "reruns", "agents", "server", "target", "base", "factors"}
-	serverKeys = []string{"engine", "name", "version", "install", "settings"}
+	serverKeys = []string{"engine", "name", "version", "install", "storage", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
 	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
 	// plainFactors are the factor keys without a prefix: the run's fields a study may vary,
@@ -308,6 +309,8 @@ var studyKeys = option.Set{
 	{Name: "max_failures", Kind: option.Int, Default: strconv.Itoa(DefaultMaxFailures), Min: 1},
 	{Name: "disturbed", Kind: option.String, Default: DisturbedKeep, Values: []string{DisturbedKeep, DisturbedRerun, DisturbedStop}},
 	{Name: "reruns", Kind: option.Int, Default: strconv.Itoa(DefaultReruns), Min: 0},
+	// storage is server.storage: where the managed server keeps its data.
+	{Name: "storage", Kind: option.String, Values: managed.Storages},
 	{Name: "agents", Kind: option.Int, Default: "0", Min: 1},
 }
 
@@ -434,6 +437,9 @@ func (p *parser) server(s *Study, n *yaml.Node) {
 			set(&s.Server.Version)(field(p, v, "server.version", checkVersion))
 		case "install":
 			set(&s.Server.Install)(field(p, v, "server.install", checkValue))
+		case "storage":
+			o, _ := studyKeys.Lookup("storage")
+			set(&s.Server.Storage)(field(p, v, "server.storage", o.Canonical))
 		case "settings":
 			s.Server.Settings = p.settings(v, "server.settings", "setting")
 		}

@@ -116,6 +116,9 @@ type ServerSpec struct {
 	// Version is the server version to run ("16"; engine.LaunchConfig.Version) and Install
 	// an installation directory to run it from (as written); "" for the engine's default.
 	Version, Install string
+	// Storage is where the server keeps its data: managed.StorageDisk ("" too) or
+	// managed.StorageMemory.
+	Storage string
 }
 
 // Params are the parameters of one cell: the managed server it runs on and the run it asks

@@ -114,6 +114,10 @@ type Scale struct {
 	Usage string
 	// Default is the scale a load uses when none is given.
 	Default int
+	// Bytes is about how much one unit takes once loaded, with its indexes, on any engine;
+	// 0 when it depends on what the user loads. A server whose data lives in memory is
+	// checked against it before a study starts.
+	Bytes int64
 }
 
 // Metric is a workload's headline throughput figure.
