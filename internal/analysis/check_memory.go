@@ -74,7 +74,7 @@ func (c *checker) dataInRAM() {
 		c.add(Finding{Rule: RuleStorageMemory, Severity: Info,
 			Message:  "the server kept its data directory in memory (server storage: memory): no commit waited for a disk, so these runs measure the network, the CPUs and the server's code, not durability; figures on disk are lower wherever commits wait for fsync",
 			Evidence: fmt.Sprintf("%s in memory", words.Count(len(inMemory), "run")), Runs: inMemory,
-			Fix:      "for a claim about a production server's throughput, measure on disk too (storage: disk), and compare"})
+			Fix: "for a claim about a production server's throughput, measure on disk too (storage: disk), and compare"})
 	}
 	var ids []int64
 	var lines []string
