@@ -13,6 +13,16 @@ import (
 // OptionMode is the run option that chooses the round-trip mode (Modes).
 const OptionMode = "mode"
 
+// OptionSelection is the run option that chooses how terminals draw transaction types:
+// SelectionWeighted (the default) or SelectionDeck (Config.Deck).
+const OptionSelection = "selection"
+
+// The ways of drawing transaction types (§5.2.4).
+const (
+	SelectionWeighted = "weighted"
+	SelectionDeck     = "deck"
+)
+
 // OptionHomeWarehouses is the run option that gives the terminals home warehouses in a
 // range LO-HI of the active ones (Config.HomeWarehouses): how a run driven by several
 // agents partitions the warehouses among them.
@@ -33,6 +43,9 @@ var Definition = &workload.Definition{
 	Options: option.Set{{
 		Name: OptionMode, Kind: option.String, Default: ModeClient, Values: Modes,
 		Usage: "TPC-C round-trip mode: client (one statement per round trip), batched (pipelines, multi-row reads, EXECUTE BLOCK) or procedure (one server-side call per transaction)",
+	}, {
+		Name: OptionSelection, Kind: option.String, Values: []string{SelectionWeighted, SelectionDeck},
+		Usage: "how terminals draw transaction types: weighted (independently at random with the mix's weights, §5.2.4.1; the default) or deck (from a shuffled deck of cards in the mix's proportions, §5.2.4.2: each terminal's mix is exact every deck, so that a short window counts the mix it asks for)",
 	}, {
 		Name: OptionHomeWarehouses, Kind: option.String,
 		Usage: "home warehouses of the terminals, LO-HI within the active ones (default: all of them); remote warehouses are drawn from all",
@@ -60,7 +73,8 @@ var Definition = &workload.Definition{
 		return LoadedWarehouses(ctx, t.DB)
 	},
 	New: func(t workload.Target, cfg workload.Config) (workload.Workload, error) {
-		c := Config{Warehouses: cfg.Scale, Seed: cfg.Seed, Think: cfg.Think, Mode: cfg.Options.String(OptionMode, "")}
+		c := Config{Warehouses: cfg.Scale, Seed: cfg.Seed, Think: cfg.Think, Mode: cfg.Options.String(OptionMode, ""),
+			Deck: cfg.Options.String(OptionSelection, SelectionWeighted) == SelectionDeck}
 		if r := cfg.Options.String(OptionHomeWarehouses, ""); r != "" {
 			lo, hi, err := ParseWarehouseRange(r)
 			if err != nil {

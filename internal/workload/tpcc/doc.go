@@ -119,8 +119,8 @@
 // ModeBatched does not use the Firebird 4 batch API or PostgreSQL functions called in a
 // pipeline; ModeProcedure on Firebird does not commit in autonomous transactions (it
 // would save the begin and the commit, but change what a rollback undoes). No keying/think
-// pacing unless Config.Think is on; transaction types are drawn by weight
-// (§5.2.4.1), not from a card deck; no deferred Delivery; no isolation tests (§3.4.2), no
-// durability tests (§3.5); foreign keys are not declared; no tpmC is computed here, and
-// results are not audited TPC-C results.
+// pacing unless Config.Think is on; transaction types are drawn by weight (§5.2.4.1)
+// unless Config.Deck draws them from a card deck (§5.2.4.2); no deferred Delivery; no
+// isolation tests (§3.4.2), no durability tests (§3.5); foreign keys are not declared; no
+// tpmC is computed here, and results are not audited TPC-C results.
 package tpcc

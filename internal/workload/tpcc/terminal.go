@@ -26,6 +26,10 @@ type terminal struct {
 	wID        int // home warehouse (§2.4.1.1 and the like)
 	slDistrict int // Stock-Level district (§2.8.1.1)
 	cum        [numTxTypes]float64
+	// deck is the terminal's deck of transaction types (Config.Deck), and next the index of
+	// its next card; nil when types are drawn by weight.
+	deck []int
+	next int
 
 	// The transaction the last Next drew: its type and its input (one of the five, by
 	// type), which Run executes, as often as the runner retries it.
@@ -54,23 +58,54 @@ func (w *Workload) newTerminal(id int) *terminal {
 		sum += x
 		t.cum[i] = sum
 	}
+	if w.cfg.Deck {
+		t.deck = deckOf(w.mix)
+		t.next = len(t.deck) // shuffled before the first draw
+	}
 	return t
 }
 
-// Next draws the next transaction: its type at random with the mix's weights (§5.2.4.1),
+// maxDeck bounds a deck's cards: a mix whose weights are not whole numbers summing to at
+// most this many is rounded to a deck of this many, each type with a weight keeping one
+// card at least.
+const maxDeck = 1000
+
+// deckOf returns a deck of transaction types in the proportions of mix: the weights
+// themselves as card counts when they are whole numbers summing to at most maxDeck (the
+// default mix's deck has 100 cards: 45, 43, 4, 4, 4; §5.2.4.2's is the mix 10, 10, 1, 1,
+// 1), else rounded to maxDeck cards.
+func deckOf(mix [numTxTypes]float64) []int {
+	var sum float64
+	whole := true
+	for _, x := range mix {
+		sum += x
+		whole = whole && x == math.Trunc(x)
+	}
+	scale := 1.0
+	if !whole || sum > maxDeck {
+		scale = maxDeck / sum
+	}
+	var deck []int
+	for typ, x := range mix {
+		n := int(math.Round(x * scale))
+		if x > 0 {
+			n = max(n, 1)
+		}
+		for range n {
+			deck = append(deck, typ)
+		}
+	}
+	return deck
+}
+
+// Next draws the next transaction: its type (draw: from the deck, or at random with the
+// mix's weights),
 // when Config.Think is on its keying time (constant, §5.2.5.2) and think time (negative
 // exponential, §5.2.5.4), and then its input, fresh for every transaction (§2.4.1.4
 // Comment: inputs are never reused), which Run executes. The draws come in that order, so
 // a seed gives the same transactions as when Run drew the input.
 func (t *terminal) Next() (int, workload.Pause) {
-	x := t.r.Float64() * t.cum[numTxTypes-1]
-	typ := numTxTypes - 1
-	for i, c := range t.cum {
-		if x < c {
-			typ = i
-			break
-		}
-	}
+	typ := t.draw()
 	var p workload.Pause
 	if t.w.cfg.Think {
 		p.Keying = keyingTimes[typ]
@@ -90,6 +125,26 @@ func (t *terminal) Next() (int, workload.Pause) {
 		t.sl = t.stockLevelInput()
 	}
 	return typ, p
+}
+
+// draw chooses the next transaction's type: the deck's next card (shuffled anew once used
+// up, §5.2.4.2), or at random with the mix's weights (§5.2.4.1).
+func (t *terminal) draw() int {
+	if t.deck != nil {
+		if t.next == len(t.deck) {
+			t.r.Shuffle(len(t.deck), func(i, j int) { t.deck[i], t.deck[j] = t.deck[j], t.deck[i] })
+			t.next = 0
+		}
+		t.next++
+		return t.deck[t.next-1]
+	}
+	x := t.r.Float64() * t.cum[numTxTypes-1]
+	for i, c := range t.cum {
+		if x < c {
+			return i
+		}
+	}
+	return numTxTypes - 1
 }
 
 // thinkTime is Tt = -ln(r) × μ with r uniform in (0, 1], truncated at 10 × μ as §5.2.5.4

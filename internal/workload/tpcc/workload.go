@@ -105,6 +105,14 @@ type Config struct {
 	// take disjoint ranges, so every warehouse has its terminals on one agent. The zero
 	// value means all active warehouses.
 	HomeWarehouses [2]int
+	// Deck draws each terminal's transaction types from a deck of cards in the mix's
+	// proportions, shuffled anew every time it is used up (§5.2.4.2, whose deck is the one
+	// of the mix 10, 10, 1, 1, 1: 23 cards), instead of independently at random with its
+	// weights (§5.2.4.1). Every deck then holds the mix exactly, so that the New-Orders a
+	// window counts vary with the deck's order only, not with the luck of each draw: at a
+	// few dozen transactions per terminal, independent draws alone make NOPM vary by
+	// several per cent between seeds.
+	Deck bool
 }
 
 // Workload is TPC-C on one loaded database; it implements workload.Workload. New makes

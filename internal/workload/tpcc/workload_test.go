@@ -198,3 +198,44 @@ func TestInputVariability(t *testing.T) {
 		}
 	}
 }
+
+// TestDeck: a terminal drawing from a deck holds the mix exactly in every deck's worth of
+// transactions, the deck of the default mix has its 100 cards and §5.2.4.2's mix its 23, a
+// mix of fractions is rounded to a deck with a card for each type it weighs (one card more
+// than maxDeck where a tiny weight keeps its one), and the same seed draws the same
+// sequence.
+func TestDeck(t *testing.T) {
+	for _, c := range []struct {
+		mix  Mix
+		size int
+	}{{DefaultMix, 100}, {Mix{10, 10, 1, 1, 1}, 23}, {Mix{44.5, 43.5, 4, 4, 4}, maxDeck}, {Mix{99999, 1, 0, 0, 0}, maxDeck + 1}} {
+		w := offline(t, 2, Config{Mix: c.mix, Deck: true, Seed: 7})
+		term := w.newTerminal(0)
+		if len(term.deck) != c.size {
+			t.Errorf("mix %v: a deck of %d cards, want %d", c.mix, len(term.deck), c.size)
+		}
+		want := map[int]int{}
+		for _, typ := range term.deck {
+			want[typ]++
+		}
+		if c.mix.StockLevel == 0 && want[txStockLevel] > 0 || c.mix.Payment > 0 && want[txPayment] == 0 {
+			t.Errorf("mix %v: deck %v", c.mix, want)
+		}
+		again := w.newTerminal(0)
+		for round := range 3 {
+			got := map[int]int{}
+			for range c.size {
+				typ, _ := term.Next()
+				got[typ]++
+				if other, _ := again.Next(); other != typ {
+					t.Fatalf("mix %v: the same seed drew %d and %d", c.mix, typ, other)
+				}
+			}
+			for typ, n := range want {
+				if got[typ] != n {
+					t.Errorf("mix %v, deck %d: %d of type %d, want %d", c.mix, round, got[typ], typ, n)
+				}
+			}
+		}
+	}
+}
