@@ -420,7 +420,11 @@ type eta struct {
 // window were measured; started says whether it started a server.
 func (e *eta) ran(run *results.Run, cell study.Cell, took time.Duration, started bool) {
 	if !started && run != nil {
-		e.overheadSum += took - run.WarmupHad() - cell.Params.Duration
+		window := cell.Params.Duration
+		if run.Summary.Elapsed > window { // a window that ran on until its count
+			window = run.Summary.Elapsed
+		}
+		e.overheadSum += took - run.WarmupHad() - window
 		e.overheadRuns++
 	}
 }

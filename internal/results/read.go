@@ -31,7 +31,7 @@ func runSelect(d *dialect) string {
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
 	scripts, builtins, defines, init,
-	warmup_auto, warmup_used_ns, connect_timeout_ns, disturbances, set_aside
+	warmup_auto, warmup_used_ns, connect_timeout_ns, min_transactions, disturbances, set_aside
 FROM runs`
 }
 
@@ -92,7 +92,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
 		&r.Agents, &skew, &observation,
 		&scripts, &builtins, &defines, &r.Params.Init,
-		&r.Params.WarmupAuto, &warmupUsed, &connT, &disturbances, &r.SetAside)
+		&r.Params.WarmupAuto, &warmupUsed, &connT, &r.Params.MinTransactions, &disturbances, &r.SetAside)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}

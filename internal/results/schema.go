@@ -338,9 +338,11 @@ ALTER TABLE runs ADD COLUMN connect_timeout_ns INTEGER NOT NULL DEFAULT 0;
 `},
 	// 12: what disturbed each run (issue 41): the longest stall of every interval, the
 	// host's, dblat's and the server's signals per interval, the disturbances named from
-	// them, and whether a study set the run aside. Runs stored before have none.
+	// them, whether a study set the run aside, and the count a window ran on until
+	// (min_transactions). Runs stored before have none.
 	{version: 12, sql: `
 ALTER TABLE run_samples ADD COLUMN stall_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN min_transactions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN disturbances TEXT; -- JSON array or NULL
 ALTER TABLE runs ADD COLUMN set_aside TEXT NOT NULL DEFAULT '';
 
@@ -702,6 +704,7 @@ ALTER TABLE runs ADD COLUMN connect_timeout_ns bigint NOT NULL DEFAULT 0;
 	// 12: as SQLite's step 12.
 	{version: 12, sql: `
 ALTER TABLE run_samples ADD COLUMN stall_us bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN min_transactions integer NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN disturbances jsonb;
 ALTER TABLE runs ADD COLUMN set_aside text NOT NULL DEFAULT '';
 

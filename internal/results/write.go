@@ -149,6 +149,7 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "warmup_auto", val: r.Params.WarmupAuto},
 		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
 		column{name: "connect_timeout_ns", val: int64(r.Params.ConnectTimeout)},
+		column{name: "min_transactions", val: r.Params.MinTransactions},
 		js(jsonSlice("disturbances", r.Disturbances)),
 		column{name: "set_aside", val: r.SetAside},
 	)

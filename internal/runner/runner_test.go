@@ -396,6 +396,31 @@ func TestRunMeasuresStalls(t *testing.T) {
 	}
 }
 
+// TestRunMinTransactions: a window with a count to reach runs on past its duration until
+// its samples counted it, or until its longest; one whose count cannot be reached ends at
+// its longest.
+func TestRunMinTransactions(t *testing.T) {
+	tg := target(t)
+	for _, c := range []struct {
+		name string
+		min  int
+	}{{"reached", 150}, {"out of reach", 1 << 30}} {
+		w := &probe{types: []workload.TxType{{Name: "sleep"}}, next: func(int, int) int { return 0 }}
+		d := spec.Drive{Terminals: 1, Duration: 300 * time.Millisecond, MinTransactions: c.min}
+		res, err := runner.Run(context.Background(), tg, w, runner.Config{Drive: d, SampleEvery: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.Elapsed < d.Duration || s.Elapsed > d.MaxWindow() {
+			t.Errorf("%s: window %v, want from %v to %v", c.name, s.Elapsed, d.Duration, d.MaxWindow())
+		}
+		if s.Elapsed < d.MaxWindow() && s.Committed < int64(c.min) {
+			t.Errorf("%s: the window ended at %v with %d committed, before its count of %d and its longest", c.name, s.Elapsed, s.Committed, c.min)
+		}
+	}
+}
+
 // TestRunHardCancelReturnsError: a canceled context stops the run at once with its error,
 // and what the window measured until then is kept, as a second Ctrl-C in `dblat run`
 // saves the run with its figures.

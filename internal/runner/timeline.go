@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -41,6 +42,11 @@ type timeline struct {
 	// cpuStart, cpuAtWindow and cpuEnd are dblat's CPU time at the start, at the window's
 	// start and when the drain began.
 	cpuStart, cpuAtWindow, cpuEnd float64
+	// counted is how many of the headline figure's transactions the window's samples
+	// counted so far (Drive.MinTransactions); nopm indexes the NOPM type in types (-1:
+	// every type counts).
+	counted int64
+	nopm    int
 	// perSecond is an automatic warm-up's throughput per sample interval; held are its
 	// samples, emitted once the window's start, and with it their offsets, is known.
 	perSecond []float64
@@ -50,9 +56,12 @@ type timeline struct {
 }
 
 func newTimeline(cfg *Config, rec *recorder, types []string, start time.Time) *timeline {
-	tl := &timeline{cfg: cfg, rec: rec, types: types, start: start, cpuStart: cpuSeconds(), cpuAtWindow: math.NaN()}
+	tl := &timeline{cfg: cfg, rec: rec, types: types, start: start, cpuStart: cpuSeconds(), cpuAtWindow: math.NaN(),
+		nopm: slices.Index(types, cfg.NOPMType)}
 	tl.windowStart.Store(start.Add(cfg.Warmup).UnixNano())
-	tl.windowEnd.Store(int64(cfg.Duration))
+	// A window that runs on until its count is open to its longest while it runs; the
+	// terminals stop at its end once it is known (enough).
+	tl.windowEnd.Store(int64(cfg.MaxWindow()))
 	return tl
 }
 
@@ -68,19 +77,26 @@ func (tl *timeline) run(ctx context.Context, drain <-chan struct{}) {
 	tl.warm = time.NewTimer(tl.cfg.Warmup)
 	defer tl.warm.Stop()
 	var windowDone <-chan time.Time
+	overtime := false // past the window's duration, waiting for its count (MinTransactions)
 	for {
 		select {
 		case now := <-tick.C:
 			tl.emit(now)
-			if tl.phase == warmingUp && tl.cfg.WarmupAuto && steadyAt(tl.perSecond) {
+			switch {
+			case tl.phase == warmingUp && tl.cfg.WarmupAuto && steadyAt(tl.perSecond):
 				windowDone = tl.measure(now)
+			case overtime && tl.enough(now):
+				return
 			}
 		case now := <-tl.warm.C:
 			if tl.phase == warmingUp {
 				windowDone = tl.measure(now)
 			}
-		case <-windowDone:
-			return
+		case now := <-windowDone:
+			if tl.enough(now) {
+				return
+			}
+			windowDone, overtime = nil, true // the count decides, at the samples to come
 		case <-drain:
 			tl.cutShort()
 			return
@@ -93,10 +109,32 @@ func (tl *timeline) run(ctx context.Context, drain <-chan struct{}) {
 	}
 }
 
+// enough reports whether the window, past its duration at now, may end: it has no count to
+// reach (MinTransactions), counted it, or ran its longest (MaxWindow). A window that runs
+// on until its count then ends at now, or at its longest.
+func (tl *timeline) enough(now time.Time) bool {
+	if tl.cfg.MinTransactions <= 0 {
+		return true
+	}
+	elapsed := now.Sub(tl.windowStartTime())
+	if tl.counted < int64(tl.cfg.MinTransactions) && elapsed < tl.cfg.MaxWindow() {
+		return false
+	}
+	tl.windowEnd.Store(int64(min(elapsed, tl.cfg.MaxWindow())))
+	return true
+}
+
 // emit takes the interval's figures from the recorder and hands them to the Samples hook
 // (an automatic warm-up's are held back until the window's start is known).
 func (tl *timeline) emit(now time.Time) {
 	iv := tl.rec.takeInterval(len(tl.types), now)
+	if tl.phase == measuring {
+		for t, n := range iv.commits {
+			if tl.nopm < 0 || t == tl.nopm {
+				tl.counted += n
+			}
+		}
+	}
 	auto := tl.cfg.WarmupAuto && tl.phase == warmingUp
 	if auto {
 		var n int64

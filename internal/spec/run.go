@@ -24,6 +24,12 @@ type Drive struct {
 	// Duration is the measurement window; Warmup runs before it and counts in no figure.
 	Duration time.Duration `json:"duration"`
 	Warmup   time.Duration `json:"warmup"`
+	// MinTransactions, when positive, keeps the window going past Duration until it has
+	// counted that many of the headline figure's transactions (the NOPM type's commits, or
+	// every completed transaction), checked at every sample interval, and at most
+	// MaxWindowFactor × Duration: the window's count, not the clock, bounds its counting
+	// noise. 0 ends the window by time only.
+	MinTransactions int `json:"min_transactions,omitempty"`
 	// WarmupAuto ends the warm-up as soon as throughput is steady (package runner's rule),
 	// Warmup being its ceiling. The warm-up a run had is stored with its figures.
 	WarmupAuto bool `json:"warmup_auto,omitempty"`
@@ -51,6 +57,20 @@ type Drive struct {
 // WarmupAuto is how a warm-up that ends when throughput is steady is written ("auto",
 // "auto 30s").
 const WarmupAuto = "auto"
+
+// MaxWindowFactor bounds a window that runs on until its count (Drive.MinTransactions):
+// at most four times its duration, so that a cell far slower than expected still ends in
+// a time the study can plan for.
+const MaxWindowFactor = 4
+
+// MaxWindow is the longest the window may run: Duration, or with MinTransactions
+// MaxWindowFactor × Duration.
+func (d *Drive) MaxWindow() time.Duration {
+	if d.MinTransactions > 0 {
+		return MaxWindowFactor * d.Duration
+	}
+	return d.Duration
+}
 
 // DefaultWarmupCeiling bounds an automatic warm-up written without a ceiling: six times
 // dblat run's fixed default of 10 s, so that a run whose throughput never settles (its

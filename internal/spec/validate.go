@@ -146,6 +146,7 @@ func (d *Drive) Validate() field.ErrorList {
 		bad("terminals", "first terminal must not be negative, got %d", d.FirstTerminal)
 	}
 	inRange(&errs, "duration", lookup("duration").CheckDuration(d.Duration))
+	inRange(&errs, "min_transactions", lookup("min_transactions").CheckInt(d.MinTransactions))
 	if err := lookup("warmup").CheckDuration(d.Warmup); err != nil {
 		inRange(&errs, "warmup", err)
 	} else if d.WarmupAuto && d.Warmup == 0 {

@@ -63,7 +63,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Study:   study,
 		CellKey: cell,
 		Started: started,
-		Params: results.Params{Drive: spec.Drive{Terminals: 32, Connections: 16, Duration: 5 * time.Minute, Warmup: 30 * time.Second, WarmupAuto: true, Seed: 42, Rate: 850.5, Arrival: spec.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3}, ConnectTimeout: 45 * time.Second, Workload: "tpcc", Scale: 10, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Think: true, RTT: 1500 * time.Microsecond, Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
+		Params: results.Params{Drive: spec.Drive{Terminals: 32, Connections: 16, Duration: 5 * time.Minute, Warmup: 30 * time.Second, MinTransactions: 600, WarmupAuto: true, Seed: 42, Rate: 850.5, Arrival: spec.ArrivalPoisson, LatencyLimit: 250 * time.Millisecond, MaxTries: 3}, ConnectTimeout: 45 * time.Second, Workload: "tpcc", Scale: 10, Mix: map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}, Think: true, RTT: 1500 * time.Microsecond, Options: map[string]string{"mode": "client", "set.shared_buffers": "8GB"},
 			ScriptParams: spec.ScriptParams{Scripts: []string{"orders.sql@10", "status.sql"}, Builtins: []string{"select-only@2"}, Defines: map[string]string{"products": "1000", "quote": `it's "x"`}, Init: "schema.sql"}},
 		Link: &results.Link{Kind: "proxy", RTT: 1500 * time.Microsecond, Up: 750 * time.Microsecond, Down: 750 * time.Microsecond,
 			Jitter: 100 * time.Microsecond, Distribution: "normal", BandwidthUp: 12_500_000, BandwidthDown: 12_500_000,
