@@ -28,7 +28,8 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 	if err != nil {
 		return nil, nil, analysis.CheckOptions{}, err
 	}
-	// The credibility checks judge the warm-up by the finished runs' per-second samples.
+	// The credibility checks judge the warm-up by the finished runs' per-second samples;
+	// the report draws the disturbed runs' samples and signals.
 	for i := range runs {
 		if runs[i].Status != results.StatusFinished {
 			continue
@@ -37,7 +38,7 @@ func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []res
 		if err != nil {
 			return nil, nil, analysis.CheckOptions{}, err
 		}
-		runs[i].Samples = full.Samples
+		runs[i].Samples, runs[i].Signals = full.Samples, full.Signals
 	}
 	opt := analysis.CheckOptions{Factors: rec.Factors}
 	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {

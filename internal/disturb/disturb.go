@@ -149,17 +149,22 @@ func LostExternal(ds []results.Disturbance) time.Duration {
 	return lost
 }
 
-// interval is one runner sample interval of the window.
-type interval struct {
-	from, to time.Duration
-	count    float64
-	stall    time.Duration
+// Interval is one of the runner's sample intervals of a run's window: it ends at To and
+// began at From (before the window's start for an interval that straddles it), and in it
+// Count transactions ended and none did for Stall at most.
+type Interval struct {
+	From, To time.Duration
+	Count    float64
+	Stall    time.Duration
 }
+
+// Rate is the interval's transactions per second.
+func (iv Interval) Rate() float64 { return iv.Count / (iv.To - iv.From).Seconds() }
 
 // Find names what disturbed r's window, from r.Samples and r.Signals (a run read with its
 // samples); nil for a quiet run or one without samples.
 func Find(r *results.Run) []results.Disturbance {
-	ivs := windowIntervals(r)
+	ivs := WindowIntervals(r)
 	if len(ivs) < 3 {
 		return nil // too few intervals for a median to stand for the run
 	}
@@ -179,22 +184,31 @@ func Find(r *results.Run) []results.Disturbance {
 	return out
 }
 
-// windowIntervals returns the all-types samples of r's window as intervals.
-func windowIntervals(r *results.Run) []interval {
-	var out []interval
-	prev := time.Duration(math.MinInt64)
-	limit := r.Summary.Elapsed + time.Millisecond
+// WindowIntervals returns the intervals of r's samples of all types that lie in its
+// window: those with most of their time in it. One that straddles the window's start with
+// most of it before is the warm-up's (a fixed warm-up's timer and the sampling ticker fire
+// at about the same time); the last, which the runner takes after the drain, is the
+// window's when most of it was.
+func WindowIntervals(r *results.Run) []Interval {
+	var out []Interval
+	prev, first := time.Duration(0), true
+	end := r.Summary.Elapsed
 	for _, s := range r.Samples {
 		if s.Type != "" {
 			continue
 		}
-		from := max(prev, 0)
+		from := prev
 		prev = s.Offset
-		if s.Offset <= 0 || s.Offset > limit || s.Offset-from < time.Millisecond {
+		if first {
+			first = false
+			continue // its start is not known
+		}
+		inside := min(s.Offset, end) - max(from, 0)
+		if s.Offset <= from || 2*inside < s.Offset-from {
 			continue
 		}
-		out = append(out, interval{from: from, to: s.Offset, count: float64(s.Committed + s.Errors),
-			stall: time.Duration(s.StallUs) * time.Microsecond})
+		out = append(out, Interval{From: from, To: s.Offset, Count: float64(s.Committed + s.Errors),
+			Stall: time.Duration(s.StallUs) * time.Microsecond})
 	}
 	return out
 }
@@ -210,43 +224,43 @@ type stretch struct {
 
 // stretches finds the intervals that dipped or stalled against the run's medians and joins
 // neighbours into stretches, each with the time it lost.
-func stretches(ivs []interval) []stretch {
+func stretches(ivs []Interval) []stretch {
 	rates := make([]float64, len(ivs))
 	stalls := make([]float64, len(ivs))
 	for i, iv := range ivs {
-		rates[i] = iv.count / (iv.to - iv.from).Seconds()
-		stalls[i] = float64(iv.stall)
+		rates[i] = iv.Rate()
+		stalls[i] = float64(iv.Stall)
 	}
 	rate := median(rates)
 	usual := time.Duration(median(stalls))
 	var out []stretch
 	var cur *stretch
 	for _, iv := range ivs {
-		span := iv.to - iv.from
+		span := iv.To - iv.From
 		expect := rate * span.Seconds()
 		var lost time.Duration
-		dipped := expect > 0 && iv.count < expect-max(dipSigmas*math.Sqrt(expect), dipShare*expect)
+		dipped := expect > 0 && iv.Count < expect-max(dipSigmas*math.Sqrt(expect), dipShare*expect)
 		if dipped {
-			lost = time.Duration((expect - iv.count) / expect * float64(span))
+			lost = time.Duration((expect - iv.Count) / expect * float64(span))
 		}
-		stalled := iv.stall > stallFactor*usual && iv.stall > usual+stallExcess
+		stalled := iv.Stall > stallFactor*usual && iv.Stall > usual+stallExcess
 		if !dipped && !stalled {
 			cur = nil
 			continue
 		}
 		if cur == nil {
-			out = append(out, stretch{from: iv.from, to: iv.to})
+			out = append(out, stretch{from: max(0, iv.From), to: iv.To})
 			cur = &out[len(out)-1]
 		}
-		cur.to = iv.to
+		cur.to = iv.To
 		cur.lost += lost
 		if stalled {
 			cur.stalled = true
-			cur.stall = max(cur.stall, iv.stall)
-			cur.from = min(cur.from, max(0, iv.to-iv.stall))
+			cur.stall = max(cur.stall, iv.Stall)
+			cur.from = min(cur.from, max(0, iv.To-iv.Stall))
 			// Counts of a few transactions an interval cannot show a stall's cost; the
 			// stall's excess over the run's rhythm can.
-			cur.lost = max(cur.lost, iv.stall-usual)
+			cur.lost = max(cur.lost, iv.Stall-usual)
 		}
 	}
 	return out

@@ -50,6 +50,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 			v.RateCharts = append(v.RateCharts, hc)
 		case ChartPredicted:
 			v.PredictedCharts = append(v.PredictedCharts, hc)
+		case ChartTimeline:
+			v.Timelines = append(v.Timelines, hc)
 		default:
 			v.Percentiles = append(v.Percentiles, hc)
 		}
@@ -94,6 +96,20 @@ func WriteHTML(w io.Writer, r *Report) error {
 	return nil
 }
 
+// Disturbed reports whether a timeline the page draws shows a disturbance.
+func (v htmlView) Disturbed() bool {
+	for _, t := range v.Timelines {
+		for _, pn := range t.Panels {
+			for _, s := range pn.Series {
+				if s.Stat == StatDisturbed {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // PageTitle names a page of observed applications alone: the observation's title, or the
 // runs when there are several.
 func (v htmlView) PageTitle() string {
@@ -110,7 +126,7 @@ func (v htmlView) PageTitle() string {
 type htmlView struct {
 	*Report
 	Throughput, Percentiles, RateCharts []htmlChart
-	PredictedCharts                     []htmlChart
+	PredictedCharts, Timelines          []htmlChart
 	Tx                                  []txTable
 	// ObservedSecs are the observed applications' sections, one per Report.Observed.
 	ObservedSecs []*observedSection
@@ -421,6 +437,15 @@ const pageHTML = `<!DOCTYPE html>
 {{end}}
 
 {{.AnalysisHTML}}
+
+{{if .Timelines}}
+<section id="timelines">
+<h2>{{if .Disturbed}}What disturbed the runs{{else}}Second by second{{end}}</h2>
+{{if .Disturbed}}<p>The runs whose windows lost time to something besides their workload, second by second, beside what the machine and the server were doing: the dashed lines bound each stretch the check names.</p>{{end}}
+{{range .Timelines}}<figure class="chart" id="{{.ID}}">{{.SVG}}<figcaption>{{.Note}}</figcaption></figure>
+{{end}}
+</section>
+{{end}}
 
 <section id="about">
 <h2>About this study</h2>

@@ -70,6 +70,8 @@ var statDashes = map[string][]vg.Length{
 	// Where predicted throughput has fallen by 10 % (dotted) and by half (dashed).
 	StatFall10: {vg.Points(1.5), vg.Points(2.5)},
 	StatFall50: {vg.Points(5), vg.Points(3)},
+	// A disturbance's start and end on a run's timeline.
+	StatDisturbed: {vg.Points(4), vg.Points(2)},
 }
 
 // statGlyphs marks each percentile where no line joins the points (categories on X).
@@ -118,6 +120,8 @@ func renderSVG(ch *Chart) (string, error) {
 	switch {
 	case ch.Kind == ChartPredicted:
 		h = predictedH
+	case ch.Kind == ChartTimeline:
+		h = vg.Length(60 + rows*timelineRow)
 	case ch.Kind == ChartPercentiles:
 		h = vg.Length(44 + rows*percentileRow)
 	case rows > 1:
@@ -432,7 +436,7 @@ func legend(ch *Chart, groups map[string]int, models bool, markers map[string]bo
 	if models {
 		leg.Add("fitted model", legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.2), Dashes: statDashes[StatModel]}})
 	}
-	for _, st := range []string{StatSaturation, StatModelSaturation, StatFall10, StatFall50} {
+	for _, st := range []string{StatSaturation, StatModelSaturation, StatFall10, StatFall50, StatDisturbed} {
 		if markers[st] {
 			leg.Add(st, legendLine{draw.LineStyle{Color: markerInk, Width: vg.Points(1.2), Dashes: statDashes[st]}})
 		}

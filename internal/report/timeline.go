@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dblat/dblat/internal/disturb"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/signals"
+)
+
+// ChartTimeline is a run's timeline: its throughput and longest stall per sample interval
+// over its window, beside what the host, dblat and the server were doing, with the
+// stretches that disturbed it (package disturb) between dashed lines.
+const ChartTimeline = "timeline"
+
+// StatDisturbed marks a disturbance's start and end on a timeline.
+const StatDisturbed = "disturbed"
+
+// maxTimelines bounds the timelines a report draws: the disturbed runs first.
+const maxTimelines = 8
+
+// timelineRow is the height of one of a timeline's panels, in points.
+const timelineRow = 150
+
+// timelines builds the timelines of runs that have samples: every such run when the
+// report is of runs alone (only), else the runs that were disturbed or set aside, most
+// disturbed first, at most maxTimelines.
+func timelines(runs []results.Run, only bool) []Chart {
+	var picked []*results.Run
+	for i := range runs {
+		r := &runs[i]
+		if len(r.Samples) == 0 || r.Status != results.StatusFinished {
+			continue
+		}
+		if only || len(r.Disturbances) > 0 || r.SetAside != "" {
+			picked = append(picked, r)
+		}
+	}
+	lost := func(r *results.Run) time.Duration {
+		var d time.Duration
+		for _, x := range r.Disturbances {
+			d += x.Lost
+		}
+		return d
+	}
+	slices.SortStableFunc(picked, func(a, b *results.Run) int {
+		if la, lb := lost(a), lost(b); la != lb {
+			return int(lb - la)
+		}
+		return int(a.ID - b.ID)
+	})
+	var out []Chart
+	for _, r := range picked[:min(len(picked), maxTimelines)] {
+		out = append(out, timeline(r))
+	}
+	return out
+}
+
+// timeline is one run's timeline chart: three panels over the window's seconds, one above
+// the other — transactions per second, the longest stall in each interval, and the host's
+// signals (IO and memory pressure, CPU taken by other processes, steal, dblat's own
+// stall), each a share in per cent.
+func timeline(r *results.Run) Chart {
+	end := r.Summary.Elapsed.Seconds()
+	in := func(off time.Duration) bool { return off > 0 && off.Seconds() <= end+0.001 }
+	var tps, stall Series
+	tps = Series{Name: "transactions per second", Group: "transactions per second", Stat: StatMean}
+	stall = Series{Name: "longest stall", Group: "longest stall (no transaction ended)", Stat: StatMean}
+	for _, iv := range disturb.WindowIntervals(r) {
+		x := iv.To.Seconds()
+		tps.Points = append(tps.Points, Point{X: x, Y: round(iv.Rate(), 1)})
+		stall.Points = append(stall.Points, Point{X: x, Y: round(float64(iv.Stall)/float64(time.Millisecond), 1)})
+	}
+	host := hostSeries(r, in)
+	panels := []Panel{
+		timelinePanel("throughput", "transactions / s", []Series{tps}),
+		timelinePanel("stalls", "ms", []Series{stall}),
+	}
+	if len(host) > 0 {
+		panels = append(panels, timelinePanel("what else was happening", "% of the time, % of a CPU", host))
+	}
+	for i := range panels {
+		pn := &panels[i]
+		for _, d := range r.Disturbances {
+			for _, at := range []time.Duration{d.From, d.To} {
+				pn.Series = append(pn.Series, vline(StatDisturbed, at.Seconds(), pn.YMin, pn.YMax))
+			}
+		}
+	}
+	title := fmt.Sprintf("Run %d: its window, second by second", r.ID)
+	if r.CellKey != "" {
+		title = fmt.Sprintf("Run %d (%s): its window, second by second", r.ID, r.CellKey)
+	}
+	note := "Each point is one sample interval of the window: the transactions that ended in it per second, and the longest time in it during which none ended (every terminal waiting at once)."
+	if len(host) > 0 {
+		note += " Below, what the machine did meanwhile: the share of the time every task waited on the disk (IO pressure full) or on memory, the CPU other processes took and the hypervisor withheld, and the longest time dblat's own process went without a CPU, over the same intervals."
+	}
+	for _, d := range r.Disturbances {
+		note += fmt.Sprintf(" Between the dashed lines %s took %s: %s.", disturb.Describe(d.Cause), d.Lost.Round(10*time.Millisecond), d.Evidence)
+	}
+	if r.SetAside != "" {
+		note += " The run was set aside: " + r.SetAside + "."
+	}
+	return Chart{ID: fmt.Sprintf("%s-%d", ChartTimeline, r.ID), Kind: ChartTimeline, Title: title,
+		X: Axis{Label: "seconds into the window", Scale: ScaleLinear, Min: 0, Max: end, Ticks: niceTicks(Axis{Scale: ScaleLinear, Min: 0, Max: end}, true)},
+		Lines: true, Cols: 1, Panels: panels, Note: note}
+}
+
+// hostSeries are a timeline's host signals, in per cent, over the window: the series of
+// the signals the run has.
+func hostSeries(r *results.Run, in func(time.Duration) bool) []Series {
+	by := map[string][]results.Signal{}
+	for _, s := range r.Signals {
+		if in(s.Offset) {
+			by[s.Name] = append(by[s.Name], s)
+		}
+	}
+	var out []Series
+	add := func(name string, pts []Point) {
+		if len(pts) > 0 {
+			out = append(out, Series{Name: name, Group: name, Stat: StatMean, Points: pts})
+		}
+	}
+	share := func(name string, scale float64) []Point {
+		var pts []Point
+		for _, s := range by[name] {
+			pts = append(pts, Point{X: s.Offset.Seconds(), Y: round(scale*s.Value, 1)})
+		}
+		return pts
+	}
+	add("IO pressure full (%)", share(signals.HostIOFull, 100))
+	if slices.ContainsFunc(by[signals.HostMemorySome], func(s results.Signal) bool { return s.Value > 0 }) {
+		add("memory pressure some (%)", share(signals.HostMemorySome, 100))
+	}
+	// Other processes' CPU: the machine's busy CPUs less dblat's and the server's, per
+	// interval, where all three were read.
+	dblat, server := map[time.Duration]float64{}, map[time.Duration]float64{}
+	for _, s := range by[signals.DblatCPU] {
+		dblat[s.Offset] = s.Value
+	}
+	for _, s := range by[signals.ServerCPU] {
+		server[s.Offset] = s.Value
+	}
+	var others []Point
+	for _, s := range by[signals.HostBusy] {
+		d, ok1 := dblat[s.Offset]
+		v, ok2 := server[s.Offset]
+		if ok1 && ok2 {
+			others = append(others, Point{X: s.Offset.Seconds(), Y: round(100*math.Max(0, s.Value-d-v), 1)})
+		}
+	}
+	add("other processes' CPU (% of a CPU)", others)
+	if slices.ContainsFunc(by[signals.HostSteal], func(s results.Signal) bool { return s.Value >= 0.01 }) {
+		add("steal (%)", share(signals.HostSteal, 100))
+	}
+	// dblat's stall watch, as a share of the interval it fell in.
+	var st []Point
+	for _, s := range by[signals.DblatStall] {
+		if s.Span > 0 {
+			st = append(st, Point{X: s.Offset.Seconds(), Y: round(100*math.Min(1, s.Value/s.Span.Seconds()), 1)})
+		}
+	}
+	add("dblat without a CPU (% of the interval, its longest)", st)
+	return out
+}
+
+// timelinePanel is a timeline's panel of series over a value axis of its own, from 0.
+func timelinePanel(title, unit string, series []Series) Panel {
+	hi := 0.0
+	for _, s := range series {
+		for _, p := range s.Points {
+			hi = max(hi, p.Y)
+		}
+	}
+	if hi == 0 {
+		hi = 1
+	}
+	y := valueAxis(unit, []float64{0, hi}, ScaleLinear)
+	y.Min = 0
+	return Panel{Title: title, YMin: y.Min, YMax: y.Max, Y: &y, Series: series}
+}
