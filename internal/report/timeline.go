@@ -105,7 +105,7 @@ func timeline(r *results.Run) Chart {
 		note += " The run was set aside: " + r.SetAside + "."
 	}
 	return Chart{ID: fmt.Sprintf("%s-%d", ChartTimeline, r.ID), Kind: ChartTimeline, Title: title,
-		X: Axis{Label: "seconds into the window", Scale: ScaleLinear, Min: 0, Max: end, Ticks: niceTicks(Axis{Scale: ScaleLinear, Min: 0, Max: end}, true)},
+		X:     Axis{Label: "seconds into the window", Scale: ScaleLinear, Min: 0, Max: end, Ticks: niceTicks(Axis{Scale: ScaleLinear, Min: 0, Max: end}, true)},
 		Lines: true, Cols: 1, Panels: panels, Note: note}
 }
 

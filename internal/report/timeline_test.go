@@ -89,4 +89,3 @@ func TestTimelines(t *testing.T) {
 		t.Errorf("a report of one quiet run drew %d timelines", n)
 	}
 }
-
