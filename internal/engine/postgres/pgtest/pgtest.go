@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -177,9 +178,7 @@ func adminExec(srv *managed.Instance, sql string) error {
 	return err
 }
 
-func dsnOf(srv *managed.Instance, db string) string {
-	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, db)
-}
+func dsnOf(srv *managed.Instance, db string) string { return postgres.DatabaseDSN(srv, db) }
 
 // Conns opens n connections of the bare driver (pgconn: no database/sql, none of dblat) to
 // dsn, closed when the test ends: a plain Go client to measure dblat against.
@@ -195,4 +194,38 @@ func Conns(t testing.TB, dsn string, n int) []*pgconn.PgConn {
 		conns[i] = c
 	}
 	return conns
+}
+
+// Stranger returns the account nobody as a managed.Stranger for the test, to run clients as
+// another user of the machine against srv; its home is removed when the test ends. Without
+// root the test is skipped: only root runs programs as another account.
+func Stranger(t testing.TB, srv *managed.Instance) *managed.Stranger {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: running clients as another account needs root")
+	}
+	s, err := managed.NewStranger(srv.RunAs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// NeedTool skips the test (or, when Required, fails it) when program name is not on PATH.
+func NeedTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if Required() {
+			t.Fatalf("%s is not installed: %s", name, postgres.InstallHint)
+		}
+		t.Skipf("skipping: %s is not installed", name)
+	}
+}
+
+// ClientEnv returns the environment a libpq program (psql, pgbench) needs besides its host,
+// port and user to log in to the shared server: PGPASSFILE, its pgpass file.
+func ClientEnv(t testing.TB) []string {
+	t.Helper()
+	return []string{"PGPASSFILE=" + postgres.PassFile(Server(t))}
 }
