@@ -103,6 +103,9 @@ func tool(t *testing.T, name string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=")
+	if name == "pgbench" || name == "psql" {
+		cmd.Env = append(cmd.Env, pgtest.ClientEnv(t)...)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
