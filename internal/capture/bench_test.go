@@ -158,9 +158,9 @@ func BenchmarkCapturePredictPgbench(b *testing.B) {
 func mysqlslap(b testing.TB, addr, db string, txs int) float64 {
 	b.Helper()
 	host, port, _ := strings.Cut(addr, ":")
-	out, err := exec.Command("mysqlslap", "-h"+host, "-P"+port, "-udblat", "--create-schema="+db, "--concurrency=4", "--iterations=1",
+	out, err := exec.Command("mysqlslap", append(mariadbtest.ToolArgs(b), "-h"+host, "-P"+port, "-udblat", "--create-schema="+db, "--concurrency=4", "--iterations=1",
 		"--number-of-queries="+strconv.Itoa(5*txs), "--delimiter=;",
-		"--query=BEGIN;SET @id=FLOOR(1+RAND()*1000);UPDATE acc SET v=v+1 WHERE id=@id;SELECT v FROM acc WHERE id=@id;COMMIT").CombinedOutput()
+		"--query=BEGIN;SET @id=FLOOR(1+RAND()*1000);UPDATE acc SET v=v+1 WHERE id=@id;SELECT v FROM acc WHERE id=@id;COMMIT")...).CombinedOutput()
 	if err != nil {
 		b.Fatalf("mysqlslap: %v\n%s", err, out)
 	}
@@ -185,10 +185,14 @@ func BenchmarkCapturePredictMysqlslap(b *testing.B) {
 	mariadbtest.SkipIfMissing(b)
 	srv := mariadbtest.Server(b)
 	dsn := mariadbtest.NewDatabase(b)
-	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	du, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := strings.TrimPrefix(du.Path, "/")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
-	if out, err := exec.Command("mariadb", "-h127.0.0.1", "-P"+strconv.Itoa(srv.Port), "-udblat", db, "-e",
-		"CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000").CombinedOutput(); err != nil {
+	if out, err := exec.Command("mariadb", append(mariadbtest.ToolArgs(b), "-h127.0.0.1", "-P"+strconv.Itoa(srv.Port), "-udblat", db, "-e",
+		"CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000")...).CombinedOutput(); err != nil {
 		b.Fatalf("%v\n%s", err, out)
 	}
 	if h, err := latency.HoldCPULatency(); err == nil {
