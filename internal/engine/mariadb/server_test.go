@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/managed/managedtest"
 )
 
 func newInstance(t *testing.T, name string, settings map[string]string) *managed.Instance {
@@ -278,8 +279,8 @@ func TestManagedServerGetsCredentials(t *testing.T) {
 // It runs the mariadb client as the account nobody, which needs root.
 func TestOtherAccountNeedsThePassword(t *testing.T) {
 	srv := mariadbtest.Server(t)
-	s := mariadbtest.Stranger(t, srv)
-	mariadbtest.NeedTool(t, "mariadb")
+	s := managedtest.Stranger(t, srv)
+	managedtest.NeedTools(t, mariadbtest.Required(), "mariadb")
 	if out, err := s.Command("cat", mariadb.OptionFile(srv)).CombinedOutput(); err == nil {
 		t.Errorf("%s can read the option file:\n%s", s.Name, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/managed/managedtest"
 )
 
 // instanceDir returns a directory that the unprivileged server user can reach.
@@ -226,8 +227,8 @@ func TestStopLeavesAReusedPIDAlone(t *testing.T) {
 // which needs root.
 func TestOtherAccountNeedsThePassword(t *testing.T) {
 	inst := pgtest.Server(t)
-	s := pgtest.Stranger(t, inst)
-	pgtest.NeedTool(t, "psql")
+	s := managedtest.Stranger(t, inst)
+	managedtest.NeedTools(t, pgtest.Required(), "psql")
 	if out, err := s.Command("cat", postgres.PassFile(inst)).CombinedOutput(); err == nil {
 		t.Errorf("%s can read the pgpass file:\n%s", s.Name, out)
 	}

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -199,33 +198,6 @@ func killSessions(ctx context.Context, db *sql.DB, schema string) {
 	rows.Close()
 	for _, id := range ids {
 		_, _ = db.ExecContext(ctx, fmt.Sprintf("KILL %d", id))
-	}
-}
-
-// Stranger returns the account nobody as a managed.Stranger for the test, to run clients as
-// another user of the machine against srv; its home is removed when the test ends. Without
-// root the test is skipped: only root runs programs as another account.
-func Stranger(t testing.TB, srv *managed.Instance) *managed.Stranger {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: running clients as another account needs root")
-	}
-	s, err := managed.NewStranger(srv.RunAs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
-// NeedTool skips the test (or, when Required, fails it) when program name is not on PATH.
-func NeedTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if Required() {
-			t.Fatalf("%s is not installed: %s", name, mariadb.InstallHint)
-		}
-		t.Skipf("skipping: %s is not installed", name)
 	}
 }
 

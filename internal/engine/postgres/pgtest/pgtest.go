@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -194,33 +193,6 @@ func Conns(t testing.TB, dsn string, n int) []*pgconn.PgConn {
 		conns[i] = c
 	}
 	return conns
-}
-
-// Stranger returns the account nobody as a managed.Stranger for the test, to run clients as
-// another user of the machine against srv; its home is removed when the test ends. Without
-// root the test is skipped: only root runs programs as another account.
-func Stranger(t testing.TB, srv *managed.Instance) *managed.Stranger {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: running clients as another account needs root")
-	}
-	s, err := managed.NewStranger(srv.RunAs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
-// NeedTool skips the test (or, when Required, fails it) when program name is not on PATH.
-func NeedTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if Required() {
-			t.Fatalf("%s is not installed: %s", name, postgres.InstallHint)
-		}
-		t.Skipf("skipping: %s is not installed", name)
-	}
 }
 
 // ClientEnv returns the environment a libpq program (psql, pgbench) needs besides its host,
