@@ -192,6 +192,9 @@ database's page size.`,
 				return err
 			}
 			a.printf("%s\n", inst.DSN)
+			if inst.Client != "" {
+				a.info("connect a client with: %s", inst.Client)
+			}
 			return nil
 		},
 	}
@@ -286,7 +289,22 @@ func (a *app) serverListCommand() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, bins, inst.DSN)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			var clients []string
+			for _, inst := range list {
+				if inst.Client != "" {
+					clients = append(clients, fmt.Sprintf("  %s\t%s", inst.Name, inst.Client))
+				}
+			}
+			if len(clients) > 0 {
+				a.printf("\nClients log in with the credentials file each names (only you can read it), never a password on the command line:\n")
+				tw = tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, strings.Join(clients, "\n"))
+				return tw.Flush()
+			}
+			return nil
 		},
 	}
 }

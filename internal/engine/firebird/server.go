@@ -288,12 +288,14 @@ func stopOrphans(inst *managed.Instance, server string) {
 func DSN(inst *managed.Instance, db string) string {
 	u := url.URL{Scheme: strings.TrimSuffix(Scheme, "://"), User: url.User(sysdba),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(inst.Port)), Path: db,
-		RawQuery: url.Values{
-			PasswordFileParam: {PasswordFile(inst)},
-			LoadDirParam:      {filepath.Join(inst.Dir, loadDir)},
-		}.Encode()}
+		RawQuery: LoadDirParam + "=" + queryPath(filepath.Join(inst.Dir, loadDir)) + "&" +
+			PasswordFileParam + "=" + queryPath(PasswordFile(inst))}
 	return u.String()
 }
+
+// queryPath escapes a file path for a URL's query, keeping its slashes, which a query may
+// hold, readable.
+func queryPath(p string) string { return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/") }
 
 // PasswordFile returns the path of the file that holds the SYSDBA password of the managed
 // server inst: what its DSNs name (PasswordFileParam) and Firebird's tools read with
