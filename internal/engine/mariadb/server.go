@@ -289,7 +289,8 @@ const erAccessDenied = 1045
 
 // OptionFile returns the path of inst's option file: the [client] group a MariaDB or MySQL
 // client reads with --defaults-extra-file (or --defaults-file), which logs it in as dblat
-// over TCP (host, port) or, given -h localhost, through the socket. The DSNs name it.
+// over TCP (host, port) or, given -h localhost -S SOCKET, through the socket. The DSNs name
+// it.
 func OptionFile(inst *managed.Instance) string { return inst.CredentialsFile(clientFile) }
 
 // DatabaseDSN returns the DSN of database db on the managed server inst, over TCP, as dblat
@@ -360,19 +361,19 @@ func sqlString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
 }
 
-// clientConf is the option file of inst's clients: dblat's login over TCP, and the socket
-// for a client told -h localhost.
+// clientConf is the option file of inst's clients: dblat's login over TCP. It names no
+// socket: client libraries that read option files (PyMySQL, Connector/Python) would take
+// it over the host and port they are given.
 func clientConf(inst *managed.Instance, pw string) string {
 	return fmt.Sprintf(`# Written by dblat on every start: how a client logs in to managed server %s,
 # e.g. mariadb --defaults-extra-file=%s dblat
-# (add -h localhost for the Unix socket). Keep it to yourself: it holds the password.
+# (add -h localhost -S %s for the Unix socket). Keep it to yourself: it holds the password.
 [client]
 user=%s
 password=%s
 host=127.0.0.1
 port=%d
-socket=%s
-`, inst.Name, OptionFile(inst), benchUser, pw, inst.Port, SocketPath(inst))
+`, inst.Name, OptionFile(inst), SocketPath(inst), benchUser, pw, inst.Port)
 }
 
 // dropOpenAccounts drops the accounts that log in without a password and are root's or

@@ -303,7 +303,7 @@ func TestOtherAccountNeedsThePassword(t *testing.T) {
 			}
 		}
 	}
-	for args, want := range map[string]string{"": "dblat@127.0.0.1", "-h localhost": "dblat@localhost"} {
+	for args, want := range map[string]string{"": "dblat@127.0.0.1", "-h localhost -S " + mariadb.SocketPath(srv): "dblat@localhost"} {
 		if out, err := client(append([]string{"--defaults-file=" + given}, strings.Fields(args)...)...); err != nil || out != want {
 			t.Errorf("%s with the option file %s: %v: %s, want %s", s.Name, args, err, out, want)
 		}
