@@ -55,7 +55,9 @@ func (a *app) serverCommand() *cobra.Command {
 		Use:   "server",
 		Short: "Start, stop and list managed database servers",
 		Long: `Managed servers are private instances that dblat creates in its state directory
-(--state, default ./.dblat), listening on a loopback port only, and stops by PID.`,
+(--state, default ./.dblat), listening on a loopback port only, and stops by PID. Each lets
+in only the user who started it: its passwords are generated when it is made and kept in
+STATE/servers/NAME/credentials/ (mode 0700), which its DSN names instead of holding them.`,
 	}
 	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand(),
 		a.serverTemplatesCommand())
@@ -153,6 +155,14 @@ func (a *app) serverStartCommand() *cobra.Command {
 		Long: `Creates (if new) and starts a private server of ENGINE (postgres, mariadb or firebird)
 in the state directory, on a loopback port, and prints its DSN. Settings are checked before
 the start (an unknown key is refused with a suggestion) and read back after it.
+
+The server lets in only clients that log in with the passwords generated when it was made,
+over TCP and (PostgreSQL, MariaDB) through its Unix socket. They stay in
+STATE/servers/NAME/credentials/, readable by you only; the DSN names the file a client
+reads (PostgreSQL passfile=, MariaDB option_file=, Firebird password_file=), and the line on
+stderr connects the engine's own client with it (psql, mariadb --defaults-extra-file,
+isql-fb -fetch_password). A server made by an earlier dblat, without credentials, gets them
+at this start.
 
 --install DIR runs the server from an installation of your own instead of the OS
 packages' (a PostgreSQL bin directory or the directory above it, a MariaDB tarball's base
