@@ -273,7 +273,7 @@ func (l Launcher) credentials(ctx context.Context, acct *managed.Account, bin st
 			return err
 		}
 		if err := l.singleUser(ctx, acct, bin, inst, fmt.Sprintf("ALTER ROLE %s PASSWORD '%s'", superuser, verifier)); err != nil {
-			return fmt.Errorf("set the password of %s: %w", superuser, err)
+			return err
 		}
 		if err := inst.SavePassword(superuser, pw); err != nil {
 			return err
@@ -284,7 +284,8 @@ func (l Launcher) credentials(ctx context.Context, acct *managed.Account, bin st
 }
 
 // singleUser runs one statement in PostgreSQL's single-user mode on inst's data directory,
-// which no server may be running on, as acct, and fails with the server's complaint.
+// which no server may be running on, as acct, and fails with the server's complaint: about
+// its configuration (a bad setting stops it here, before the real start) or the statement.
 func (l Launcher) singleUser(ctx context.Context, acct *managed.Account, bin string, inst *managed.Instance, stmt string) error {
 	cmd := l.command(acct, filepath.Join(bin, "postgres"), "--single", "-D", filepath.Join(inst.Dir, "data"), "postgres")
 	cmd.Stdin = strings.NewReader(stmt + "\n")
@@ -298,10 +299,10 @@ func (l Launcher) singleUser(ctx context.Context, acct *managed.Account, bin str
 		if msg == "" {
 			msg = lastLines(string(out), 3)
 		}
-		return fmt.Errorf("postgres --single: %v: %s", err, msg)
+		return fmt.Errorf("postgres exited at start (single-user mode, %v): %s", err, msg)
 	}
 	if msg != "" {
-		return fmt.Errorf("postgres --single: %s", msg)
+		return fmt.Errorf("set the password of %s in single-user mode: %s", superuser, msg)
 	}
 	return nil
 }
