@@ -116,12 +116,13 @@ func runGo(driver string) func(h *harness, s *server, port, threads, tx int) (re
 		case "pgx":
 			dsn = fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", s.user, s.host, port, s.db)
 		case "mysql":
-			dsn = fmt.Sprintf("%s:%s@tcp(%s:%d)/%s", s.user, s.password, s.host, port, s.db)
+			dsn = fmt.Sprintf("%s@tcp(%s:%d)/%s", s.user, s.host, port, s.db)
 		case "firebird":
-			dsn = fmt.Sprintf("%s:%s@%s:%d%s?wire_crypt=false", s.user, s.password, s.host, port, s.db)
+			dsn = fmt.Sprintf("%s@%s:%d%s?wire_crypt=false", s.user, s.host, port, s.db)
 		}
-		return command(bin, []string{"-driver", driver, "-dsn", dsn, "-threads", strconv.Itoa(threads),
-			"-tx", strconv.Itoa(tx), "-rows", strconv.Itoa(rows)})
+		creds, env := s.credentialArgs()
+		return command(bin, append([]string{"-driver", driver, "-dsn", dsn, "-threads", strconv.Itoa(threads),
+			"-tx", strconv.Itoa(tx), "-rows", strconv.Itoa(rows)}, creds...), env...)
 	}
 }
 
@@ -135,7 +136,7 @@ func runLibmariadb(text bool) func(h *harness, s *server, port, threads, tx int)
 			cmd := exec.Command("gcc", append(args, "-lpthread")...)
 			return cmd
 		})
-		args := []string{"-h", s.host, "-P", strconv.Itoa(port), "-u", s.user, "-p", s.password, "-D", s.db,
+		args := []string{"-F", s.credentials, "-h", s.host, "-P", strconv.Itoa(port), "-u", s.user, "-D", s.db,
 			"-c", strconv.Itoa(threads), "-t", strconv.Itoa(tx), "-r", strconv.Itoa(rows)}
 		if text {
 			args = append(args, "-T")
@@ -169,7 +170,7 @@ COMMIT;
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-c", strconv.Itoa(threads), "-j", strconv.Itoa(threads),
 		"-t", strconv.Itoa(tx), "-f", script, "-h", s.host, "-p", strconv.Itoa(port), "-U", s.user, s.db)
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=", "PGSSLMODE=disable")
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=", "PGSSLMODE=disable", "PGPASSFILE="+s.credentials)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("pgbench: %v\n%s", err, out)
@@ -228,7 +229,7 @@ func runIsql(h *harness, s *server, port, threads, tx int) (result, error) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "isql-fb", "-q", "-b", "-i", script, "-u", s.user, "-p", s.password,
+			cmd := exec.CommandContext(ctx, "isql-fb", "-q", "-b", "-i", script, "-u", s.user, "-fetch_password", s.credentials,
 				fmt.Sprintf("%s/%d:%s", s.host, port, s.db))
 			cmd.Env = append(os.Environ(), "FIREBIRD="+conf)
 			b, err := cmd.CombinedOutput()
@@ -289,20 +290,22 @@ func (h *harness) installed(t *testing.T, part string) string {
 func runPython(script string, extra ...string) func(h *harness, s *server, port, threads, tx int) (result, error) {
 	return func(h *harness, s *server, port, threads, tx int) (result, error) {
 		py := filepath.Join(h.installed(h.t, "python"), "bin", "python")
-		args := append([]string{filepath.Join("python", script), "--host", s.host, "--port", strconv.Itoa(port),
-			"--db", s.db, "--user", s.user, "--password", s.password, "--threads", strconv.Itoa(threads),
-			"--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)}, extra...)
-		return command(py, args)
+		creds, env := s.credentialArgs()
+		args := append(append([]string{filepath.Join("python", script), "--host", s.host, "--port", strconv.Itoa(port),
+			"--db", s.db, "--user", s.user, "--threads", strconv.Itoa(threads),
+			"--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)}, creds...), extra...)
+		return command(py, args, env...)
 	}
 }
 
 func runNode(script string, extra ...string) func(h *harness, s *server, port, threads, tx int) (result, error) {
 	return func(h *harness, s *server, port, threads, tx int) (result, error) {
 		mods := filepath.Join(h.installed(h.t, "node"), "node_modules")
-		args := append([]string{filepath.Join("node", script), "--host", s.host, "--port", strconv.Itoa(port),
-			"--db", s.db, "--user", s.user, "--password", s.password, "--threads", strconv.Itoa(threads),
-			"--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)}, extra...)
-		return command("node", args, "NODE_PATH="+mods)
+		creds, env := s.credentialArgs()
+		args := append(append([]string{filepath.Join("node", script), "--host", s.host, "--port", strconv.Itoa(port),
+			"--db", s.db, "--user", s.user, "--threads", strconv.Itoa(threads),
+			"--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)}, creds...), extra...)
+		return command("node", args, append(env, "NODE_PATH="+mods)...)
 	}
 }
 
@@ -319,7 +322,8 @@ func runJava(urlFormat string) func(h *harness, s *server, port, threads, tx int
 			u = fmt.Sprintf(urlFormat, s.host, port, db)
 		}
 		cp := filepath.Join(dir, "lib", "*") + string(os.PathListSeparator) + filepath.Join(dir, "classes")
-		return command("java", []string{"-cp", cp, "JdbcClient", "--url", u, "--user", s.user, "--password", s.password,
-			"--threads", strconv.Itoa(threads), "--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)})
+		creds, env := s.credentialArgs()
+		return command("java", append([]string{"-cp", cp, "JdbcClient", "--url", u, "--user", s.user,
+			"--threads", strconv.Itoa(threads), "--tx", strconv.Itoa(tx), "--rows", strconv.Itoa(rows)}, creds...), env...)
 	}
 }

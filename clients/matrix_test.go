@@ -45,12 +45,30 @@ const rows = 10000
 
 // server is a fresh database on a dblat-managed server, holding the clients' table.
 type server struct {
-	engine         string // postgres, mariadb, firebird
-	dsn            string // dblat's DSN for it
-	host           string
-	port           int
-	db             string // database name, or Firebird's database file
-	user, password string
+	engine string // postgres, mariadb, firebird
+	dsn    string // dblat's DSN for it
+	host   string
+	port   int
+	db     string // database name, or Firebird's database file
+	user   string
+	// credentials is the file the clients read the password from, as the engine's own
+	// clients do: the server's pgpass file (PGPASSFILE), its MySQL option file
+	// (--defaults-extra-file) or its SYSDBA password file (isql's -fetch_password). No
+	// client gets the password on its command line.
+	credentials string
+}
+
+// credentialArgs returns the arguments and environment that tell a client program of the
+// matrix where s's password is: PGPASSFILE for PostgreSQL's (libpq and the drivers that
+// read its password file), --option-file for MariaDB's, --password-file for Firebird's.
+func (s *server) credentialArgs() (args, env []string) {
+	switch s.engine {
+	case "postgres":
+		return nil, []string{"PGPASSFILE=" + s.credentials}
+	case "mariadb":
+		return []string{"--option-file", s.credentials}, nil
+	}
+	return []string{"--password-file", s.credentials}, nil
 }
 
 // result is what a client program prints: its own count and timing.
@@ -477,18 +495,16 @@ func (h *harness) server(t *testing.T, eng string) *server {
 		t.Fatal(err)
 	}
 	port, _ := strconv.Atoi(u.Port())
-	pw, _ := u.User.Password()
 	s := &server{engine: eng, dsn: dsn, host: u.Hostname(), port: port, db: strings.TrimPrefix(u.Path, "/"),
-		user: u.User.Username(), password: pw}
-	if eng == "firebird" {
+		user: u.User.Username()}
+	switch eng {
+	case "postgres":
+		s.credentials = postgres.PassFile(pgtest.Server(h.t))
+	case "mariadb":
+		s.credentials = mariadb.OptionFile(mariadbtest.Server(h.t))
+	case "firebird":
 		s.db = u.Path
-		if f := u.Query().Get(firebird.PasswordFileParam); f != "" && pw == "" {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.password = strings.TrimSpace(string(b))
-		}
+		s.credentials = firebird.PasswordFile(fbtest.Server(h.t, "Super"))
 	}
 	h.servers[eng] = s
 	return s

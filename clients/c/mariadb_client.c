@@ -12,7 +12,12 @@
  * each time), or with -T as text queries with the id written in. It prints one JSON line:
  * the transactions committed, their mean latency and the throughput, as it measured them.
  *
- *   mariadb_client -h HOST -P PORT -u USER [-p PW] -D DB [-c THREADS] [-t TX] [-r ROWS] [-T]
+ *   mariadb_client [-F OPTION_FILE] -h HOST -P PORT -u USER -D DB [-c THREADS] [-t TX]
+ *                  [-r ROWS] [-T]
+ *
+ * The password comes from the [client] group of OPTION_FILE, a MySQL option file such as a
+ * managed server's credentials/client.cnf (MYSQL_READ_DEFAULT_FILE, what the mariadb
+ * client's --defaults-extra-file reads), never from the command line.
  */
 #include <mysql.h>
 #include <pthread.h>
@@ -21,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char *host = "127.0.0.1", *user = "dblat", *pw = "", *db = "dblat";
+static const char *host = "127.0.0.1", *user = "dblat", *db = "dblat", *optfile;
 static unsigned port = 3306;
 static int threads = 1, txs = 100, rows = 10000, text;
 static long committed;
@@ -100,7 +105,10 @@ static void *worker(void *arg)
 {
 	unsigned seed = (unsigned)(long)arg + 1;
 	MYSQL *m = mysql_init(NULL);
-	if (!mysql_real_connect(m, host, user, pw, db, port, NULL, 0))
+	/* A NULL password takes the option file's. */
+	if (optfile && mysql_optionsv(m, MYSQL_READ_DEFAULT_FILE, optfile))
+		die(m, NULL, "option file");
+	if (!mysql_real_connect(m, host, user, optfile ? NULL : "", db, port, NULL, 0))
 		die(m, NULL, "connect");
 	if (mysql_autocommit(m, 0))
 		die(m, NULL, "autocommit");
@@ -139,7 +147,7 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "-h")) host = v;
 		else if (!strcmp(a, "-P")) port = atoi(v);
 		else if (!strcmp(a, "-u")) user = v;
-		else if (!strcmp(a, "-p")) pw = v;
+		else if (!strcmp(a, "-F")) optfile = v;
 		else if (!strcmp(a, "-D")) db = v;
 		else if (!strcmp(a, "-c")) threads = atoi(v);
 		else if (!strcmp(a, "-t")) txs = atoi(v);

@@ -9,11 +9,15 @@
 // ids k+1, k+1+N, ...: two clients never update one row, so no update conflicts), and it prints one JSON line: the transactions
 // committed, their mean latency and the throughput, as the client measured them.
 //
-//	goclient -driver pgx|mysql|firebird -dsn DSN [-threads N] [-tx N] [-rows N]
+//	goclient -driver pgx|mysql|firebird -dsn DSN [-option-file F | -password-file F]
+//	         [-threads N] [-tx N] [-rows N]
 //
 // The DSN is the driver's own: a postgres:// URL for pgx (sslmode=disable for the proxy),
-// USER:PW@tcp(HOST:PORT)/DB for mysql, USER:PW@HOST:PORT/PATH?wire_crypt=false for
-// firebirdsql.
+// USER@tcp(HOST:PORT)/DB for mysql, USER@HOST:PORT/PATH?wire_crypt=false for firebirdsql.
+// The password is never on the command line: pgx reads it from the pgpass file PGPASSFILE
+// names (or the DSN's passfile=), mysql's from the [client] group of the MySQL option file
+// -option-file names (as the mariadb client's --defaults-extra-file), firebirdsql's from
+// the file -password-file names (as isql's -fetch_password).
 package main
 
 import (
@@ -23,12 +27,14 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/nakagami/firebirdsql"
 )
@@ -56,8 +62,14 @@ func main() {
 	threads := flag.Int("threads", 1, "clients, one connection each")
 	txs := flag.Int("tx", 100, "transactions per client")
 	rows := flag.Int("rows", 10000, "ids are drawn from 1..rows")
+	optionFile := flag.String("option-file", "", "mysql: a MySQL option file whose [client] group holds the password")
+	passwordFile := flag.String("password-file", "", "firebird: a file that holds the password")
 	flag.Parse()
-	if err := run(*driver, *dsn, *threads, *txs, *rows); err != nil {
+	d, err := withPassword(*driver, *dsn, *optionFile, *passwordFile)
+	if err == nil {
+		err = run(*driver, d, *threads, *txs, *rows)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "goclient:", err)
 		os.Exit(1)
 	}
@@ -141,6 +153,56 @@ func cmpErr(old, err error) error {
 		return old
 	}
 	return err
+}
+
+// withPassword puts the password that the option file or the password file holds into dsn,
+// for the drivers that read no such file themselves.
+func withPassword(driver, dsn, optionFile, passwordFile string) (string, error) {
+	switch {
+	case driver == "mysql" && optionFile != "":
+		pw, err := optionPassword(optionFile)
+		if err != nil {
+			return "", err
+		}
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			return "", err
+		}
+		cfg.Passwd = pw
+		return cfg.FormatDSN(), nil
+	case driver == "firebird" && passwordFile != "":
+		b, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return "", err
+		}
+		user, rest, ok := strings.Cut(dsn, "@")
+		if !ok {
+			return "", fmt.Errorf("firebird DSN without USER@")
+		}
+		return user + ":" + url.QueryEscape(strings.TrimSpace(string(b))) + "@" + rest, nil
+	}
+	return dsn, nil
+}
+
+// optionPassword returns the password= of the [client] group of a MySQL option file, as
+// dblat writes them (key=value lines, no quoting).
+func optionPassword(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	group := ""
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			group = strings.Trim(line, "[]")
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && group == "client" && strings.TrimSpace(k) == "password" {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no password in its [client] group", file)
 }
 
 // openPgx connects with pgx's native interface: Begin sends BEGIN, statements go through

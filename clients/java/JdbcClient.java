@@ -11,8 +11,15 @@
 // k+1+N, ...: two threads never update one row). It prints one JSON line: the transactions it
 // committed, their mean latency and the throughput, as the client measured them.
 //
-//   java -cp 'LIB/*:CLASSES' JdbcClient --url JDBC-URL [--user U] [--password P]
-//        [--threads N] [--tx N] [--rows N]
+//   java -cp 'LIB/*:CLASSES' JdbcClient --url JDBC-URL [--user U]
+//        [--option-file F | --password-file F] [--threads N] [--tx N] [--rows N]
+//
+// No password is given on the command line: pgjdbc reads it from the pgpass file PGPASSFILE
+// names, as libpq does; Connector/J's comes from the [client] group of the MySQL option file
+// --option-file names (what the mariadb client's --defaults-extra-file reads), Jaybird's from
+// the file --password-file names (what isql's -fetch_password reads).
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -24,13 +31,14 @@ import java.util.concurrent.atomic.AtomicLong;
 
 public final class JdbcClient {
     public static void main(String[] args) throws Exception {
-        String url = null, user = "dblat", password = "";
+        String url = null, user = "dblat", password = null;
         int threads = 1, txs = 100, rows = 10000;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--url": url = args[i + 1]; break;
                 case "--user": user = args[i + 1]; break;
-                case "--password": password = args[i + 1]; break;
+                case "--option-file": password = optionPassword(Path.of(args[i + 1])); break;
+                case "--password-file": password = Files.readString(Path.of(args[i + 1])).strip(); break;
                 case "--threads": threads = Integer.parseInt(args[i + 1]); break;
                 case "--tx": txs = Integer.parseInt(args[i + 1]); break;
                 case "--rows": rows = Integer.parseInt(args[i + 1]); break;
@@ -40,7 +48,7 @@ public final class JdbcClient {
         if (url == null) throw new IllegalArgumentException("--url is required");
         Properties props = new Properties();
         props.setProperty("user", user);
-        props.setProperty("password", password);
+        if (password != null) props.setProperty("password", password);
         final String u = url;
         final int n = txs, r = rows, nthreads = threads;
         // Two barriers: every thread has connected (connected), then the clock starts, then
@@ -106,5 +114,18 @@ public final class JdbcClient {
         System.out.printf(java.util.Locale.ROOT,
             "{\"version\":\"%s\",\"committed\":%d,\"elapsed_s\":%.6f,\"latency_ms_mean\":%.6f,\"tps\":%.6f}%n",
             version[0], k, elapsed, k == 0 ? 0.0 : latencyNs.get() / 1e6 / k, k / elapsed);
+    }
+
+    // optionPassword returns the password= of the [client] group of a MySQL option file, as
+    // dblat writes them (key=value lines, no quoting).
+    static String optionPassword(Path file) throws Exception {
+        String group = "";
+        for (String raw : Files.readAllLines(file)) {
+            String line = raw.strip();
+            if (line.startsWith("[")) { group = line.replaceAll("^\\[|\\]$", ""); continue; }
+            int eq = line.indexOf('=');
+            if (group.equals("client") && eq > 0 && line.substring(0, eq).strip().equals("password")) return line.substring(eq + 1).strip();
+        }
+        throw new IllegalArgumentException(file + ": no password in its [client] group");
     }
 }

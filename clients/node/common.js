@@ -4,14 +4,16 @@
 // Client k of N draws its ids from k+1, k+1+N, ...: two never update one row.
 // main opens one connection per client, starts them together, and prints one JSON line:
 // the transactions committed, their mean latency and the throughput, as the client
-// measured them.
+// measured them. No password is given on the command line: pg reads it from the pgpass file
+// PGPASSFILE names, mysql2's comes from the MySQL option file --option-file names.
 'use strict';
+const fs = require('fs');
 
 exports.SELECT = 'SELECT balance FROM dblat_clients WHERE id = ';
 exports.UPDATE = 'UPDATE dblat_clients SET balance = balance + 1 WHERE id = ';
 
 function parse() {
-  const a = { host: '127.0.0.1', user: 'dblat', password: '', threads: 1, tx: 100, rows: 10000, mode: '' };
+  const a = { host: '127.0.0.1', user: 'dblat', 'option-file': '', threads: 1, tx: 100, rows: 10000, mode: '' };
   const argv = process.argv.slice(2);
   for (let i = 0; i + 1 < argv.length; i += 2) {
     const k = argv[i].replace(/^--/, '');
@@ -20,6 +22,19 @@ function parse() {
   }
   return a;
 }
+
+// optionPassword returns the password= of the [client] group of a MySQL option file, as
+// dblat writes them (key=value lines, no quoting).
+exports.optionPassword = function optionPassword(file) {
+  let group = '';
+  for (const raw of fs.readFileSync(file, 'utf8').split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('[')) { group = line.replace(/^\[|\]$/g, ''); continue; }
+    const eq = line.indexOf('=');
+    if (group === 'client' && eq > 0 && line.slice(0, eq).trim() === 'password') return line.slice(eq + 1).trim();
+  }
+  throw new Error(file + ': no password in its [client] group');
+};
 
 // A small seeded generator (xorshift32), so that each client draws its own ids.
 function rng(seed) {

@@ -1,12 +1,13 @@
 // node-postgres (pg, pure JavaScript) in dblat's client matrix: one Client per connection,
 // BEGIN and COMMIT as queries, parameters $1 through the extended protocol (an unnamed
-// statement each time). TLS is off unless asked for (ssl: false).
+// statement each time). TLS is off unless asked for (ssl: false). Without a password in its
+// configuration, pg reads it from the pgpass file PGPASSFILE names.
 'use strict';
 const { Client } = require('pg');
 const common = require('./common');
 
 common.main('pg ' + require('pg/package.json').version, async (a) => {
-  const c = new Client({ host: a.host, port: a.port, database: a.db, user: a.user, password: a.password, ssl: false });
+  const c = new Client({ host: a.host, port: a.port, database: a.db, user: a.user, ssl: false });
   await c.connect();
   return {
     async tx(id) {

@@ -6,6 +6,11 @@ string, and calls main(). main opens one connection per thread, one after anothe
 the threads together (thread k of N draws its ids from k+1, k+1+N, ... so that two threads
 never update one row), and prints one JSON line: the transactions committed, their mean
 latency and the throughput, as the client measured them.
+
+No password is given on the command line: the PostgreSQL clients read it from the pgpass
+file PGPASSFILE names (libpq's way), the MariaDB ones from the MySQL option file
+--option-file names (what --defaults-extra-file reads), the Firebird one from the file
+--password-file names (what isql's -fetch_password reads).
 """
 import argparse
 import json
@@ -24,7 +29,8 @@ def parse(extra=None):
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--db", required=True)
     ap.add_argument("--user", default="dblat")
-    ap.add_argument("--password", default="")
+    ap.add_argument("--option-file", default=None, help="a MySQL option file whose [client] group holds the password")
+    ap.add_argument("--password-file", default=None, help="a file that holds the password")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tx", type=int, default=100, help="transactions per thread")
     ap.add_argument("--rows", type=int, default=10000)
@@ -32,6 +38,12 @@ def parse(extra=None):
     if extra:
         extra(ap)
     return ap.parse_args()
+
+
+def password(args):
+    """The password in the file --password-file names."""
+    with open(args.password_file) as f:
+        return f.read().strip()
 
 
 def main(open_conn, version, extra=None):

@@ -2,7 +2,8 @@
 the first statement opens the transaction, no BEGIN), a plain cursor (--mode text: the text
 protocol, values interpolated by the client) or cursor(prepared=True) (--mode prepared:
 COM_STMT_PREPARE and COM_STMT_EXECUTE). --pure forces the pure-Python implementation;
-without it the driver picks its C extension when that loads; the output says which ran."""
+without it the driver picks its C extension when that loads; the output says which ran.
+The password comes from the MySQL option file --option-file names (option_files)."""
 import mysql.connector
 
 import common
@@ -16,7 +17,7 @@ def open_conn(args):
     kw = {}
     if args.pure:
         kw["use_pure"] = True
-    conn = mysql.connector.connect(host=args.host, port=args.port, user=args.user, password=args.password,
+    conn = mysql.connector.connect(option_files=args.option_file, host=args.host, port=args.port, user=args.user,
                                    database=args.db, ssl_disabled=True, autocommit=False, **kw)
     cur = conn.cursor(prepared=args.mode == "prepared")
 

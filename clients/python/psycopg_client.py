@@ -1,13 +1,13 @@
 """psycopg 3 (libpq underneath) in dblat's client matrix: autocommit off, so psycopg sends
-BEGIN itself before the first statement; %s parameters bound server-side."""
+BEGIN itself before the first statement; %s parameters bound server-side. libpq reads the
+password from the pgpass file PGPASSFILE names."""
 import psycopg
 
 import common
 
 
 def open_conn(args):
-    conn = psycopg.connect(host=args.host, port=args.port, dbname=args.db, user=args.user,
-                           password=args.password, sslmode="disable")
+    conn = psycopg.connect(host=args.host, port=args.port, dbname=args.db, user=args.user, sslmode="disable")
     cur = conn.cursor()
 
     def tx(i):

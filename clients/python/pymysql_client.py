@@ -1,5 +1,6 @@
 """PyMySQL in dblat's client matrix: pure Python, the text protocol with values
-interpolated by the client, autocommit off (the first statement opens the transaction)."""
+interpolated by the client, autocommit off (the first statement opens the transaction).
+The password comes from the MySQL option file --option-file names (read_default_file)."""
 from importlib.metadata import version
 
 import pymysql
@@ -8,7 +9,7 @@ import common
 
 
 def open_conn(args):
-    conn = pymysql.connect(host=args.host, port=args.port, user=args.user, password=args.password,
+    conn = pymysql.connect(read_default_file=args.option_file, host=args.host, port=args.port, user=args.user,
                            database=args.db, autocommit=False)
     cur = conn.cursor()
 

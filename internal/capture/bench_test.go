@@ -158,9 +158,9 @@ func BenchmarkCapturePredictPgbench(b *testing.B) {
 func mysqlslap(b testing.TB, addr, db string, txs int) float64 {
 	b.Helper()
 	host, port, _ := strings.Cut(addr, ":")
-	out, err := exec.Command("mysqlslap", "-h"+host, "-P"+port, "-udblat", "--create-schema="+db, "--concurrency=4", "--iterations=1",
+	out, err := exec.Command("mysqlslap", append(mariadbtest.ToolArgs(b), "-h"+host, "-P"+port, "-udblat", "--create-schema="+db, "--concurrency=4", "--iterations=1",
 		"--number-of-queries="+strconv.Itoa(5*txs), "--delimiter=;",
-		"--query=BEGIN;SET @id=FLOOR(1+RAND()*1000);UPDATE acc SET v=v+1 WHERE id=@id;SELECT v FROM acc WHERE id=@id;COMMIT").CombinedOutput()
+		"--query=BEGIN;SET @id=FLOOR(1+RAND()*1000);UPDATE acc SET v=v+1 WHERE id=@id;SELECT v FROM acc WHERE id=@id;COMMIT")...).CombinedOutput()
 	if err != nil {
 		b.Fatalf("mysqlslap: %v\n%s", err, out)
 	}
@@ -185,10 +185,14 @@ func BenchmarkCapturePredictMysqlslap(b *testing.B) {
 	mariadbtest.SkipIfMissing(b)
 	srv := mariadbtest.Server(b)
 	dsn := mariadbtest.NewDatabase(b)
-	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	du, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := strings.TrimPrefix(du.Path, "/")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
-	if out, err := exec.Command("mariadb", "-h127.0.0.1", "-P"+strconv.Itoa(srv.Port), "-udblat", db, "-e",
-		"CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000").CombinedOutput(); err != nil {
+	if out, err := exec.Command("mariadb", append(mariadbtest.ToolArgs(b), "-h127.0.0.1", "-P"+strconv.Itoa(srv.Port), "-udblat", db, "-e",
+		"CREATE TABLE acc (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO acc SELECT seq, 0 FROM seq_1_to_1000")...).CombinedOutput(); err != nil {
 		b.Fatalf("%v\n%s", err, out)
 	}
 	if h, err := latency.HoldCPULatency(); err == nil {
@@ -312,11 +316,12 @@ func BenchmarkLivePgbenchSelect(b *testing.B) {
 }
 
 // isqlClients runs n isql-fb clients at once against the Firebird database at addr (the
-// server's address; path, user and password as the DSN gives them), each running txs
+// server's address; path and user as the DSN gives them), each running txs
 // transactions (SET TRANSACTION, a SELECT and an UPDATE of its own rows, COMMIT, as isql
 // sends them), without wire encryption (a client firebird.conf in env's
-// FIREBIRD directory); it returns the wall time.
-func isqlClients(b testing.TB, env []string, addr, path, user, password string, n, txs int) time.Duration {
+// FIREBIRD directory), logged in with the password that passwordFile holds (-fetch_password);
+// it returns the wall time.
+func isqlClients(b testing.TB, env []string, addr, path, user, passwordFile string, n, txs int) time.Duration {
 	b.Helper()
 	dir := b.TempDir()
 	start := time.Now()
@@ -334,7 +339,7 @@ func isqlClients(b testing.TB, env []string, addr, path, user, password string, 
 		if err := os.WriteFile(file, []byte(sc.String()), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		cmd := exec.Command("isql-fb", "-q", "-u", user, "-p", password, "-i", file, addr+":"+path)
+		cmd := exec.Command("isql-fb", "-q", "-u", user, "-fetch_password", passwordFile, "-i", file, addr+":"+path)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
@@ -367,11 +372,7 @@ func BenchmarkCapturePredictIsql(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pw, err := os.ReadFile(u.Query().Get("password_file"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	password := strings.TrimSpace(string(pw))
+	passwordFile := u.Query().Get("password_file")
 	conf := b.TempDir()
 	if err := os.WriteFile(filepath.Join(conf, "firebird.conf"), []byte("WireCrypt = Disabled\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -379,7 +380,7 @@ func BenchmarkCapturePredictIsql(b *testing.B) {
 	env := append(os.Environ(), "FIREBIRD="+conf)
 	host, port, _ := strings.Cut(u.Host, ":")
 	fbAddr := func(hostport string) string { h, p, _ := strings.Cut(hostport, ":"); return h + "/" + p }
-	setup := exec.Command("isql-fb", "-q", "-u", u.User.Username(), "-p", password, fbAddr(u.Host)+":"+u.Path)
+	setup := exec.Command("isql-fb", "-q", "-u", u.User.Username(), "-fetch_password", passwordFile, fbAddr(u.Host)+":"+u.Path)
 	setup.Env = env
 	setup.Stdin = strings.NewReader("CREATE TABLE acc (id INT NOT NULL PRIMARY KEY, v INT);\nCOMMIT;\nSET TERM ^;\n" +
 		"EXECUTE BLOCK AS DECLARE i INT = 1; BEGIN WHILE (i <= 1000) DO BEGIN INSERT INTO acc VALUES (:i, 0); i = i + 1; END END^\n" +
@@ -392,7 +393,7 @@ func BenchmarkCapturePredictIsql(b *testing.B) {
 		errs := map[string][]float64{}
 		for r := range rounds {
 			stop := capturetest.Tcpdump(b, "lo", "tcp port "+port)
-			wall0 := isqlClients(b, env, fbAddr(u.Host), u.Path, u.User.Username(), password, 4, 300)
+			wall0 := isqlClients(b, env, fbAddr(u.Host), u.Path, u.User.Username(), passwordFile, 4, 300)
 			file := stop(server)
 			o, _ := observeFile(b, file, server)
 			// isql's transaction: its SET TRANSACTION, then the statements within a
@@ -423,8 +424,8 @@ func BenchmarkCapturePredictIsql(b *testing.B) {
 			// isql's start, its attachment (a dozen round trips of its own) and its detach
 			// are no transaction of the application's: the same clients with no
 			// transaction measure them, and they are taken off.
-			empty := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), password, 4, 0)
-			wall := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), password, 4, n)
+			empty := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), passwordFile, 4, 0)
+			wall := isqlClients(b, env, fbAddr(l.Addr()), u.Path, u.User.Username(), passwordFile, 4, n)
 			st := l.Stats()
 			l.Close()
 			b.Logf("round %d, link at 20ms: lateness up %v, down %v; isql without transactions %v, with %d each %v",

@@ -41,7 +41,7 @@ func pgbench(t testing.TB, args ...string) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "pgbench", args...)
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=")
+	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS="), pgtest.ClientEnv(t)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -250,11 +250,15 @@ func TestMysqlslapCapture(t *testing.T) {
 	mariadbtest.SkipIfMissing(t)
 	srv := mariadbtest.Server(t)
 	dsn := mariadbtest.NewDatabase(t)
-	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	du, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(du.Path, "/")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port))
 	port := strconv.Itoa(srv.Port)
 	run := func(name string, args ...string) string {
-		out, err := exec.Command(name, append([]string{"-h127.0.0.1", "-P" + port, "-udblat"}, args...)...).CombinedOutput()
+		out, err := exec.Command(name, append(append(mariadbtest.ToolArgs(t), "-h127.0.0.1", "-P"+port, "-udblat"), args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, out)
 		}

@@ -103,6 +103,9 @@ func tool(t *testing.T, name string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=")
+	if name == "pgbench" || name == "psql" {
+		cmd.Env = append(cmd.Env, pgtest.ClientEnv(t)...)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -307,10 +310,10 @@ func TestProxyObserveMysqlslap(t *testing.T) {
 	e := newEnv(t)
 	obsFile := filepath.Join(e.dir, "slap.json")
 	p := e.startProxy(u.Host, "--rtt", "0", "--engine", "mariadb", "--observe", obsFile)
-	out := tool(t, "mysqlslap", "--no-defaults", "-h", "127.0.0.1", "-P", p.port(), "-u", "dblat", "--concurrency=4",
+	out := tool(t, "mysqlslap", append(mariadbtest.ToolArgs(t), "-h", "127.0.0.1", "-P", p.port(), "-u", "dblat", "--concurrency=4",
 		"--iterations=1", "--number-of-queries=40", "--create-schema="+db, "--delimiter=;",
 		"--create=CREATE TABLE slap (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))",
-		"--query=INSERT INTO slap (v) VALUES ('x');SELECT COUNT(*) FROM slap WHERE v = 'x'")
+		"--query=INSERT INTO slap (v) VALUES ('x');SELECT COUNT(*) FROM slap WHERE v = 'x'")...)
 	p.stop(t)
 	m := perClientRe.FindStringSubmatch(out)
 	if m == nil {

@@ -56,7 +56,9 @@ func (a *app) serverCommand() *cobra.Command {
 		Use:   "server",
 		Short: "Start, stop and list managed database servers",
 		Long: `Managed servers are private instances that dblat creates in its state directory
-(--state, default ./.dblat), listening on a loopback port only, and stops by PID.`,
+(--state, default ./.dblat), listening on a loopback port only, and stops by PID. Each lets
+in only the user who started it: its passwords are generated when it is made and kept in
+STATE/servers/NAME/credentials/ (mode 0700), which its DSN names instead of holding them.`,
 	}
 	cmd.AddCommand(a.serverStartCommand(), a.serverStopCommand(), a.serverListCommand(), a.serverInstallCommand(),
 		a.serverTemplatesCommand(), a.serverRemoveCommand())
@@ -156,6 +158,14 @@ func (a *app) serverStartCommand() *cobra.Command {
 in the state directory, on a loopback port, and prints its DSN. Settings are checked before
 the start (an unknown key is refused with a suggestion) and read back after it.
 
+The server lets in only clients that log in with the passwords generated when it was made,
+over TCP and (PostgreSQL, MariaDB) through its Unix socket. They stay in
+STATE/servers/NAME/credentials/, readable by you only; the DSN names the file a client
+reads (PostgreSQL passfile=, MariaDB option_file=, Firebird password_file=), and the line on
+stderr connects the engine's own client with it (psql, mariadb --defaults-extra-file,
+isql-fb -fetch_password). A server made by an earlier dblat, without credentials, gets them
+at this start.
+
 --install DIR runs the server from an installation of your own instead of the OS
 packages' (a PostgreSQL bin directory or the directory above it, a MariaDB tarball's base
 directory, a Firebird home with bin/firebird and plugins/ as Firebird's Linux tarballs
@@ -204,6 +214,9 @@ database's page size.`,
 				return err
 			}
 			a.printf("%s\n", inst.DSN)
+			if inst.Client != "" {
+				a.info("connect a client with: %s", inst.Client)
+			}
 			return nil
 		},
 	}
@@ -303,7 +316,22 @@ func (a *app) serverListCommand() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, inst.StorageOf(), bins, inst.DSN)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			var clients []string
+			for _, inst := range list {
+				if inst.Client != "" {
+					clients = append(clients, fmt.Sprintf("  %s\t%s", inst.Name, inst.Client))
+				}
+			}
+			if len(clients) > 0 {
+				a.printf("\nClients log in with the credentials file each names (only you can read it), never a password on the command line:\n")
+				tw = tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, strings.Join(clients, "\n"))
+				return tw.Flush()
+			}
+			return nil
 		},
 	}
 }

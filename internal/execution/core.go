@@ -221,6 +221,7 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
 	}
 	inst, err := c.Servers.Load(name)
+	made := err == nil // by an earlier start, perhaps of an earlier dblat
 	switch {
 	case errors.Is(err, managed.ErrNoInstance):
 		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name), Storage: req.Storage}
@@ -243,8 +244,13 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 			return nil, Inputf("server %q is running (PID %d): stop it first to change its settings", name, inst.PID)
 		}
 		c.info("server %s is already running (PID %d)", name, inst.PID)
+		if !inst.HasCredentials() {
+			c.info("warning: server %s was started by an earlier dblat and may let in any user of this machine: restart it (dblat server stop %s, then server start) to give it credentials", name, name)
+		}
 		return inst, nil
 	}
+	// An instance of a dblat from before credentials/ gets them at this start.
+	earlier := made && !inst.HasCredentials()
 	if req.Settings != nil {
 		inst.Settings = req.Settings
 	}
@@ -273,6 +279,10 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if err := c.Servers.Save(inst); err != nil {
 		_ = l.Stop(ctx, inst)
 		return nil, err
+	}
+	if earlier && inst.HasCredentials() {
+		c.info("server %s was made by an earlier dblat: its clients now log in with the credentials in %s, which only you can read (its DSN names the file)",
+			name, filepath.Join(inst.Dir, managed.CredentialsDir))
 	}
 	c.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
 	return inst, nil

@@ -103,15 +103,20 @@ func Unprivileged(want string) (*Account, error) {
 	return nil, errors.New("running as root and no unprivileged user found: create one with `useradd --system dblat`")
 }
 
-// Hand gives dir and everything below it to acct, and makes sure acct can reach dir through
-// its parents. A nil acct is a no-op.
+// Hand gives dir and everything below it to acct, except its credentials directory
+// (CredentialsDir), which stays the invoking user's, and makes sure acct can reach dir
+// through its parents. A nil acct is a no-op.
 func (a *Account) Hand(dir string) error {
 	if a == nil {
 		return nil
 	}
-	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+	keep := filepath.Join(dir, CredentialsDir)
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
+		}
+		if p == keep && info.IsDir() {
+			return filepath.SkipDir
 		}
 		return os.Lchown(p, int(a.UID), int(a.GID))
 	})

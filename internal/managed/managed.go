@@ -1,6 +1,7 @@
 // Package managed keeps the private database servers that dblat starts itself: where their
 // files live in the state directory, which of them are running, on which port, as which
-// user, and how to stop them by PID without leaving orphans.
+// user, the credentials their clients log in with (generated per instance, kept where only
+// the invoking user reads them), and how to stop them by PID without leaving orphans.
 //
 // It knows nothing of any product: each engine sub-package (engine/postgres, ...) provides a
 // Launcher, and the CLI ties the two together. Instances are described by an instance.json
@@ -31,9 +32,14 @@ type Instance struct {
 	Port int    `json:"port"`
 	// PID is the server's main process while it runs, 0 when stopped.
 	PID int `json:"pid"`
-	// DSN connects to the benchmark database. Managed servers trust loopback connections, so
-	// it holds no password.
+	// DSN connects to the benchmark database. It holds no password: it names the file of the
+	// instance's credentials directory (CredentialsDir) that the engine's clients read it
+	// from, so that it can be printed and stored.
 	DSN string `json:"dsn"`
+	// Client is a command line that connects the engine's own command-line client to the
+	// benchmark database, naming the credentials file rather than the password ("psql
+	// 'postgres://...&passfile=...'"); "" when the engine has none.
+	Client string `json:"client,omitempty"`
 	// Settings are the server settings requested at creation or on the last start.
 	Settings map[string]string `json:"settings,omitempty"`
 	// Binaries is the directory of the server binaries used.
@@ -62,7 +68,10 @@ type Instance struct {
 type Launcher interface {
 	// Start creates the instance's files if they do not exist, starts the server with
 	// inst.Settings on inst.Port, waits until it accepts connections, and fills inst.PID,
-	// inst.DSN and inst.Binaries. On failure nothing is left running.
+	// inst.DSN, inst.Client and inst.Binaries. The server lets in only clients that log in
+	// with the passwords of inst's credentials directory, which Start generates when the
+	// instance has none (a new one, or one made by an earlier dblat). On failure nothing is
+	// left running.
 	Start(ctx context.Context, inst *Instance) error
 	// Stop shuts the server down cleanly and waits for its processes to end.
 	Stop(ctx context.Context, inst *Instance) error

@@ -43,6 +43,11 @@ func withUser(t *testing.T, dsn, user, password string, query ...string) string 
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(user, password)
+	if user != "dblat" { // a role of its own logs in with its own password, not the superuser's file
+		q := u.Query()
+		q.Del("passfile")
+		u.RawQuery = q.Encode()
+	}
 	for i := 0; i+1 < len(query); i += 2 {
 		q := u.Query()
 		q.Set(query[i], query[i+1])

@@ -182,7 +182,7 @@ func TestLoadDeterministic(t *testing.T) {
 	ctx := context.Background()
 	inst := fbtest.Server(t, "Super")
 	dsn := fbtest.NewDatabase(t, "Super")
-	pw, err := os.ReadFile(inst.Dir + "/sysdba.password")
+	pw, err := os.ReadFile(firebird.PasswordFile(inst))
 	if err != nil {
 		t.Fatal(err)
 	}

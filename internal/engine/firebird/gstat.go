@@ -66,7 +66,7 @@ func DatabaseRecordStats(ctx context.Context, inst *managed.Instance, dsn string
 	}
 	cmd := command(nil, inst.Dir, svcmgr,
 		fmt.Sprintf("127.0.0.1/%d:service_mgr", inst.Port),
-		"user", sysdba, "fetch_password", filepath.Join(inst.Dir, passwordFile),
+		"user", sysdba, "fetch_password", PasswordFile(inst),
 		"action_db_stats", "dbname", db, "sts_record_versions")
 	out, err := runCmd(ctx, cmd)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,7 +50,7 @@ func BenchmarkRestore(b *testing.B) {
 			os.Remove(f)
 		}
 	})
-	pw, err := os.ReadFile(filepath.Join(inst.Dir, "sysdba.password"))
+	pw, err := os.ReadFile(firebird.PasswordFile(inst))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -33,7 +31,9 @@ import (
 //	plugins.conf       copied from the installation
 //	intl, plugins, UDF, firebird.msg   links into the installation's root
 //	security3.fdb      a fresh security database holding only SYSDBA (Srp)
-//	sysdba.password    SYSDBA's generated password, mode 0600
+//	credentials/       sysdba.password, SYSDBA's generated password (PasswordFile), mode
+//	                   0600, the invoking user's: the DSN names it (PasswordFileParam), and
+//	                   isql, gfix and fbsvcmgr read it with -fetch_password
 //	lock/              FIREBIRD_LOCK: lock table, monitoring and init files
 //	data/bench.fdb     the benchmark database
 //	load/              the load directory: files of external tables (LoadDirParam), the
@@ -54,7 +54,10 @@ import (
 //
 // The security and benchmark databases are created before the server first starts, by the
 // embedded engine (isql-fb with no host in the path, run as the server's account): no
-// password crosses the wire and the files belong to the server's account. The page size
+// password crosses the wire and the files belong to the server's account, mode 0660, so
+// that no other user of the machine opens them through an embedded engine of its own
+// (Firebird has no Unix socket on Linux: a client is remote over TCP, with SYSDBA's
+// password, or embedded, with the files' permissions). The page size
 // comes from the PageSize setting, because the driver's own CREATE always makes 4 KiB
 // pages. CreateDatabase adds databases to a running server.
 type Launcher struct {
@@ -94,7 +97,7 @@ type Binaries struct {
 const (
 	benchFile     = "bench.fdb"
 	pidFile       = "firebird.pid"
-	passwordFile  = "sysdba.password"
+	oldPassword   = "sysdba.password" // where dblat kept it before credentials/
 	securityFile  = "security3.fdb"
 	sysdba        = "SYSDBA"
 	logFile       = "server.log"
@@ -222,6 +225,8 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	inst.DSN = DSN(inst, filepath.Join(inst.Dir, dataDir, benchFile))
+	inst.Client = fmt.Sprintf("%s -user %s -fetch_password %s %s", bin.ISQL, sysdba, PasswordFile(inst),
+		remotePath(inst, filepath.Join(inst.Dir, dataDir, benchFile)))
 
 	fail := func(err error) error {
 		_ = l.Stop(context.Background(), inst)
@@ -283,12 +288,19 @@ func stopOrphans(inst *managed.Instance, server string) {
 func DSN(inst *managed.Instance, db string) string {
 	u := url.URL{Scheme: strings.TrimSuffix(Scheme, "://"), User: url.User(sysdba),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(inst.Port)), Path: db,
-		RawQuery: url.Values{
-			PasswordFileParam: {filepath.Join(inst.Dir, passwordFile)},
-			LoadDirParam:      {filepath.Join(inst.Dir, loadDir)},
-		}.Encode()}
+		RawQuery: LoadDirParam + "=" + queryPath(filepath.Join(inst.Dir, loadDir)) + "&" +
+			PasswordFileParam + "=" + queryPath(PasswordFile(inst))}
 	return u.String()
 }
+
+// queryPath escapes a file path for a URL's query, keeping its slashes, which a query may
+// hold, readable.
+func queryPath(p string) string { return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/") }
+
+// PasswordFile returns the path of the file that holds the SYSDBA password of the managed
+// server inst: what its DSNs name (PasswordFileParam) and Firebird's tools read with
+// -fetch_password.
+func PasswordFile(inst *managed.Instance) string { return inst.PasswordFile(sysdba) }
 
 // layout writes the configuration files and links of inst.Dir (see Launcher).
 func layout(inst *managed.Instance, bin Binaries, cfg serverConfig) error {
@@ -363,13 +375,15 @@ func confFile(inst *managed.Instance, cfg serverConfig) string {
 // databases exclusively).
 func (l Launcher) createFiles(ctx context.Context, inst *managed.Instance, bin Binaries, acct *managed.Account, cfg serverConfig) error {
 	sec := filepath.Join(inst.Dir, securityFile)
-	pwPath := filepath.Join(inst.Dir, passwordFile)
+	if err := movePassword(inst); err != nil {
+		return err
+	}
 	if _, err := os.Stat(sec); errors.Is(err, os.ErrNotExist) {
-		pw, err := newPassword()
+		pw, err := managed.NewPassword()
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(pwPath, []byte(pw+"\n"), 0o600); err != nil {
+		if err := inst.SavePassword(sysdba, pw); err != nil {
 			return err
 		}
 		// Any empty database serves as a security database: the Srp user manager creates
@@ -380,8 +394,11 @@ func (l Launcher) createFiles(ctx context.Context, inst *managed.Instance, bin B
 			_ = os.Remove(sec)
 			return fmt.Errorf("create the security database: %w", err)
 		}
-	} else if _, err := os.Stat(pwPath); err != nil {
-		return fmt.Errorf("%s: %w (the instance's SYSDBA password is lost; remove the server directory to recreate it)", pwPath, err)
+	} else if _, ok, err := inst.Password(sysdba); err != nil || !ok {
+		if err == nil {
+			err = os.ErrNotExist
+		}
+		return fmt.Errorf("%s: %w (the instance's SYSDBA password is lost; remove the server directory to recreate it)", PasswordFile(inst), err)
 	}
 	bench := filepath.Join(inst.Dir, dataDir, benchFile)
 	if _, err := os.Stat(bench); errors.Is(err, os.ErrNotExist) {
@@ -404,14 +421,28 @@ func (l Launcher) createFiles(ctx context.Context, inst *managed.Instance, bin B
 	return nil
 }
 
-// newPassword returns 128 random bits in hex: safe inside SQL quotes and URLs, and
-// longer than any brute force can reach (SRP has no length limit, unlike Legacy_Auth's 8).
-func newPassword() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+// movePassword moves SYSDBA's password from where dblat kept it before managed servers had
+// a credentials directory (sysdba.password in the instance directory, by then perhaps the
+// server account's) into that directory, the invoking user's.
+func movePassword(inst *managed.Instance) error {
+	old := filepath.Join(inst.Dir, oldPassword)
+	b, err := os.ReadFile(old)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return hex.EncodeToString(b), nil
+	if err != nil {
+		return err
+	}
+	if _, ok, err := inst.Password(sysdba); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		// SRP has no length limit, unlike Legacy_Auth's 8: the generated password is kept whole.
+		if err := inst.SavePassword(sysdba, strings.TrimSpace(string(b))); err != nil {
+			return err
+		}
+	}
+	return os.Remove(old)
 }
 
 // command prepares a Firebird program for instance dir: its configuration root and lock
@@ -639,16 +670,19 @@ func (l Launcher) remoteTool(ctx context.Context, inst *managed.Instance, script
 	if err != nil {
 		return err
 	}
-	pw, err := os.ReadFile(filepath.Join(inst.Dir, passwordFile))
+	pw, ok, err := inst.Password(sysdba)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: no SYSDBA password (the instance's is lost; remove the server directory to recreate it)", PasswordFile(inst))
 	}
 	path := bin.ISQL
 	if tool == "gfix" {
 		path = bin.GFix
 	}
 	cmd := command(nil, inst.Dir, path, args...)
-	cmd.Env = append(cmd.Env, "ISC_USER="+sysdba, "ISC_PASSWORD="+strings.TrimSpace(string(pw)))
+	cmd.Env = append(cmd.Env, "ISC_USER="+sysdba, "ISC_PASSWORD="+pw)
 	cmd.Stdin = strings.NewReader(script)
 	if out, err := runCmd(ctx, cmd); err != nil {
 		return fmt.Errorf("%s: %v: %s", tool, err, lastLines(out, 3))

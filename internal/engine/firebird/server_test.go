@@ -13,6 +13,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/managed/managedtest"
 )
 
 // related returns the live processes whose parent or process group is pid (the server's
@@ -76,7 +77,7 @@ func TestManagedServerLifecycle(t *testing.T) {
 			if got := (firebird.Engine{}).Redact(inst.DSN); got != inst.DSN {
 				t.Errorf("Redact changed a password-free DSN: %s -> %s", inst.DSN, got)
 			}
-			st, err := os.Stat(filepath.Join(inst.Dir, "sysdba.password"))
+			st, err := os.Stat(firebird.PasswordFile(inst))
 			if err != nil || st.Mode().Perm() != 0o600 {
 				t.Errorf("password file: %v, mode %v", err, st.Mode())
 			}
@@ -204,4 +205,84 @@ func TestManagedServerVerifiesBuffers(t *testing.T) {
 	if !strings.Contains(err.Error(), "DefaultDbCachePages=10 asked for") || inst.PID != 0 {
 		t.Errorf("err %v, PID %d", err, inst.PID)
 	}
+}
+
+// TestOtherAccountNeedsThePassword: another user of the machine gets into a managed server
+// neither over TCP without SYSDBA's password nor through an embedded engine of its own
+// (Firebird has no Unix socket on Linux: the local way in is to open the database files,
+// which belong to the server's account), and does over TCP with the password file its
+// owner handed over (issue 46). It runs isql-fb as the account nobody, which needs root.
+func TestOtherAccountNeedsThePassword(t *testing.T) {
+	srv := fbtest.Server(t, "Super")
+	s := managedtest.Stranger(t, srv)
+	managedtest.NeedTools(t, fbtest.Required(), "isql-fb")
+	if out, err := s.Command("cat", firebird.PasswordFile(srv)).CombinedOutput(); err == nil {
+		t.Errorf("%s can read the password file:\n%s", s.Name, out)
+	}
+	given, err := s.Give(firebird.PasswordFile(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := filepath.Join(srv.Dir, "data", "bench.fdb")
+	remote := fmt.Sprintf("127.0.0.1/%d:%s", srv.Port, bench)
+	isql := func(args ...string) (string, error) {
+		cmd := s.Command("isql-fb", append([]string{"-q", "-b"}, args...)...)
+		// The embedded engine's lock files in the stranger's home, so that what stops it is
+		// the database file's permissions.
+		cmd.Env = append(cmd.Env, "FIREBIRD_LOCK="+s.Home)
+		cmd.Stdin = strings.NewReader("SELECT 'in as ' || CURRENT_USER FROM RDB$DATABASE;\n")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, args := range [][]string{{"-user", "SYSDBA", remote}, {"-user", "SYSDBA", "-password", "masterkey", remote}, {remote}} {
+		if out, err := isql(args...); err == nil || strings.Contains(out, "in as") || !strings.Contains(out, "user name and password are not defined") {
+			t.Errorf("%s %s without the password: %v: %s (want a refusal of the login)", s.Name, strings.Join(args, " "), err, out)
+		}
+	}
+	for _, args := range [][]string{{"-user", "SYSDBA", bench}, {"-user", "SYSDBA", "-fetch_password", given, bench}} {
+		if out, err := isql(args...); err == nil || strings.Contains(out, "in as") || !strings.Contains(out, "ermission denied") {
+			t.Errorf("%s %s through an embedded engine: %v: %s (want the file's permissions to refuse it)", s.Name, strings.Join(args, " "), err, out)
+		}
+	}
+	if out, err := isql("-user", "SYSDBA", "-fetch_password", given, remote); err != nil || !strings.Contains(out, "in as SYSDBA") {
+		t.Errorf("%s with the password file: %v: %s", s.Name, err, out)
+	}
+}
+
+// TestManagedServerMovesOldPassword: an instance of a dblat from before credentials/ kept
+// SYSDBA's password in sysdba.password beside its files; its next start moves it into the
+// credentials directory, the invoking user's, and the server goes on taking it.
+func TestManagedServerMovesOldPassword(t *testing.T) {
+	ctx := context.Background()
+	inst := newInstance(t, "old", fbtest.Settings("Super"))
+	l := firebird.Launcher{}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
+	pw, _, _ := inst.Password("SYSDBA")
+	if err := l.Stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(inst.Dir, "sysdba.password")
+	if err := os.Rename(firebird.PasswordFile(inst), old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(inst.Dir, managed.CredentialsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := inst.Password("SYSDBA"); got != pw || !ok || err != nil {
+		t.Errorf("the password after the move: %v, %v, the same %v", ok, err, got == pw)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", old, err)
+	}
+	db, err := firebird.Engine{}.Open(ctx, inst.DSN, engine.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 }

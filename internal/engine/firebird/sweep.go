@@ -3,7 +3,6 @@ package firebird
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/dblat/dblat/internal/managed"
@@ -45,7 +44,7 @@ func SweepDatabase(ctx context.Context, inst *managed.Instance, dsn string) (tim
 		return 0, err
 	}
 	cmd := command(nil, inst.Dir, gfix, "-sweep", "-user", sysdba,
-		"-fetch_password", filepath.Join(inst.Dir, passwordFile), remotePath(inst, db))
+		"-fetch_password", PasswordFile(inst), remotePath(inst, db))
 	start := time.Now()
 	out, err := runCmd(ctx, cmd)
 	took := time.Since(start)

@@ -201,14 +201,14 @@ func TestRecordStatsKeepsPasswordOut(t *testing.T) {
 		}
 	}
 	const wrong = "0123456789abcdef0123456789abcdef"
-	if err := os.WriteFile(filepath.Join(dir, "sysdba.password"), []byte(wrong+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "lock"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	inst := *srv
 	inst.Dir = dir
+	if err := inst.SavePassword("SYSDBA", wrong); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := firebird.RecordStats(ctx, &inst); err == nil || strings.Contains(err.Error(), wrong) {
 		t.Errorf("RecordStats with a wrong password: %v", err)
 	} else {

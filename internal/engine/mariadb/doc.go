@@ -10,7 +10,9 @@
 // user:pw@tcp(host:3306)/db?params passes through unchanged. Parameters are the driver's:
 // interpolateParams (default false: a statement with arguments is prepared and executed on
 // the server, two round trips; true: one round trip), parseTime, multiStatements, ...; any
-// other key is sent to the server at connect as a session variable (SET key=value).
+// other key is sent to the server at connect as a session variable (SET key=value), except
+// dblat's own option_file (OptionFileParam): a MySQL option file that gives the password, as
+// managed servers' DSNs name theirs.
 //
 // What it does not do: it runs no workload and measures no latency (packages workload and
 // runner do, through engine.Engine and engine.BulkLoader); it does not install MariaDB

@@ -41,7 +41,7 @@ func rowsOf(rows [][]any) func([]any) bool {
 }
 
 func TestCopyRowsRoundTripsValues(t *testing.T) {
-	db := open(t, mariadbtest.NewDatabase(t)+"?parseTime=true", engine.OpenOptions{})
+	db := open(t, mariadbtest.WithParam(mariadbtest.NewDatabase(t), "parseTime=true"), engine.OpenOptions{})
 	ctx := context.Background()
 	ts := time.Date(2026, 11, 21, 13, 14, 15, 123456000, time.UTC)
 	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.FixedZone("CET", 3600)) // 2026-01-01 23:00 UTC

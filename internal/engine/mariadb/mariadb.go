@@ -100,7 +100,8 @@ func cutScheme(dsn string) (rest string, isURL bool) {
 //	user:pw@tcp(host:3306)/db?params         the driver's own form (socket= works there too)
 //
 // In the URL form user and password are percent-decoded. A "password" parameter is refused
-// rather than sent to the server as a session variable.
+// rather than sent to the server as a session variable. An option_file parameter
+// (OptionFileParam) names a MySQL option file that gives the password when the DSN has none.
 func ParseDSN(dsn string) (*mysql.Config, error) {
 	rest, isURL := cutScheme(dsn)
 	if !isURL {
@@ -114,6 +115,12 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 		if sock, has := cfg.Params["socket"]; has {
 			delete(cfg.Params, "socket")
 			cfg.Net, cfg.Addr = "unix", sock
+		}
+		if file, has := cfg.Params[OptionFileParam]; has {
+			delete(cfg.Params, OptionFileParam)
+			if err := applyOptionFile(cfg, file); err != nil {
+				return nil, err
+			}
 		}
 		return cfg, nil
 	}
@@ -137,7 +144,33 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 		// The driver finds the database name after the last '/', so none may follow it.
 		b.WriteString("?" + strings.ReplaceAll(d.query, "/", "%2F"))
 	}
-	return mysql.ParseDSN(b.String())
+	cfg, err := mysql.ParseDSN(b.String())
+	if err != nil {
+		return nil, err
+	}
+	if d.optionFile != "" {
+		if err := applyOptionFile(cfg, d.optionFile); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// applyOptionFile takes cfg's password, and its user when it has none, from the option
+// file at path, unless cfg has a password already.
+func applyOptionFile(cfg *mysql.Config, path string) error {
+	if cfg.Passwd != "" {
+		return nil
+	}
+	user, pw, err := readOptionFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w (it holds the password: run as the user who owns it, or give the password another way)", OptionFileParam, err)
+	}
+	if cfg.User == "" {
+		cfg.User = user
+	}
+	cfg.Passwd = pw
+	return nil
 }
 
 // urlDSN is a URL-form DSN taken apart.
@@ -145,7 +178,8 @@ type urlDSN struct {
 	user, pass string // decoded
 	net, addr  string // "tcp", "host:port" or "unix", "/path"; empty addr = driver default
 	db         string
-	query      string // raw, without socket=
+	query      string // raw, without socket= and option_file=
+	optionFile string // OptionFileParam, decoded
 }
 
 func splitURL(rest string) (urlDSN, error) {
@@ -165,6 +199,13 @@ func splitURL(rest string) (urlDSN, error) {
 				return d, fmt.Errorf("socket=%q: want the socket's path", v)
 			}
 			d.net, d.addr = "unix", path
+			continue
+		case OptionFileParam:
+			path, err := url.QueryUnescape(v)
+			if err != nil || path == "" {
+				return d, fmt.Errorf("%s=%q: want the option file's path", OptionFileParam, v)
+			}
+			d.optionFile = path
 			continue
 		}
 		params = append(params, p)

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +90,50 @@ func TestParseDSN(t *testing.T) {
 		if _, err := mariadb.ParseDSN(bad); err == nil {
 			t.Errorf("ParseDSN(%q) accepted", bad)
 		}
+	}
+}
+
+// TestParseDSNReadsTheOptionFile: option_file gives the password (and the user when the DSN
+// has none) from the client groups of a MySQL option file, in the clients' syntax; a
+// password in the DSN wins; a file that cannot be read is one line naming the parameter.
+func TestParseDSNReadsTheOptionFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "my.cnf")
+	if err := os.WriteFile(file, []byte(`# a comment
+[mysqld]
+password=not-this
+[client]
+user = app
+password = first
+; another comment
+[client-mariadb]
+password = "se#cr\\et" # the last one wins
+[mysql]
+password=not-this-either
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for dsn, want := range map[string][2]string{
+		"mysql://127.0.0.1:3306/db?option_file=" + file:                     {"app", `se#cr\et`},
+		"mysql://dblat@127.0.0.1/db?option_file=" + url.QueryEscape(file):   {"dblat", `se#cr\et`},
+		"mysql://dblat:given@127.0.0.1/db?option_file=" + file:              {"dblat", "given"},
+		"dblat@tcp(127.0.0.1:3306)/db?option_file=" + url.QueryEscape(file): {"dblat", `se#cr\et`},
+	} {
+		cfg, err := mariadb.ParseDSN(dsn)
+		if err != nil {
+			t.Errorf("ParseDSN(%q): %v", dsn, err)
+			continue
+		}
+		if cfg.User != want[0] || cfg.Passwd != want[1] || len(cfg.Params) != 0 {
+			t.Errorf("ParseDSN(%q): user %q, password %q, params %v; want %q, %q", dsn, cfg.User, cfg.Passwd, cfg.Params, want[0], want[1])
+		}
+		if got := mariadb.Redact(dsn); got != dsn && !strings.Contains(dsn, ":given@") {
+			t.Errorf("Redact changed a DSN without a password: %s", got)
+		}
+	}
+	_, err := mariadb.ParseDSN("mysql://dblat@127.0.0.1/db?option_file=" + filepath.Join(dir, "none.cnf"))
+	if err == nil || !strings.Contains(err.Error(), "option_file") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a missing option file: %v", err)
 	}
 }
 
@@ -328,7 +374,7 @@ type ctxKey struct{}
 // (*sql.DB).Conn when that call makes a new connection, also through the driver's dial
 // timeout (which derives a context from it).
 func TestDialSeesConnContext(t *testing.T) {
-	dsn := mariadbtest.NewDatabase(t) + "?timeout=5s"
+	dsn := mariadbtest.WithParam(mariadbtest.NewDatabase(t), "timeout=5s")
 	var mu sync.Mutex
 	var seen []any
 	var nets []string
@@ -388,7 +434,7 @@ func TestUnixSocketDSN(t *testing.T) {
 	}
 	// The ?socket= spelling reaches the same server.
 	srv := mariadbtest.Server(t)
-	db2 := open(t, "mysql://dblat@localhost/dblat?socket="+mariadb.SocketPath(srv), engine.OpenOptions{})
+	db2 := open(t, "mysql://dblat@localhost/dblat?socket="+mariadb.SocketPath(srv)+"&option_file="+mariadb.OptionFile(srv), engine.OpenOptions{})
 	if err := db2.QueryRow("SELECT USER()").Scan(&host); err != nil || host != "dblat@localhost" {
 		t.Errorf("?socket= DSN: %v %s", err, host)
 	}

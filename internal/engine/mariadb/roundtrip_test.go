@@ -143,8 +143,8 @@ func TestRoundTrips(t *testing.T) {
 		"Prepare, then Exec the statement":                {2, 2},
 	}
 	got := map[string][2]int{}
-	for mode, suffix := range []string{"", "?interpolateParams=true"} {
-		db := open(t, base+suffix, engine.OpenOptions{Dial: countingDial})
+	for mode, param := range []string{"", "interpolateParams=true"} {
+		db := open(t, mariadbtest.WithParam(base, param), engine.OpenOptions{Dial: countingDial})
 		ctx := context.WithValue(context.Background(), counterKey{}, &turnCounter{})
 		counter := ctx.Value(counterKey{}).(*turnCounter)
 		// Open's ping connection is idle in the pool; hold it so that Conn dials afresh.

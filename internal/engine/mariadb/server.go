@@ -2,11 +2,14 @@ package mariadb
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +29,22 @@ import (
 //	data/             the datadir, created by mariadb-install-db on first start
 //	run/mysqld.sock   the Unix socket (SocketDSN)
 //	run/mysqld.pid    mariadbd's own pid file
+//	run/init.sql      the accounts' set-up (--init-file), while the server starts
+//	credentials/      dblat.password and root.password, generated when the instance is
+//	                  made, and client.cnf, the option file the DSN names (OptionFile)
 //	server.log        the error log (--log-error), plus anything written to stdout/stderr
 //	settings.json     the requested settings next to the values read back (LastSettings)
 //
 // mariadbd runs with --no-defaults (no /etc/mysql/my.cnf), listens on 127.0.0.1 only, in
 // its own session, as an unprivileged user when dblat runs as root. The benchmark database
 // is "dblat"; the user dblat@127.0.0.1 (and dblat@localhost, for the socket) has all
-// privileges and no password, as have root@localhost and root@127.0.0.1 (made by
-// mariadb-install-db with --auth-root-authentication-method=normal), so DSNs carry none.
+// privileges, and root@localhost (socket only) is dblat's own administrator. Both log in
+// with their generated passwords, over TCP and through the socket: another user of the
+// machine gets in with neither. The server learns them at every start from an init file
+// (--init-file) that it runs before it accepts a connection, which holds their
+// mysql_native_password hashes, never the passwords; the same file drops the other root
+// accounts and the anonymous ones that mariadb-install-db makes, and Start drops any
+// password-less root or anonymous account left and warns of any other.
 //
 // inst.Settings are mariadbd options: key=value becomes --key=value, after dblat's own
 // options, so it wins. Keys may be spelt with '_' or '-', may carry the option prefixes
@@ -116,9 +127,7 @@ func SocketPath(inst *managed.Instance) string { return filepath.Join(inst.Dir, 
 
 // SocketDSN returns the DSN that reaches the instance's benchmark database through its Unix
 // socket instead of TCP (inst.DSN).
-func SocketDSN(inst *managed.Instance) string {
-	return "mysql://dblat@unix(" + SocketPath(inst) + ")/dblat"
-}
+func SocketDSN(inst *managed.Instance) string { return SocketDatabaseDSN(inst, "dblat") }
 
 // maxSocketPath is the longest Unix socket path Linux takes: sun_path is 108 bytes with
 // the terminating NUL.
@@ -145,6 +154,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := inst.ClaimPort(); err != nil {
 		return err
 	}
+	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
+		return err
+	}
 	data := filepath.Join(inst.Dir, "data")
 	sock := SocketPath(inst)
 	if len(sock) > maxSocketPath {
@@ -153,6 +165,15 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
 		return err
 	}
+	pws, err := passwords(inst)
+	if err != nil {
+		return err
+	}
+	initPath := filepath.Join(filepath.Dir(sock), initFile)
+	if err := os.WriteFile(initPath, []byte(initSQL(pws)), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(initPath)
 	logPath := filepath.Join(inst.Dir, "server.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -169,7 +190,7 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		}
 	}
 
-	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath))...)
+	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath, initPath))...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
 	// it itself, by PID.
@@ -197,8 +218,13 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		if err := ping(ctx, sock); err == nil {
+		err := ping(ctx, sock, pws[rootUser])
+		if err == nil {
 			break
+		}
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == erAccessDenied {
+			return fail(fmt.Errorf("mariadbd refuses the password of root kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
+				inst.PasswordFile(rootUser), me.Message, inst.Dir))
 		}
 		select {
 		case werr := <-exited:
@@ -212,7 +238,8 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 			return fail(fmt.Errorf("mariadbd did not accept connections within %v (log: %s)", timeout, logPath))
 		}
 	}
-	root, err := rootDB(sock)
+	_ = os.Remove(initPath) // the server has run it
+	root, err := rootDB(sock, pws[rootUser])
 	if err != nil {
 		return fail(err)
 	}
@@ -221,6 +248,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		if _, err := root.ExecContext(ctx, q); err != nil {
 			return fail(fmt.Errorf("set up managed server: %s: %w", q, err))
 		}
+	}
+	if err := l.dropOpenAccounts(ctx, root); err != nil {
+		return fail(err)
 	}
 	vars := map[string]string{}
 	if err := nameValues(ctx, root, "SHOW GLOBAL VARIABLES", func(n, v string) { vars[n] = v }); err != nil {
@@ -237,8 +267,151 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 			}
 		}
 	}
-	inst.DSN = fmt.Sprintf("mysql://dblat@127.0.0.1:%d/dblat", inst.Port)
+	if err := inst.WriteCredentials(clientFile, []byte(clientConf(inst, pws[benchUser]))); err != nil {
+		return fail(err)
+	}
+	inst.DSN = DatabaseDSN(inst, "dblat")
+	inst.Client = "mariadb --defaults-extra-file=" + OptionFile(inst) + " dblat"
 	inst.Started = time.Now()
+	return nil
+}
+
+// The accounts of a managed server, and the names of its credential files.
+const (
+	benchUser  = "dblat"
+	rootUser   = "root"
+	clientFile = "client.cnf"
+	initFile   = "init.sql"
+)
+
+// erAccessDenied is the server's refusal of a user or password (ER_ACCESS_DENIED_ERROR).
+const erAccessDenied = 1045
+
+// OptionFile returns the path of inst's option file: the [client] group a MariaDB or MySQL
+// client reads with --defaults-extra-file (or --defaults-file), which logs it in as dblat
+// over TCP (host, port) or, given -h localhost -S SOCKET, through the socket. The DSNs name
+// it.
+func OptionFile(inst *managed.Instance) string { return inst.CredentialsFile(clientFile) }
+
+// DatabaseDSN returns the DSN of database db on the managed server inst, over TCP, as dblat
+// with the password from its option file (OptionFileParam).
+func DatabaseDSN(inst *managed.Instance, db string) string {
+	return fmt.Sprintf("mysql://%s@127.0.0.1:%d/%s?%s=%s", benchUser, inst.Port, db, OptionFileParam, queryPath(OptionFile(inst)))
+}
+
+// SocketDatabaseDSN is DatabaseDSN through the instance's Unix socket.
+func SocketDatabaseDSN(inst *managed.Instance, db string) string {
+	return fmt.Sprintf("mysql://%s@unix(%s)/%s?%s=%s", benchUser, SocketPath(inst), db, OptionFileParam, queryPath(OptionFile(inst)))
+}
+
+// queryPath escapes a file path for a URL's query, keeping its slashes readable.
+func queryPath(p string) string { return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/") }
+
+// passwords returns the passwords of root and dblat kept in inst's credentials directory,
+// generating those it has none of: a new instance, or one made by a dblat whose accounts
+// had no password.
+func passwords(inst *managed.Instance) (map[string]string, error) {
+	pws := map[string]string{}
+	for _, u := range []string{rootUser, benchUser} {
+		pw, ok, err := inst.Password(u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if pw, err = managed.NewPassword(); err != nil {
+				return nil, err
+			}
+			if err := inst.SavePassword(u, pw); err != nil {
+				return nil, err
+			}
+		}
+		pws[u] = pw
+	}
+	return pws, nil
+}
+
+// nativeHash is pw's mysql_native_password hash, as IDENTIFIED BY PASSWORD takes it:
+// '*' and SHA1(SHA1(pw)) in upper-case hex. It does not log anyone in: the protocol's
+// scramble needs SHA1(pw).
+func nativeHash(pw string) string {
+	h1 := sha1.Sum([]byte(pw))
+	h2 := sha1.Sum(h1[:])
+	return "*" + strings.ToUpper(hex.EncodeToString(h2[:]))
+}
+
+// initSQL is the init file of every start: the accounts' passwords (as hashes), dblat's
+// privileges, and no root account but root@localhost, no anonymous account. Each
+// statement is one line (the server reads the file line by line) and idempotent.
+func initSQL(pws map[string]string) string {
+	root, bench := nativeHash(pws[rootUser]), nativeHash(pws[benchUser])
+	return strings.Join([]string{
+		"-- Written by dblat at every start and removed once the server runs it.",
+		fmt.Sprintf("ALTER USER IF EXISTS 'root'@'localhost' IDENTIFIED BY PASSWORD '%s';", root),
+		"DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', ''@'localhost', ''@'127.0.0.1';",
+		fmt.Sprintf("CREATE USER IF NOT EXISTS 'dblat'@'127.0.0.1' IDENTIFIED BY PASSWORD '%s', 'dblat'@'localhost' IDENTIFIED BY PASSWORD '%s';", bench, bench),
+		fmt.Sprintf("ALTER USER 'dblat'@'127.0.0.1' IDENTIFIED BY PASSWORD '%s', 'dblat'@'localhost' IDENTIFIED BY PASSWORD '%s';", bench, bench),
+		"GRANT ALL PRIVILEGES ON *.* TO 'dblat'@'127.0.0.1', 'dblat'@'localhost' WITH GRANT OPTION;",
+		"",
+	}, "\n")
+}
+
+// sqlString quotes s as an SQL string literal (the server's default sql_mode: backslash
+// escapes).
+func sqlString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+// clientConf is the option file of inst's clients: dblat's login over TCP. It names no
+// socket: client libraries that read option files (PyMySQL, Connector/Python) would take
+// it over the host and port they are given.
+func clientConf(inst *managed.Instance, pw string) string {
+	return fmt.Sprintf(`# Written by dblat on every start: how a client logs in to managed server %s,
+# e.g. mariadb --defaults-extra-file=%s dblat
+# (add -h localhost -S %s for the Unix socket). Keep it to yourself: it holds the password.
+[client]
+user=%s
+password=%s
+host=127.0.0.1
+port=%d
+`, inst.Name, OptionFile(inst), SocketPath(inst), benchUser, pw, inst.Port)
+}
+
+// dropOpenAccounts drops the accounts that log in without a password and are root's or
+// anonymous (mariadb-install-db makes root@<hostname>, which the init file cannot name),
+// and warns of any other (a user's own): anyone on the machine could use them.
+func (l Launcher) dropOpenAccounts(ctx context.Context, root *sql.DB) error {
+	rows, err := root.QueryContext(ctx, `SELECT User, Host FROM mysql.global_priv
+		WHERE IFNULL(JSON_EXTRACT(Priv, '$.account_locked'), 'false') <> 'true'
+		  AND IFNULL(JSON_EXTRACT(Priv, '$.is_role'), 'false') <> 'true'
+		  AND IFNULL(JSON_VALUE(Priv, '$.plugin'), '') IN ('', 'mysql_native_password', 'mysql_old_password')
+		  AND IFNULL(JSON_VALUE(Priv, '$.authentication_string'), '') = ''`)
+	if err != nil {
+		return fmt.Errorf("look for accounts without a password: %w", err)
+	}
+	var open [][2]string
+	for rows.Next() {
+		var user, host string
+		if err := rows.Scan(&user, &host); err != nil {
+			rows.Close()
+			return err
+		}
+		open = append(open, [2]string{user, host})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, a := range open {
+		if a[0] != "" && a[0] != rootUser {
+			if l.Warn != nil {
+				l.Warn(fmt.Sprintf("account '%s'@'%s' has no password: any user of this machine can log in as it", a[0], a[1]))
+			}
+			continue
+		}
+		if _, err := root.ExecContext(ctx, "DROP USER "+sqlString(a[0])+"@"+sqlString(a[1])); err != nil {
+			return fmt.Errorf("drop the password-less account '%s'@'%s': %w", a[0], a[1], err)
+		}
+	}
 	return nil
 }
 
@@ -251,17 +424,15 @@ const pollInterval = 50 * time.Millisecond
 // leave room; a SIGKILLed server loses nothing committed (crash recovery at the next start).
 const shutdownGrace = 3 * time.Minute
 
-// setupSQL runs as root on every start; every statement is idempotent.
+// setupSQL runs as root on every start, after the init file; every statement is idempotent.
 var setupSQL = []string{
-	"CREATE USER IF NOT EXISTS 'dblat'@'127.0.0.1', 'dblat'@'localhost'",
-	"GRANT ALL PRIVILEGES ON *.* TO 'dblat'@'127.0.0.1' WITH GRANT OPTION",
-	"GRANT ALL PRIVILEGES ON *.* TO 'dblat'@'localhost' WITH GRANT OPTION",
 	"CREATE DATABASE IF NOT EXISTS dblat",
 }
 
-// installDB creates the datadir. root@localhost gets no password (normal authentication,
-// not unix_socket, which would tie it to the OS user root), and only IP-address host
-// entries are created. Settings that fix the datadir's format are passed on, and the
+// installDB creates the datadir. root@localhost uses normal authentication, not
+// unix_socket, which would tie it to the OS user root; it has no password until the init
+// file of the first start gives it one, before the server accepts any connection (the
+// bootstrap server of mariadb-install-db listens on nothing). Settings that fix the datadir's format are passed on, and the
 // memory-sized ones so that the bootstrap server is as small as the real one.
 func (l Launcher) installDB(bins Binaries, acct *managed.Account, inst *managed.Instance, data string) error {
 	args := []string{"--no-defaults", // must come first
@@ -295,9 +466,10 @@ var initSettings = map[string]bool{
 
 // serverArgs is mariadbd's command line: what dblat owns, then character set defaults,
 // then the user's settings, which come later and so win.
-func serverArgs(inst *managed.Instance, data, sock, logPath string) []string {
+func serverArgs(inst *managed.Instance, data, sock, logPath, initPath string) []string {
 	args := []string{"--no-defaults", // must come first
 		"--datadir=" + data,
+		"--init-file=" + initPath,
 		fmt.Sprintf("--port=%d", inst.Port),
 		"--bind-address=127.0.0.1",
 		"--socket=" + sock,
@@ -319,17 +491,17 @@ func command(acct *managed.Account, dir, name string, args ...string) *exec.Cmd 
 	return cmd
 }
 
-// rootConfig connects as root@localhost through the socket.
-func rootConfig(sock string) *mysql.Config {
+// rootConfig connects as root@localhost through the socket, with password pw.
+func rootConfig(sock, pw string) *mysql.Config {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "unix", sock
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = rootUser, pw, "unix", sock
 	cfg.Logger = &mysql.NopLogger{}
 	cfg.Timeout = 2 * time.Second
 	return cfg
 }
 
-func rootDB(sock string) (*sql.DB, error) {
-	c, err := mysql.NewConnector(rootConfig(sock))
+func rootDB(sock, pw string) (*sql.DB, error) {
+	c, err := mysql.NewConnector(rootConfig(sock, pw))
 	if err != nil {
 		return nil, err
 	}
@@ -338,8 +510,8 @@ func rootDB(sock string) (*sql.DB, error) {
 	return db, nil
 }
 
-func ping(ctx context.Context, sock string) error {
-	db, err := rootDB(sock)
+func ping(ctx context.Context, sock, pw string) error {
+	db, err := rootDB(sock, pw)
 	if err != nil {
 		return err
 	}

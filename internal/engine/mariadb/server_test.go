@@ -2,9 +2,12 @@ package mariadb_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/managed/managedtest"
 )
 
 func newInstance(t *testing.T, name string, settings map[string]string) *managed.Instance {
@@ -41,8 +45,20 @@ func TestManagedServerLifecycle(t *testing.T) {
 	}
 	pid := inst.PID
 	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
-	if strings.Contains(inst.DSN, ":@") || strings.Count(inst.DSN, ":") != 2 {
-		t.Errorf("DSN should carry no password: %s", inst.DSN)
+	for _, user := range []string{"dblat", "root"} {
+		pw, ok, err := inst.Password(user)
+		if !ok || err != nil {
+			t.Fatalf("no password kept for %s: %v", user, err)
+		}
+		if strings.Contains(inst.DSN, pw) || strings.Contains(inst.Client, pw) {
+			t.Errorf("the DSN or the client's command line holds %s's password: %s, %s", user, inst.DSN, inst.Client)
+		}
+	}
+	if !strings.Contains(inst.DSN, "option_file="+mariadb.OptionFile(inst)) || !strings.Contains(inst.Client, "--defaults-extra-file="+mariadb.OptionFile(inst)) {
+		t.Errorf("the DSN and the client's command line must name the option file: %s, %s", inst.DSN, inst.Client)
+	}
+	if st, err := os.Stat(mariadb.OptionFile(inst)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("option file: %v, mode %v", err, st.Mode())
 	}
 	if inst.RunAs == "" && os.Geteuid() == 0 {
 		t.Error("runs as root")
@@ -213,6 +229,83 @@ func TestSameValue(t *testing.T) {
 	for _, s := range back {
 		if s.Changed || (s.Variable == "") != (s.Name == "loose-foo") {
 			t.Errorf("read back %+v", s)
+		}
+	}
+}
+
+// TestManagedServerGetsCredentials: an instance without credentials (one made by a dblat
+// whose accounts had no password, or whose credentials were removed) gets new passwords at
+// its next start; the old ones no longer let anyone in, and no account is left without one.
+func TestManagedServerGetsCredentials(t *testing.T) {
+	ctx := context.Background()
+	inst := newInstance(t, "adopted", maps.Clone(mariadbtest.Settings))
+	l := mariadb.Launcher{}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
+	old, _, _ := inst.Password("dblat")
+	if err := l.Stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(inst.Dir, managed.CredentialsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	pw, ok, err := inst.Password("dblat")
+	if !ok || err != nil || pw == old {
+		t.Fatalf("after the restart: a new password %v (%v), the same as before %v", ok, err, pw == old)
+	}
+	db := open(t, inst.DSN, engine.OpenOptions{})
+	var open int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM mysql.global_priv WHERE IFNULL(JSON_EXTRACT(Priv, '$.account_locked'), 'false') <> 'true'
+		AND IFNULL(JSON_VALUE(Priv, '$.authentication_string'), '') = ''`).Scan(&open); err != nil || open != 0 {
+		t.Errorf("%d accounts without a password (%v)", open, err)
+	}
+	stale := fmt.Sprintf("mysql://dblat:%s@127.0.0.1:%d/dblat", old, inst.Port)
+	if db, err := (mariadb.Engine{}).Open(ctx, stale, engine.OpenOptions{}); err == nil {
+		db.Close()
+		t.Error("the password from before still lets a client in")
+	} else if !strings.Contains(err.Error(), "Access denied") {
+		t.Errorf("the password from before: %v, want access denied", err)
+	}
+}
+
+// TestOtherAccountNeedsThePassword: another user of the machine gets into a managed server
+// neither over TCP nor through its socket without a password, as root, as dblat or as an
+// anonymous user, and does as dblat with the option file its owner handed over (issue 46).
+// It runs the mariadb client as the account nobody, which needs root.
+func TestOtherAccountNeedsThePassword(t *testing.T) {
+	srv := mariadbtest.Server(t)
+	s := managedtest.Stranger(t, srv)
+	managedtest.NeedTools(t, mariadbtest.Required(), "mariadb")
+	if out, err := s.Command("cat", mariadb.OptionFile(srv)).CombinedOutput(); err == nil {
+		t.Errorf("%s can read the option file:\n%s", s.Name, out)
+	}
+	given, err := s.Give(mariadb.OptionFile(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(args ...string) (string, error) {
+		out, err := s.Command("mariadb", append(args, "-N", "-e", "SELECT CURRENT_USER()")...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	for _, via := range [][]string{{"-h", "127.0.0.1", "-P", strconv.Itoa(srv.Port)}, {"--protocol=socket", "--socket=" + mariadb.SocketPath(srv)}} {
+		for _, user := range []string{"root", "dblat", ""} {
+			args := append([]string{"--no-defaults"}, via...)
+			if user != "" {
+				args = append(args, "-u", user)
+			}
+			if out, err := client(args...); err == nil || !strings.Contains(out, "Access denied") {
+				t.Errorf("%s as %q without a password (%s): %v: %s (want access denied)", s.Name, user, strings.Join(via, " "), err, out)
+			}
+		}
+	}
+	for args, want := range map[string]string{"": "dblat@127.0.0.1", "-h localhost -S " + mariadb.SocketPath(srv): "dblat@localhost"} {
+		if out, err := client(append([]string{"--defaults-file=" + given}, strings.Fields(args)...)...); err != nil || out != want {
+			t.Errorf("%s with the option file %s: %v: %s, want %s", s.Name, args, err, out, want)
 		}
 	}
 }

@@ -27,6 +27,7 @@ var ownedOptions = map[string]string{
 	"log-error": "the instance directory", "user": "--run-as", "skip-networking": "loopback TCP",
 	"no-defaults": "always", "defaults-file": "--no-defaults", "defaults-extra-file": "--no-defaults",
 	"defaults-group-suffix": "--no-defaults", "basedir": "--bin-dir",
+	"init-file": "the accounts' passwords, set at every start", "skip-grant-tables": "password authentication",
 }
 
 // settingArgs turns settings into mariadbd arguments, sorted by key.

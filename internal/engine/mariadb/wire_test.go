@@ -112,7 +112,7 @@ SELECT COUNT(*) FROM wt;
 func TestWireCLI(t *testing.T) {
 	p, _, db := wireProxy(t)
 	_, port, _ := strings.Cut(p.Addr(), ":")
-	runTool(t, cliScript, "mariadb", "--no-defaults", "--force", "-h", "127.0.0.1", "-P", port, "-u", "dblat", db)
+	runTool(t, cliScript, "mariadb", append(mariadbtest.ToolArgs(t), "--force", "-h", "127.0.0.1", "-P", port, "-u", "dblat", db)...)
 	p.WaitEnded(t, 1, 30*time.Second)
 	c := p.Conns()[0]
 	if s := c.Stopped(); s != "" {
@@ -141,9 +141,9 @@ func TestWireMysqlslap(t *testing.T) {
 	direct := open(t, strings.Replace(dsn, p.Addr(), hostOf(t), 1), engine.OpenOptions{})
 	mustExec(t, direct, "CREATE TABLE ws (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))")
 	_, port, _ := strings.Cut(p.Addr(), ":")
-	runTool(t, "", "mysqlslap", "--no-defaults", "-h", "127.0.0.1", "-P", port, "-u", "dblat", "--concurrency=1",
+	runTool(t, "", "mysqlslap", append(mariadbtest.ToolArgs(t), "-h", "127.0.0.1", "-P", port, "-u", "dblat", "--concurrency=1",
 		"--iterations=1", "--number-of-queries=20", "--create-schema="+db, "--no-drop", "--delimiter=;",
-		"--query=INSERT INTO ws (v) VALUES ('x');SELECT COUNT(*) FROM ws WHERE v = 'x'")
+		"--query=INSERT INTO ws (v) VALUES ('x');SELECT COUNT(*) FROM ws WHERE v = 'x'")...)
 	n := len(p.Conns())
 	p.WaitEnded(t, n, 30*time.Second)
 	shapes := p.Agg.Shapes()
@@ -183,7 +183,7 @@ func hostOf(t *testing.T) string {
 func TestWireGoDriver(t *testing.T) {
 	p, dsn, _ := wireProxy(t)
 	ctx := context.Background()
-	db := open(t, dsn+"?multiStatements=true", engine.OpenOptions{})
+	db := open(t, mariadbtest.WithParam(dsn, "multiStatements=true"), engine.OpenOptions{})
 	db.SetMaxOpenConns(1)
 	mustExec(t, db, "CREATE TABLE gt (id INT PRIMARY KEY, v VARCHAR(20), f DOUBLE, ts DATETIME(6), b BLOB, n INT, ok BOOL)")
 	mustExec(t, db, "INSERT INTO gt VALUES (?, ?, ?, ?, ?, ?, ?)", 1, "it's", 2.5, time.Date(2024, 2, 29, 12, 30, 0, 500000000, time.UTC),
@@ -283,7 +283,7 @@ func TestWireTransactionLoop(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			p, dsn, _ := wireProxy(t)
 			if mode == "interpolated" {
-				dsn += "?interpolateParams=true"
+				dsn = mariadbtest.WithParam(dsn, "interpolateParams=true")
 			}
 			ctx := context.Background()
 			db := open(t, dsn, engine.OpenOptions{})

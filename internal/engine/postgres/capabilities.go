@@ -3,7 +3,6 @@ package postgres
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,10 +33,10 @@ func (Engine) Launcher(cfg engine.LaunchConfig) managed.Launcher {
 }
 
 // SocketDSN implements engine.Sockets: the server's socket directory is run/ in its own
-// directory.
+// directory; the password comes from its pgpass file, as over TCP.
 func (Engine) SocketDSN(inst *managed.Instance) (string, error) {
-	return fmt.Sprintf("postgres://dblat@/dblat?host=%s&port=%d&sslmode=disable",
-		url.QueryEscape(filepath.Join(inst.Dir, "run")), inst.Port), nil
+	return fmt.Sprintf("postgres://%s@/dblat?host=%s&port=%d&sslmode=disable&passfile=%s",
+		superuser, queryPath(filepath.Join(inst.Dir, "run")), inst.Port, queryPath(PassFile(inst))), nil
 }
 
 // CanRestore implements engine.Restorer: CREATE DATABASE … TEMPLATE works on any server

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -36,11 +37,18 @@ func (Engine) Name() string { return "postgres" }
 // Dialect returns PostgreSQL's SQL spelling.
 func (Engine) Dialect() engine.Dialect { return dialect() }
 
-// Open parses dsn (URL or key=value form), installs opts.Dial, and pings the server.
+// Open parses dsn (URL or key=value form), installs opts.Dial, and pings the server. A
+// password file the DSN names (passfile=, as managed servers' DSNs do) that cannot be read
+// is an error of its own: pgx would go on without the password.
 func (Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres DSN: %w", err)
+	}
+	if f := passfileOf(dsn); f != "" && cfg.Password == "" {
+		if _, err := os.ReadFile(f); err != nil {
+			return nil, fmt.Errorf("postgres DSN %s: cannot read its passfile (%v): run as the user who owns it, or give the password another way (PGPASSWORD)", Engine{}.Redact(dsn), err)
+		}
 	}
 	if cfg.ConnectTimeout == 0 { // the DSN's connect_timeout, or PGCONNECT_TIMEOUT, first
 		cfg.ConnectTimeout = opts.ConnectTimeout
@@ -57,6 +65,19 @@ func (Engine) Open(ctx context.Context, dsn string, opts engine.OpenOptions) (*s
 		return nil, fmt.Errorf("cannot connect to %s: %w", Engine{}.Redact(dsn), oneLine(err))
 	}
 	return db, nil
+}
+
+// passfileOf returns the passfile parameter of a URL or key=value DSN, "" when it has none.
+func passfileOf(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Query().Get("passfile")
+	}
+	for _, f := range strings.Fields(dsn) {
+		if v, ok := strings.CutPrefix(f, "passfile="); ok {
+			return strings.Trim(v, "'")
+		}
+	}
+	return ""
 }
 
 // oneLine trims pgx's wrapped connection errors to their cause.

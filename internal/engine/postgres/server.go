@@ -3,9 +3,15 @@ package postgres
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +23,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/managed"
@@ -24,8 +31,22 @@ import (
 )
 
 // Launcher runs private PostgreSQL servers: initdb into the instance directory, then the
-// postgres binary on a loopback port with trust authentication for loopback only. The
-// benchmark database is called "dblat" and owned by the superuser "dblat".
+// postgres binary on a loopback port and a Unix socket, as an unprivileged account when
+// dblat runs as root. The benchmark database is called "dblat" and owned by the superuser
+// "dblat", whose password is generated when the instance is made and kept in its
+// credentials directory (managed.CredentialsDir):
+//
+//	credentials/dblat.password   the superuser's password
+//	credentials/pgpass           the same in libpq's password-file format, which the DSN
+//	                             names (passfile=): pgx, psql and pgbench read it
+//	data/                        the data directory; pg_hba.conf and dblat.conf are
+//	                             written on every start
+//	run/                         the Unix socket
+//	server.log                   the server's log
+//
+// Every connection, over TCP and through the socket, authenticates with scram-sha-256
+// (pg_hba.conf has no trust line): another user of the machine gets in only with the
+// password. The server is given the password's SCRAM verifier, never the password.
 type Launcher struct {
 	// BinDir overrides the search for server binaries (server start --bin-dir).
 	BinDir string
@@ -108,6 +129,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := inst.ClaimPort(); err != nil {
 		return err
 	}
+	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
+		return err
+	}
 	data := filepath.Join(inst.Dir, "data")
 	sock := filepath.Join(inst.Dir, "run")
 	if err := os.MkdirAll(sock, 0o755); err != nil {
@@ -119,8 +143,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	fresh := false
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		fresh = true
-		out, err := l.command(acct, filepath.Join(bin, "initdb"), "-D", data, "-U", "dblat",
-			"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
+		// No server runs with initdb's pg_hba.conf: hbaConf replaces it before the first start.
+		out, err := l.command(acct, filepath.Join(bin, "initdb"), "-D", data, "-U", superuser,
+			"--auth=reject", "-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 3))
 		}
@@ -135,6 +160,9 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return err
 	}
 	if err := acct.Hand(inst.Dir); err != nil {
+		return err
+	}
+	if err := l.credentials(ctx, acct, bin, inst); err != nil {
 		return err
 	}
 	logPath := filepath.Join(inst.Dir, "server.log")
@@ -164,11 +192,18 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	admin := fmt.Sprintf("postgres://dblat@127.0.0.1:%d/postgres?sslmode=disable", inst.Port)
+	admin := DatabaseDSN(inst, "postgres")
 	deadline := time.Now().Add(timeout)
 	for {
-		if err := ping(ctx, admin); err == nil {
+		err := ping(ctx, admin)
+		if err == nil {
 			break
+		}
+		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28") {
+			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
+			inst.PID = 0
+			return fmt.Errorf("postgres refuses the password of %s kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
+				superuser, inst.PasswordFile(superuser), pgErr.Message, inst.Dir)
 		}
 		select {
 		case werr := <-exited:
@@ -192,9 +227,117 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 			return fmt.Errorf("create database: %w", err)
 		}
 	}
-	inst.DSN = fmt.Sprintf("postgres://dblat@127.0.0.1:%d/dblat?sslmode=disable", inst.Port)
+	inst.DSN = DatabaseDSN(inst, "dblat")
+	inst.Client = "psql '" + inst.DSN + "'"
 	inst.Started = time.Now()
 	return nil
+}
+
+// superuser is the role dblat connects as, which owns the benchmark database.
+const superuser = "dblat"
+
+// passFile is the name of the pgpass file in the credentials directory.
+const passFile = "pgpass"
+
+// PassFile returns the path of inst's pgpass file: what a libpq client reads the
+// superuser's password from (PGPASSFILE, or passfile= in its connection string).
+func PassFile(inst *managed.Instance) string { return inst.CredentialsFile(passFile) }
+
+// DatabaseDSN returns the DSN of database db on the managed server inst, over TCP: the
+// superuser, its password read from the instance's pgpass file (passfile=).
+func DatabaseDSN(inst *managed.Instance, db string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable&passfile=%s", superuser, inst.Port, url.PathEscape(db), queryPath(PassFile(inst)))
+}
+
+// queryPath escapes a file path for a URL's query, keeping its slashes, which a query may
+// hold, readable.
+func queryPath(p string) string {
+	return strings.ReplaceAll(url.QueryEscape(p), "%2F", "/")
+}
+
+// credentials makes sure the superuser has a password and writes the pgpass file. An
+// instance without a password (new, or made by a dblat that trusted loopback connections)
+// gets a new one: the server, stopped, is given its verifier in single-user mode, then the
+// password is saved in the credentials directory. The pgpass file is written on every start.
+func (l Launcher) credentials(ctx context.Context, acct *managed.Account, bin string, inst *managed.Instance) error {
+	pw, ok, err := inst.Password(superuser)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if pw, err = managed.NewPassword(); err != nil {
+			return err
+		}
+		verifier, err := scramVerifier(pw)
+		if err != nil {
+			return err
+		}
+		if err := l.singleUser(ctx, acct, bin, inst, fmt.Sprintf("ALTER ROLE %s PASSWORD '%s'", superuser, verifier)); err != nil {
+			return err
+		}
+		if err := inst.SavePassword(superuser, pw); err != nil {
+			return err
+		}
+	}
+	// Any host and port: the socket, and the proxies and links that stand for the server.
+	return inst.WriteCredentials(passFile, []byte(fmt.Sprintf("*:*:*:%s:%s\n", superuser, pw)))
+}
+
+// singleUser runs one statement in PostgreSQL's single-user mode on inst's data directory,
+// which no server may be running on, as acct, and fails with the server's complaint: about
+// its configuration (a bad setting stops it here, before the real start) or the statement.
+func (l Launcher) singleUser(ctx context.Context, acct *managed.Account, bin string, inst *managed.Instance, stmt string) error {
+	cmd := l.command(acct, filepath.Join(bin, "postgres"), "--single", "-D", filepath.Join(inst.Dir, "data"), "postgres")
+	cmd.Stdin = strings.NewReader(stmt + "\n")
+	cmd.Dir = inst.Dir // the caller's directory may be closed to the server's account
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := firstComplaint(string(out))
+	if err != nil {
+		if msg == "" {
+			msg = lastLines(string(out), 3)
+		}
+		return fmt.Errorf("postgres exited at start (single-user mode, %v): %s", err, msg)
+	}
+	if msg != "" {
+		return fmt.Errorf("set the password of %s in single-user mode: %s", superuser, msg)
+	}
+	return nil
+}
+
+// firstComplaint returns the most telling FATAL or ERROR line of a server's output (see
+// logError), or "" when there is none.
+func firstComplaint(out string) string {
+	line := complaint(bufio.NewScanner(strings.NewReader(out)))
+	if !strings.Contains(line, "FATAL") && !strings.Contains(line, "ERROR") && !strings.Contains(line, "parameter \"") && !strings.Contains(line, "invalid value") {
+		return ""
+	}
+	return trimLogPrefix(line)
+}
+
+// scramVerifier returns the SCRAM-SHA-256 verifier of pw as PostgreSQL stores it in
+// pg_authid (RFC 5802, RFC 7677): ALTER ROLE ... PASSWORD with it sets the password without
+// the password reaching the server, its logs or its catalogue.
+func scramVerifier(pw string) (string, error) {
+	const iterations = 4096 // PostgreSQL's scram_iterations default
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	salted, err := pbkdf2.Key(sha256.New, pw, salt, iterations, sha256.Size)
+	if err != nil {
+		return "", err
+	}
+	mac := func(msg string) []byte {
+		h := hmac.New(sha256.New, salted)
+		h.Write([]byte(msg))
+		return h.Sum(nil)
+	}
+	stored := sha256.Sum256(mac("Client Key"))
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", iterations, b64(salt), b64(stored[:]), b64(mac("Server Key"))), nil
 }
 
 // checkSettings rejects setting names this server version does not know, before starting it:
@@ -246,13 +389,12 @@ func (l Launcher) command(acct *managed.Account, name string, args ...string) *e
 	return cmd
 }
 
-// hbaConf trusts the dblat superuser on loopback (so DSNs carry no password) and makes every
-// other role authenticate, so that roles created for a test or a user's own schema behave as
-// on a real server.
+// hbaConf makes every role authenticate with its password, through the socket and over
+// loopback TCP (the only address the server listens on): no trust, no peer, so that
+// neither another user of the machine nor the server's own account gets in without it.
 const hbaConf = `# Written by dblat on every start.
-local all all                 trust
-host  all dblat 127.0.0.1/32  trust
-host  all all   127.0.0.1/32  scram-sha-256
+local all all                scram-sha-256
+host  all all  127.0.0.1/32  scram-sha-256
 `
 
 // confFile renders the settings dblat owns plus the user's, which come last and so win.
@@ -306,21 +448,26 @@ func execSQL(ctx context.Context, dsn, sql string) error {
 // logError returns the most telling line written to the log after offset: a complaint about a
 // parameter if there is one, else the first FATAL or ERROR; without its timestamp prefix.
 func logError(path string, offset int64) string {
-	line := logErrorLine(path, offset)
-	if i := strings.Index(line, "] "); i >= 0 && i < 60 {
-		line = line[i+2:]
-	}
-	return strings.Join(strings.Fields(line), " ")
-}
-
-func logErrorLine(path string, offset int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return "no log"
 	}
 	defer f.Close()
 	_, _ = f.Seek(offset, 0)
-	sc := bufio.NewScanner(f)
+	return trimLogPrefix(complaint(bufio.NewScanner(f)))
+}
+
+// trimLogPrefix removes a log line's timestamp prefix and folds its spaces.
+func trimLogPrefix(line string) string {
+	if i := strings.Index(line, "] "); i >= 0 && i < 60 {
+		line = line[i+2:]
+	}
+	return strings.Join(strings.Fields(line), " ")
+}
+
+// complaint returns the most telling line sc reads: a complaint about a parameter if there
+// is one, else the first FATAL or ERROR, else the last line.
+func complaint(sc *bufio.Scanner) string {
 	var last, fatal string
 	for sc.Scan() {
 		line := sc.Text()

@@ -54,7 +54,7 @@ func runTool(t *testing.T, mayFail bool, stdin string, name string, args ...stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=")
+	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS="), pgtest.ClientEnv(t)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil && !mayFail {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -258,7 +258,7 @@ END;
 func TestWirePgx(t *testing.T) {
 	p, _, db := wireProxy(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://dblat@%s/%s?sslmode=disable", p.Addr(), db))
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://dblat@%s/%s?sslmode=disable&passfile=%s", p.Addr(), db, postgres.PassFile(pgtest.Server(t))))
 	if err != nil {
 		t.Fatal(err)
 	}

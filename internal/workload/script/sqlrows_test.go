@@ -3,12 +3,13 @@ package script
 import (
 	"context"
 	"database/sql"
-	"net/url"
+
 	"testing"
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
@@ -87,11 +88,12 @@ SELECT x AS none FROM generate_series(1, 0) x \aset
 // TestCaptureRowsMariaDB runs combined statements (\;) with \aset on MariaDB, whose driver
 // returns each statement's result set: every one with rows stores its last row.
 func TestCaptureRowsMariaDB(t *testing.T) {
-	u, err := url.Parse(mariadbtest.NewDatabase(t))
+	cfg, err := mariadb.ParseDSN(mariadbtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := openConn(t, "mysql", u.User.Username()+"@tcp("+u.Host+")"+u.Path+"?multiStatements=true")
+	cfg.MultiStatements = true
+	conn := openConn(t, "mysql", cfg.FormatDSN())
 	s := mustParse(t, "SELECT 1 AS a\\; SELECT 2 AS b FROM DUAL WHERE 1 = 0\\; SELECT 3 AS c UNION ALL SELECT 4 \\aset\n"+
 		"SELECT :a + :c AS s, NULL AS n \\gset\n")
 	c := mustClient(t, Config{})

@@ -143,7 +143,7 @@ func Server(t testing.TB) *managed.Instance {
 func NewDatabase(t testing.TB) string {
 	t.Helper()
 	srv := Server(t)
-	return fmt.Sprintf("mysql://dblat@127.0.0.1:%d/%s", srv.Port, newDatabase(t, srv))
+	return mariadb.DatabaseDSN(srv, newDatabase(t, srv))
 }
 
 // NewSocketDatabase is NewDatabase with a DSN that connects through the server's Unix
@@ -151,7 +151,7 @@ func NewDatabase(t testing.TB) string {
 func NewSocketDatabase(t testing.TB) string {
 	t.Helper()
 	srv := Server(t)
-	return fmt.Sprintf("mysql://dblat@unix(%s)/%s", mariadb.SocketPath(srv), newDatabase(t, srv))
+	return mariadb.SocketDatabaseDSN(srv, newDatabase(t, srv))
 }
 
 func newDatabase(t testing.TB, srv *managed.Instance) string {
@@ -199,4 +199,23 @@ func killSessions(ctx context.Context, db *sql.DB, schema string) {
 	for _, id := range ids {
 		_, _ = db.ExecContext(ctx, fmt.Sprintf("KILL %d", id))
 	}
+}
+
+// ToolArgs returns the first arguments of a MariaDB client program (mariadb, mysqlslap,
+// ...) that log it in to the shared server as dblat: --defaults-file, the server's option
+// file, read instead of the system's.
+func ToolArgs(t testing.TB) []string {
+	t.Helper()
+	return []string{"--defaults-file=" + mariadb.OptionFile(Server(t))}
+}
+
+// WithParam returns dsn with the DSN parameter kv ("parseTime=true") added; "" adds none.
+func WithParam(dsn, kv string) string {
+	switch {
+	case kv == "":
+		return dsn
+	case strings.Contains(dsn, "?"):
+		return dsn + "&" + kv
+	}
+	return dsn + "?" + kv
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/engine/mariadb"
 )
 
 // stmtClientSource is a C program on libmariadb (MariaDB Connector/C) that runs
@@ -55,12 +57,13 @@ func StmtClient(t testing.TB) string {
 var stmtClientCount = regexp.MustCompile(`(?m)^transactions: (\d+)$`)
 
 // RunStmtClient runs the client built by StmtClient against host:port and database db
-// with args (see testdata/stmtclient.c) and returns the transactions it committed.
+// with args (see testdata/stmtclient.c), logged in with the shared server's option file,
+// and returns the transactions it committed.
 func RunStmtClient(t testing.TB, bin, host string, port int, db string, args ...string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	all := append([]string{"-h", host, "-P", strconv.Itoa(port), "-u", "dblat", "-D", db}, args...)
+	all := append([]string{"-F", mariadb.OptionFile(Server(t)), "-h", host, "-P", strconv.Itoa(port), "-u", "dblat", "-D", db}, args...)
 	out, err := exec.CommandContext(ctx, bin, all...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("stmtclient %s: %v\n%s", strings.Join(all, " "), err, out)

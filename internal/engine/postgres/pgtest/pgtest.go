@@ -177,9 +177,7 @@ func adminExec(srv *managed.Instance, sql string) error {
 	return err
 }
 
-func dsnOf(srv *managed.Instance, db string) string {
-	return fmt.Sprintf("postgres://dblat@127.0.0.1:%d/%s?sslmode=disable", srv.Port, db)
-}
+func dsnOf(srv *managed.Instance, db string) string { return postgres.DatabaseDSN(srv, db) }
 
 // Conns opens n connections of the bare driver (pgconn: no database/sql, none of dblat) to
 // dsn, closed when the test ends: a plain Go client to measure dblat against.
@@ -195,4 +193,11 @@ func Conns(t testing.TB, dsn string, n int) []*pgconn.PgConn {
 		conns[i] = c
 	}
 	return conns
+}
+
+// ClientEnv returns the environment a libpq program (psql, pgbench) needs besides its host,
+// port and user to log in to the shared server: PGPASSFILE, its pgpass file.
+func ClientEnv(t testing.TB) []string {
+	t.Helper()
+	return []string{"PGPASSFILE=" + postgres.PassFile(Server(t))}
 }

@@ -5,10 +5,12 @@
  * primary key and COMMIT; at the end it prints "transactions: N", the number committed, and
  * "latency_ms: X", their mean time from BEGIN to COMMIT's answer.
  *
- *   stmtclient -h HOST -P PORT -u USER -D DB [-c THREADS] [-t TX] [-s SELECTS] [-r ROWS]
- *              [-T | -X] [-U] [-C]
+ *   stmtclient [-F OPTION_FILE] -h HOST -P PORT -u USER -D DB [-c THREADS] [-t TX]
+ *              [-s SELECTS] [-r ROWS] [-T | -X] [-U] [-C]
  *   stmtclient ... -S      create and fill the table stmt_t (ROWS rows), then exit
  *
+ * -F names a MySQL option file whose [client] group gives the password (a managed server's
+ * credentials/client.cnf), as --defaults-extra-file does for MariaDB's own clients.
  * -T runs the SELECTs as text queries (prepared statements off); -X with
  * mariadb_stmt_execute_direct (prepare and execute sent together, every time); -U reads the
  * rows unbuffered (no mysql_stmt_store_result); -C executes with a read-only cursor (the
@@ -22,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *host = "127.0.0.1", *user = "dblat", *db = "dblat";
+static const char *host = "127.0.0.1", *user = "dblat", *db = "dblat", *optfile;
 static unsigned port = 3306;
 static int threads = 4, txs = 25, selects = 14, rows = 100;
 static int text, direct, unbuffered, cursor;
@@ -48,7 +50,10 @@ static void die(MYSQL *m, MYSQL_STMT *s, const char *what)
 static MYSQL *open_conn(void)
 {
 	MYSQL *m = mysql_init(NULL);
-	if (!mysql_real_connect(m, host, user, "", db, port, NULL, 0))
+	/* The password comes from the option file's [client] group: NULL takes it from there. */
+	if (optfile && mysql_optionsv(m, MYSQL_READ_DEFAULT_FILE, optfile))
+		die(m, NULL, "option file");
+	if (!mysql_real_connect(m, host, user, optfile ? NULL : "", db, port, NULL, 0))
 		die(m, NULL, "connect");
 	return m;
 }
@@ -170,8 +175,9 @@ static void setup(void)
 int main(int argc, char **argv)
 {
 	int c, create = 0;
-	while ((c = getopt(argc, argv, "h:P:u:D:c:t:s:r:TXUCS")) != -1) {
+	while ((c = getopt(argc, argv, "F:h:P:u:D:c:t:s:r:TXUCS")) != -1) {
 		switch (c) {
+		case 'F': optfile = optarg; break;
 		case 'h': host = optarg; break;
 		case 'P': port = (unsigned)atoi(optarg); break;
 		case 'u': user = optarg; break;
