@@ -228,6 +228,9 @@ func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		sc := *base
+		// A live capture sees the application as it runs on this machine's network: what
+		// the host did meanwhile qualifies its times. A file was captured some other time.
+		sc.Host = f.iface != ""
 		if n > 0 {
 			// Several servers: one observation each, the first in the file named.
 			sc.File, sc.Script = perServer(sc.File, server), perServer(sc.Script, server)

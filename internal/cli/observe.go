@@ -81,6 +81,7 @@ func (a *app) observeSession(po proxyObserve, upstream string, cfg latency.Confi
 		return nil, err
 	}
 	sc.Upstream, sc.Up, sc.Down = upstream, up, down
+	sc.Host = true // the proxy runs on the machine whose load the times include
 	return observe.NewSession(*sc), nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/signals"
 	"github.com/dblat/dblat/internal/wire"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -87,6 +89,14 @@ type Observation struct {
 	Network *Network `json:"network,omitempty"`
 	// Capture is what a capture saw of the packets; nil for the proxy.
 	Capture *Capture `json:"capture,omitempty"`
+	// Host is what the machine that observed was doing meanwhile (package signals), where
+	// the observation ran live on it (the proxy, a live capture); nil for a packet capture
+	// read afterwards. Its busy CPUs and waits for a CPU say whether the observed times
+	// were inflated by the host: clients, server and proxy queueing for its CPUs.
+	Host *signals.Load `json:"host,omitempty"`
+	// Signals are the host's signals over the observation, stored with its run (they are
+	// not written to the observation's file).
+	Signals []results.Signal `json:"-"`
 }
 
 // Network is the round-trip time between the application and the server that a capture's

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dblat/dblat/internal/signals"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -27,8 +28,11 @@ type Prediction struct {
 	// model blind to contention), when there are any; 0 otherwise.
 	BlindTPS float64 `json:"blind_tps,omitempty"`
 	// UpperBound says the predicted throughput is an upper bound: waits that grow with the
-	// RTT were seen but not modelled (see Notes).
+	// RTT were seen but not modelled (see Notes). LowerBound says it is a lower bound: the
+	// observed times hold waits that shrink as the RTT grows (the host's CPUs were busy,
+	// and clients, server and proxy queued for them). With both, it is neither.
 	UpperBound bool `json:"upper_bound"`
+	LowerBound bool `json:"lower_bound,omitempty"`
 	// Shapes are the per-shape predictions, the most frequent first.
 	Shapes []ShapePrediction `json:"shapes"`
 }
@@ -284,6 +288,7 @@ func Predict(o *Observation, rtt time.Duration, clients int) (*Forecast, error) 
 	f.Caveats = m.caveats(f, clients, rtt)
 	for _, c := range f.Caveats {
 		f.UpperBound = f.UpperBound || c.Bound
+		f.LowerBound = f.LowerBound || c.Lower
 		f.Notes = append(f.Notes, c.note(o))
 	}
 	return f, nil
@@ -409,8 +414,10 @@ type Caveat struct {
 	// Shape is the rank of the shape it concerns (from 1, as TypeLabel numbers it), 0 when
 	// it concerns the whole observation.
 	Shape int `json:"shape,omitempty"`
-	// Bound says that it makes the predicted throughput an upper bound.
+	// Bound says that it makes the predicted throughput an upper bound; Lower that it
+	// makes it a lower bound.
 	Bound bool `json:"bound,omitempty"`
+	Lower bool `json:"lower,omitempty"`
 	// Text says it in full, without naming the shape; Brief in one short line.
 	Text  string `json:"text"`
 	Brief string `json:"brief"`
@@ -423,6 +430,31 @@ func (c Caveat) note(o *Observation) string {
 		return c.Text
 	}
 	return clip(o.Shapes[c.Shape-1].Shape, 80) + ": " + c.Text
+}
+
+// Levels at which the host's load makes a prediction a bound: tasks waited for a CPU a
+// tenth of the time while three quarters of the CPUs were busy. On the 2-CPU machine the
+// client matrix runs on, its four-client cells at RTT 0 had the CPUs 90 % busy and waits
+// for one a quarter of the time, and their predictions at +2 ms were 6–15 % pessimistic.
+const (
+	hostCPUWait = 0.10
+	hostBusy    = 0.75
+)
+
+// hostCaveat says when the observed times were inflated by the host: its CPUs busy, and
+// tasks — the clients, the server, the proxy — waiting for one. Those waits are part of
+// each round trip's time and of the time between transactions; at an added RTT each client
+// spends more of its time waiting on the network, the CPUs have less to do, and the waits
+// shrink, so the prediction, which keeps them, is pessimistic: its response time an upper
+// bound and its throughput a lower one.
+func hostCaveat(h *signals.Load, rtt time.Duration) (Caveat, bool) {
+	if h == nil || h.CPUs <= 0 || h.CPUWait < hostCPUWait || h.BusyCPUs < hostBusy*h.CPUs || rtt <= 0 {
+		return Caveat{}, false
+	}
+	return Caveat{Lower: true,
+		Text: fmt.Sprintf("while it was observed, the machine's CPUs were %.0f %% busy and tasks waited for one %.0f %% of the time: the observed times include waits for a CPU, which shrink when an added RTT leaves the CPUs idle longer, so the response time predicted is an upper bound and the throughput a lower bound (observe with the clients, the server and dblat on CPUs of their own to predict closer)",
+			100*h.BusyCPUs/h.CPUs, 100*h.CPUWait),
+		Brief: fmt.Sprintf("the host's CPUs were %.0f %% busy while observed (waits for a CPU %.0f %% of the time): throughput is a lower bound", 100*h.BusyCPUs/h.CPUs, 100*h.CPUWait)}, true
 }
 
 // caveats says what the prediction assumes and where it is only a bound.
@@ -469,6 +501,9 @@ func (m *model) caveats(f *Forecast, clients int, rtt time.Duration) []Caveat {
 		out = append(out, Caveat{Bound: true,
 			Text:  fmt.Sprintf("%d clients is more than the %.1f observed: the prediction assumes the server answers as fast with more of them, an upper bound of throughput where it is busy", clients, o.Clients),
 			Brief: fmt.Sprintf("%d clients where %.1f were observed: throughput is an upper bound where the server is busy", clients, o.Clients)})
+	}
+	if c, ok := hostCaveat(o.Host, rtt); ok {
+		out = append(out, c)
 	}
 	if o.RTTNs > 0 {
 		d := fmtRTT(time.Duration(o.RTTNs))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/signals"
 )
 
 // oneShape is an observation of 4 clients running one shape of 5 round trips that took
@@ -263,5 +265,42 @@ func TestDecode(t *testing.T) {
 	o, err := Decode(b)
 	if err != nil || o.Shapes[0].Count != 1000 {
 		t.Errorf("round trip: %+v, %v", o, err)
+	}
+}
+
+// TestPredictBusyHost: an observation made while the host's CPUs were busy and tasks
+// waited for one predicts a lower bound of throughput, and says why; one on a quiet host,
+// or without the host's figures (a capture file), does not.
+func TestPredictBusyHost(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		host  *signals.Load
+		lower bool
+	}{
+		{"busy", &signals.Load{CPUs: 2, BusyCPUs: 1.8, CPUWait: 0.25}, true},
+		{"quiet", &signals.Load{CPUs: 2, BusyCPUs: 0.6, CPUWait: 0.01}, false},
+		{"busy but nobody waited", &signals.Load{CPUs: 2, BusyCPUs: 1.9, CPUWait: 0.02}, false},
+		{"unknown", nil, false},
+	} {
+		o := oneShape()
+		o.Host = c.host
+		f, err := Predict(o, 2*time.Millisecond, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(strings.Join(f.Notes, "\n"), "throughput a lower bound")
+		if f.LowerBound != c.lower || said != c.lower {
+			t.Errorf("%s: lower bound %v, notes %q", c.name, f.LowerBound, f.Notes)
+		}
+		var b strings.Builder
+		if err := f.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if c.lower != strings.Contains(b.String(), "at least") {
+			t.Errorf("%s: text %q", c.name, b.String())
+		}
+	}
+	if f, _ := Predict(&Observation{}, 0, 0); f != nil && f.LowerBound {
+		t.Error("a lower bound at no added RTT")
 	}
 }

@@ -110,6 +110,7 @@ func (o *Observation) Run(engine string, src RunSource) (*results.Run, error) {
 			RoundTrips: o.Totals.RoundTrips, BytesUp: o.Totals.BytesUp, BytesDown: o.Totals.BytesDown},
 		Server:      results.Server{Engine: engine, Target: o.Upstream, Version: o.Protocol + " (as " + src.SeenBy + " saw it)"},
 		Observation: doc,
+		Signals:     o.Signals,
 	}
 	r.Params.Terminals = o.ClientsDefault()
 	r.Params.Connections = int(o.MaxOpen)

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/signals"
 )
 
 // SessionConfig says what a Session follows and which files it writes.
@@ -25,6 +28,10 @@ type SessionConfig struct {
 	// script (Recorder.Script; `dblat proxy --record FILE`), readable by its owner only:
 	// it holds the application's literal and parameter values.
 	Script string
+	// Host, when set, samples the machine's signals from the start (package signals), so
+	// that each snapshot says what the host was doing meanwhile (Observation.Host): for a
+	// source that sees the connections live on this machine.
+	Host bool
 }
 
 // Session is one observation of an application's connections, from its start to its stop,
@@ -40,8 +47,9 @@ type SessionConfig struct {
 // to print, and to store as a run (package execution, Core.StoreObserved). All its methods
 // are safe for concurrent use; snapshots are taken one at a time.
 type Session struct {
-	cfg SessionConfig
-	obs *Observer
+	cfg     SessionConfig
+	obs     *Observer
+	sampler *signals.Sampler // nil unless cfg.Host
 
 	mu      sync.Mutex // serialises snapshots and Stop; guards what follows
 	sources []io.Closer
@@ -90,7 +98,11 @@ var errStopped = errors.New("observe: the session has stopped")
 // NewSession returns a Session with no source yet; its observation starts now.
 func NewSession(cfg SessionConfig) *Session {
 	cfg.Record = cfg.Script != ""
-	return &Session{cfg: cfg, obs: New(cfg.Config)}
+	s := &Session{cfg: cfg, obs: New(cfg.Config)}
+	if cfg.Host {
+		s.sampler = signals.Start(signals.Config{})
+	}
+	return s
 }
 
 // Observer returns the Observer a source shows its connections to (latency.Observer: Open
@@ -160,16 +172,35 @@ func (s *Session) Stop() (*Snapshot, error) {
 		}
 	}
 	s.sources = nil
+	var sigs []results.Signal
+	if s.sampler != nil {
+		sigs, _ = s.sampler.Stop(time.Time{})
+		s.sampler = nil
+	}
 	snap, err := s.snapshot()
+	if sigs != nil {
+		s.host(snap.Observation, sigs)
+	}
 	if err == nil {
 		err = closeErr
 	}
 	return snap, err
 }
 
+// host sets o's Host and Signals from the host's signals over the observation.
+func (s *Session) host(o *Observation, sigs []results.Signal) {
+	o.Signals = sigs
+	if load, ok := signals.LoadOf(sigs); ok {
+		o.Host = &load
+	}
+}
+
 // snapshot is Snapshot under s.mu.
 func (s *Session) snapshot() (*Snapshot, error) {
 	o := s.obs.Snapshot()
+	if s.sampler != nil {
+		s.host(o, s.sampler.Peek(time.Time{}))
+	}
 	snap := &Snapshot{Observation: o}
 	if s.cfg.File != "" {
 		if err := o.WriteFile(s.cfg.File); err != nil {

@@ -111,8 +111,13 @@ func (f *Forecast) WriteText(w io.Writer) error {
 	var b strings.Builder
 	rtt := time.Duration(f.RTTNs)
 	bound := ""
-	if f.UpperBound {
+	switch {
+	case f.UpperBound && f.LowerBound:
+		bound = "about "
+	case f.UpperBound:
 		bound = "at most "
+	case f.LowerBound:
+		bound = "at least "
 	}
 	fmt.Fprintf(&b, "at %s added RTT with %s: %s%.1f TPS, mean response time %s (observed at %s: %.1f TPS, %s)\n",
 		fmtRTT(rtt), words.Count(int64(f.Clients), "client"), bound, f.TPS, fmtMs(f.LatencyMs),

@@ -96,8 +96,10 @@ type Observed struct {
 	// not within an hour).
 	Fall10 time.Duration `json:"fall_10pct"`
 	Fall50 time.Duration `json:"fall_50pct"`
-	// UpperBound says the predicted throughput is an upper bound (see Caveats).
+	// UpperBound says the predicted throughput is an upper bound, LowerBound a lower bound
+	// (see Caveats); with both it is neither.
 	UpperBound bool `json:"upper_bound,omitempty"`
+	LowerBound bool `json:"lower_bound,omitempty"`
 	// Losers are the shapes that lose most at HeadlineRTT, with what would help; Notes and
 	// Caveats what the prediction assumes and where it is a bound (the same, in parts).
 	Losers  []observe.Loser  `json:"losers,omitempty"`
@@ -190,7 +192,7 @@ func observedOf(id int64, o *observe.Observation) (Observed, []observe.Predictio
 	}
 	sec.LatencyMs, sec.HeadlineTPS, sec.HeadlineMs = f.ObservedLatencyMs, f.TPS, f.LatencyMs
 	sec.Fall10, sec.Fall50 = time.Duration(f.Fall10RTTNs), time.Duration(f.Fall50RTTNs)
-	sec.UpperBound, sec.Losers, sec.Notes, sec.Caveats = f.UpperBound, f.Losers, f.Notes, f.Caveats
+	sec.UpperBound, sec.LowerBound, sec.Losers, sec.Notes, sec.Caveats = f.UpperBound, f.LowerBound, f.Losers, f.Notes, f.Caveats
 	sec.Shapes = observedShapes(o, f)
 	sec.Ranked, sec.Top = rankShapes(sec.Shapes)
 	sec.Title, sec.Question = observedTitle(&sec, len(o.Shapes)), observedQuestion(&sec)
@@ -287,15 +289,33 @@ func observedVerdict(sec *Observed) string {
 	return s + "; " + fallPhrase(sec) + "."
 }
 
+// boundMark is what a predicted throughput is written after: "≤ " for an upper bound,
+// "≥ " for a lower one, "≈ " for a figure that is both, "" for neither.
+func boundMark(upper, lower bool) string {
+	switch {
+	case upper && lower:
+		return "≈ "
+	case upper:
+		return "≤ "
+	case lower:
+		return "≥ "
+	}
+	return ""
+}
+
 // fallPhrase says where the predicted throughput falls by 10 % and by half.
 func fallPhrase(sec *Observed) string {
 	base := fmt.Sprintf("%s TPS with %s", meanText(sec.Predictions[0].TPS), words.Count(sec.Clients, "client"))
-	if sec.UpperBound {
-		base = "at most " + base + ": see the caveats"
-	}
 	at, late := "at", ""
-	if sec.UpperBound {
+	switch {
+	case sec.UpperBound && sec.LowerBound:
+		base = "about " + base + ": see the caveats"
+	case sec.UpperBound:
+		base = "at most " + base + ": see the caveats"
 		at, late = "by", " at the latest"
+	case sec.LowerBound:
+		base = "at least " + base + ": see the caveats"
+		late = " at the earliest"
 	}
 	switch {
 	case sec.Fall10 == 0:

@@ -56,10 +56,7 @@ func newObservedSection(o *Observed, heading bool) *observedSection {
 		sec.ShapeHeads = append(sec.ShapeHeads, o.Shapes[j].Name)
 	}
 	for i, p := range o.Predictions {
-		row := predictedRow{RTT: rttColumn(time.Duration(p.RTTNs)), TPS: meanText(p.TPS), Mean: msNumber(p.LatencyMs)}
-		if o.UpperBound {
-			row.TPS = "≤ " + row.TPS
-		}
+		row := predictedRow{RTT: rttColumn(time.Duration(p.RTTNs)), TPS: boundMark(o.UpperBound, o.LowerBound) + meanText(p.TPS), Mean: msNumber(p.LatencyMs)}
 		for _, j := range top {
 			row.Shapes = append(row.Shapes, msNumber(p.Shapes[j].LatencyMs))
 		}

@@ -36,11 +36,7 @@ func writePredictionRows(ew *analysis.TextWriter, o *Observed, all bool) {
 	tps := []string{"  throughput (TPS)"}
 	mean := []string{"  mean response time (ms)"}
 	for _, p := range o.Predictions {
-		bound := ""
-		if o.UpperBound {
-			bound = "≤ "
-		}
-		tps = append(tps, bound+meanText(p.TPS))
+		tps = append(tps, boundMark(o.UpperBound, o.LowerBound)+meanText(p.TPS))
 		mean = append(mean, msNumber(p.LatencyMs))
 	}
 	rows := [][]string{head, tps, mean}

@@ -142,6 +142,13 @@ func Start(cfg Config) *Sampler {
 // the disk, memory and CPU are told.
 func (s *Sampler) Pressure() bool { return s.psi }
 
+// Peek returns what was recorded so far, as Stop does, and goes on sampling.
+func (s *Sampler) Peek(windowStart time.Time) []results.Signal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.collect(windowStart)
+}
+
 // Stop ends the sampling and returns what was recorded, as signals whose offsets are
 // measured from windowStart (a zero windowStart measures them from the first sample's
 // start), ordered by offset and name, and the notes on what could not be watched.
@@ -150,6 +157,12 @@ func (s *Sampler) Stop(windowStart time.Time) ([]results.Signal, []string) {
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.collect(windowStart), append([]string(nil), s.notes...)
+}
+
+// collect is the points recorded so far as signals from windowStart (see Stop); s.mu is
+// held.
+func (s *Sampler) collect(windowStart time.Time) []results.Signal {
 	if windowStart.IsZero() && len(s.points) > 0 {
 		windowStart = s.points[0].end.Add(-s.points[0].span)
 	}
@@ -163,7 +176,40 @@ func (s *Sampler) Stop(windowStart time.Time) ([]results.Signal, []string) {
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, append([]string(nil), s.notes...)
+	return out
+}
+
+// Load is what a stretch of signals says of the machine, in means over its intervals: its
+// CPUs, how many of them were busy, the share of the time a task waited for one (PSI cpu
+// some), every task waited on IO (io full), and the hypervisor withheld (steal).
+type Load struct {
+	CPUs     float64 `json:"cpus"`
+	BusyCPUs float64 `json:"busy_cpus"`
+	CPUWait  float64 `json:"cpu_wait"`
+	IOFull   float64 `json:"io_full"`
+	Steal    float64 `json:"steal"`
+}
+
+// LoadOf summarises sigs (a Sampler's) as a Load; ok is false without the machine's CPU
+// figures.
+func LoadOf(sigs []results.Signal) (Load, bool) {
+	sum := map[string]float64{}
+	weight := map[string]float64{}
+	for _, sg := range sigs {
+		w := sg.Span.Seconds()
+		sum[sg.Name] += sg.Value * w
+		weight[sg.Name] += w
+	}
+	mean := func(name string) float64 {
+		if weight[name] == 0 {
+			return 0
+		}
+		return sum[name] / weight[name]
+	}
+	if weight[HostBusy] == 0 {
+		return Load{}, false
+	}
+	return Load{CPUs: mean(HostCPUs), BusyCPUs: mean(HostBusy), CPUWait: mean(HostCPUSome), IOFull: mean(HostIOFull), Steal: mean(HostSteal)}, true
 }
 
 func (s *Sampler) add(end time.Time, span time.Duration, name string, val float64) {
