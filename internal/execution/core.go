@@ -55,6 +55,9 @@ type Core struct {
 	// (latency.HoldCPULatency), where the machine permits it; every run records whether it
 	// was held.
 	HoldCPULatency bool
+	// NoSignals leaves runs without the host's, dblat's and the server's signals (package
+	// signals), and so without disturbances: what BenchmarkSignalsCost compares against.
+	NoSignals bool
 
 	hold      *latency.CPULatencyHold
 	holdCount int

@@ -327,11 +327,13 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 	}
 	saveCtx := context.WithoutCancel(ctx)
 	run.Ended = time.Now()
-	var notes []string
-	run.Signals, notes = sampler.Stop(windowAt)
-	run.Client.Pressure = new(sampler.Pressure())
-	for _, n := range notes {
-		c.info("note: %s", n)
+	if sampler != nil {
+		var notes []string
+		run.Signals, notes = sampler.Stop(windowAt)
+		run.Client.Pressure = new(sampler.Pressure())
+		for _, n := range notes {
+			c.info("note: %s", n)
+		}
 	}
 	died := serverDied()
 	switch {
@@ -397,6 +399,9 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 // (package signals): the managed server's process tree or cgroup, and the engine's own view
 // through dblat's direct connection where the engine has one (engine.Signaler).
 func (r *runState) startSignals(ctx context.Context) *signals.Sampler {
+	if r.c.NoSignals {
+		return nil
+	}
 	var cfg signals.Config
 	if inst := r.t.Server; inst != nil {
 		cfg.ServerPID, cfg.ServerCgroup = inst.PID, inst.Cgroup

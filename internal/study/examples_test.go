@@ -54,14 +54,15 @@ func TestExamples(t *testing.T) {
 			}
 		})
 	}
-	// The quickstart study promises to finish in about 6 minutes: its budget of 6 minutes
+	// The quickstart study promises to finish in about 7 minutes: its budget of 7 minutes
 	// holds its minimum of runs, even with generous overheads: 5 s per run (restore,
-	// connect, store) and 20 s to start the server.
+	// connect, store) and 20 s to start the server. Runs set aside as disturbed and run
+	// again are paid from what is left, the widest intervals first.
 	s, err := Load("../../examples/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if est := s.Estimate(s.Plan(nil), Overhead{Run: 5 * time.Second, Restart: 20 * time.Second}); est >= s.Budget || s.Budget > 6*time.Minute {
+	if est := s.Estimate(s.Plan(nil), Overhead{Run: 5 * time.Second, Restart: 20 * time.Second}); est >= s.Budget || s.Budget > 7*time.Minute {
 		t.Errorf("quickstart's minimum takes %v, its budget %v", est, s.Budget)
 	}
 }
