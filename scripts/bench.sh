@@ -72,6 +72,9 @@ fig link-many-terminals ./internal/execution '^BenchmarkLinkManyTerminals$' 1x 1
 	'its doc comment (internal/execution/link_bench_test.go)' \
 	'2000 terminals at 200 ms: TPS ≥ 0.98 of N/(r + s), client CPU ≤ 25 µs/tx, ≤ 100 KB resident per connection'
 
+fig disturbances ./internal/execution '^BenchmarkDisturbances$' 1x 1 60m "" \
+	'its doc comment (issue 41)' \
+	'eight 5 s windows on disk: each stall-hit window named; in memory: CV of NOPM over undisturbed runs ≤ 3 %; an injected disk storm and busy loops named in their runs only; ten quiet runs: 0 named'
 fig signals-cost ./internal/execution '^BenchmarkSignalsCost$' 1x 1 30m "" \
 	'its doc comment (issue 41); internal/signals/doc.go' \
 	'client CPU per transaction with the signals sampled ≤ 1.02 × without (TPC-C, 4 terminals, RTT 0)'

@@ -114,7 +114,10 @@ const (
 	// is unusual on a benchmark machine); others keeping a quarter of a CPU busy; the
 	// hypervisor taking a tenth of the CPU time; dblat's stall watch late by half the
 	// stretch.
-	ioFullLevel    = 0.25
+	ioFullLevel = 0.25
+	// dirtyLevel is the data waiting to be written back that a disk stall's evidence
+	// quotes: more than a few seconds of a cloud disk's throughput.
+	dirtyLevel     = 64
 	memoryLevel    = 0.10
 	othersLevel    = 0.25
 	stealLevel     = 0.10
@@ -381,6 +384,9 @@ func (idx signalIndex) explain(st stretch) results.Disturbance {
 	}
 	disk := hasIO && (ioFull >= ioFullLevel || ioPeak >= 2*ioFullLevel)
 	if disk {
+		if dirty, ok := idx.peak(signals.HostDirty, from-time.Second, to); ok && dirty >= dirtyLevel {
+			ev = append(ev, fmt.Sprintf("%.0f MiB in the page cache waited to be written back (a restore's copy, another process's writes)", dirty))
+		}
 		ev = append([]string{fmt.Sprintf("IO pressure full %.0f %% (at most %.0f %%): every task of the machine waited on the disk", 100*ioFull, 100*ioPeak)}, ev...)
 	}
 	switch {

@@ -53,6 +53,8 @@ type hostReading struct {
 	dblat          float64 // CPU seconds
 	server         float64 // CPU seconds (cgroup), or the tree's sum of deltas so far
 	serverOK       bool
+	dirty          float64 // MiB to write back
+	dirtyOK        bool
 }
 
 // cpuStat is /proc/stat's first line, in ticks.
@@ -82,6 +84,7 @@ func (h *host) read(now time.Time) hostReading {
 		r.psi = readPSI("/proc/pressure")
 	}
 	r.stat, r.statOK = readCPUStat()
+	r.dirty, r.dirtyOK = readDirty()
 	r.dblat = selfCPU()
 	switch {
 	case h.cfg.ServerCgroup != "":
@@ -124,6 +127,9 @@ func (h *host) interval(prev, cur hostReading) []value {
 			value{HostIOWait, float64(cur.stat.iowait-prev.stat.iowait) / total},
 			value{HostCPUs, float64(h.cpus)})
 		others = busy
+	}
+	if cur.dirtyOK {
+		out = append(out, value{HostDirty, cur.dirty})
 	}
 	dblat := max(0, cur.dblat-prev.dblat) / span
 	out = append(out, value{DblatCPU, dblat})
@@ -199,6 +205,28 @@ func readCPUStat() (cpuStat, bool) {
 		s.total += n
 	}
 	return s, true
+}
+
+// readDirty reads the page cache's data waiting to be written back, Dirty plus Writeback
+// of /proc/meminfo, in MiB.
+func readDirty() (float64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	var kb float64
+	found := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "Dirty" && name != "Writeback") {
+			continue
+		}
+		if n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64); err == nil {
+			kb += n
+			found++
+		}
+	}
+	return kb / 1024, found == 2
 }
 
 // selfCPU is dblat's own user and system CPU time so far, in seconds.

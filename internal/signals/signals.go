@@ -26,6 +26,10 @@ const (
 	HostSteal  = "host.steal"
 	HostIOWait = "host.iowait"
 	HostCPUs   = "host.cpus"
+	// HostDirty is the data the machine's page cache holds to write back (Dirty and
+	// Writeback of /proc/meminfo), in MiB at the interval's end: a restore's copy or
+	// another process's writes that a commit's fsync may have to wait behind.
+	HostDirty = "host.dirty_mib"
 
 	// DblatCPU is the CPUs dblat's own process used; DblatStall the longest time within the
 	// interval that its stall watch woke late (it went without a CPU that long).
