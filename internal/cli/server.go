@@ -204,8 +204,10 @@ database's page size.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if storage, err = storageOption.Canonical(storage); err != nil {
-				return usagef("--storage %v", err)
+			if storage != "" {
+				if storage, err = storageOption.Canonical(storage); err != nil {
+					return usagef("--storage %v", err)
+				}
 			}
 			lf.apply(a, e)
 			inst, err := a.servers().Start(cmd.Context(), execution.ServerStart{Engine: e.Name(), Name: name, Port: port,
