@@ -266,13 +266,30 @@ type Stats struct {
 	// (waking, spinning, writing) and the spin of every precise wait of its timers. The
 	// timer syscalls of waits without a spin are not in it.
 	TimingCPU time.Duration `json:"timing_cpu_ns"`
+	// DelayUp and DelayDown are the one-way delays the link applied to each chunk of a
+	// shaped direction (jitter, bandwidth or loss: see delayStats), from its arrival to
+	// its release time; zero for a direction with a delay alone, which applies exactly
+	// that delay to every chunk (Config.OneWay). What a chunk took in all is its delay
+	// plus its lateness.
+	DelayUp   DelaySummary `json:"delay_up"`
+	DelayDown DelaySummary `json:"delay_down"`
+	// LossUp and LossDown are what the link's loss did per direction (zero without loss).
+	LossUp   LossCounts `json:"loss_up"`
+	LossDown LossCounts `json:"loss_down"`
 }
 
 // Stats returns counters and the in-band timing error of the link.
 func (l *Link) Stats() Stats {
+	e := l.env
 	s := Stats{Totals: l.Totals(), Accepted: l.accepted.Load(), Failed: l.failed.Load(),
-		LatenessUp: l.env.lateness[up].summary(), LatenessDown: l.env.lateness[down].summary(),
-		TimingCPU: time.Duration(l.env.timingCPU())}
+		LatenessUp: e.lateness[up].summary(), LatenessDown: e.lateness[down].summary(),
+		TimingCPU: time.Duration(e.timingCPU()), LossUp: e.dirs[up].lost.counts(), LossDown: e.dirs[down].lost.counts()}
+	if sh := e.dirs[up].shape; sh != nil {
+		s.DelayUp = sh.summary()
+	}
+	if sh := e.dirs[down].shape; sh != nil {
+		s.DelayDown = sh.summary()
+	}
 	l.mu.Lock()
 	s.Active = int64(len(l.conns))
 	l.mu.Unlock()
@@ -287,23 +304,41 @@ type Mark struct {
 	totals   Counts
 	up, down histSnap
 	timing   int64
+	delay    [2]delaySnap
+	loss     [2]LossCounts
 }
 
 // Mark returns the link's state now.
 func (l *Link) Mark() Mark {
-	return Mark{totals: l.Totals(), up: l.env.lateness[up].snapshot(), down: l.env.lateness[down].snapshot(),
-		timing: l.env.timingCPU()}
+	e := l.env
+	m := Mark{totals: l.Totals(), up: e.lateness[up].snapshot(), down: e.lateness[down].snapshot(),
+		timing: e.timingCPU()}
+	for d := range 2 {
+		if sh := e.dirs[d].shape; sh != nil {
+			m.delay[d] = sh.snapshot()
+		}
+		m.loss[d] = e.dirs[d].lost.counts()
+	}
+	return m
 }
 
-// StatsSince returns the link's traffic, lateness and timing CPU since m (a run's
-// measurement window); Accepted, Active, Failed and LastError are the link's so far. The
-// lateness's Max is the upper bound of its highest bucket.
+// StatsSince returns the link's traffic, lateness, timing CPU, applied delays and losses
+// since m (a run's measurement window); Accepted, Active, Failed and LastError are the
+// link's so far. The lateness's and delays' Max is the upper bound of its highest bucket.
 func (l *Link) StatsSince(m Mark) Stats {
+	e := l.env
 	s := l.Stats()
 	s.Totals = s.Totals.Sub(m.totals)
-	s.LatenessUp = l.env.lateness[up].since(m.up)
-	s.LatenessDown = l.env.lateness[down].since(m.down)
-	s.TimingCPU = time.Duration(l.env.timingCPU() - m.timing)
+	s.LatenessUp = e.lateness[up].since(m.up)
+	s.LatenessDown = e.lateness[down].since(m.down)
+	s.TimingCPU = time.Duration(e.timingCPU() - m.timing)
+	if sh := e.dirs[up].shape; sh != nil {
+		s.DelayUp = sh.since(m.delay[up])
+	}
+	if sh := e.dirs[down].shape; sh != nil {
+		s.DelayDown = sh.since(m.delay[down])
+	}
+	s.LossUp, s.LossDown = s.LossUp.Sub(m.loss[up]), s.LossDown.Sub(m.loss[down])
 	return s
 }
 
