@@ -265,7 +265,8 @@ func (d Distribution) String() string {
 	return "Distribution(" + strconv.Itoa(int(d)) + ")"
 }
 
-// ParseDistribution accepts the names String returns ("pareto-normal" too), any case.
+// ParseDistribution accepts the names String returns ("pareto-normal" too), any case; its
+// error reads after the value's name.
 func ParseDistribution(s string) (Distribution, error) {
 	k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "")
 	for i, n := range distNames {
@@ -273,7 +274,7 @@ func ParseDistribution(s string) (Distribution, error) {
 			return Distribution(i), nil
 		}
 	}
-	return 0, fmt.Errorf("latency: unknown jitter distribution %q (want uniform, normal or paretonormal)", s)
+	return 0, fmt.Errorf("must be uniform, normal or paretonormal, got %q", s)
 }
 
 // bitUnits are bits per second with tc's SI prefixes or IEC prefixes.
@@ -290,7 +291,8 @@ var perSecondPrefix = map[string]float64{
 	"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30,
 }
 
-// ParseBandwidth converts a bandwidth to bytes per second. It accepts bits per second with
+// ParseBandwidth converts a bandwidth to bytes per second; its errors read after the
+// value's name ("needs a unit: ..."). It accepts bits per second with
 // tc's SI prefixes ("100mbit" = 12.5e6 B/s, "1gbit", "2.5kbit") or IEC prefixes ("1gibit"),
 // and rates written with "/s", where an upper-case B means bytes and a lower-case b bits
 // ("10MB/s" = 1e7 B/s, "10MiB/s" = 10·2^20 B/s, "100Mb/s" = 12.5e6 B/s).
@@ -303,13 +305,13 @@ func ParseBandwidth(s string) (int64, error) {
 		return 0, nil
 	}
 	if strings.HasSuffix(lt, "bps") {
-		return 0, fmt.Errorf("latency: bandwidth %q is ambiguous: write mbit or Mb/s for megabits, MB/s for megabytes per second", s)
+		return 0, fmt.Errorf("%q is ambiguous: write mbit or Mb/s for megabits, MB/s for megabytes per second", s)
 	}
 	num, mult := "", 0.0
 	if head, ok := strings.CutSuffix(t, "/s"); ok && len(head) > 0 {
 		unit := head[len(head)-1]
 		if unit != 'B' && unit != 'b' {
-			return 0, fmt.Errorf("latency: bad bandwidth unit in %q", s)
+			return 0, fmt.Errorf("has an unknown unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 		head = head[:len(head)-1]
 		i := len(head)
@@ -318,7 +320,7 @@ func ParseBandwidth(s string) (int64, error) {
 		}
 		p, ok := perSecondPrefix[strings.ToLower(head[i:])]
 		if !ok {
-			return 0, fmt.Errorf("latency: bad bandwidth unit in %q", s)
+			return 0, fmt.Errorf("has an unknown unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 		num, mult = head[:i], p
 		if unit == 'b' {
@@ -332,19 +334,19 @@ func ParseBandwidth(s string) (int64, error) {
 			}
 		}
 		if mult == 0 {
-			return 0, fmt.Errorf("latency: bandwidth %q needs a unit (e.g. 100mbit, 1gbit, 12.5MB/s)", s)
+			return 0, fmt.Errorf("needs a unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("latency: bad bandwidth %q", s)
+		return 0, fmt.Errorf("is not a rate: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 	}
 	b := math.Round(v * mult)
 	if b > math.MaxInt64/2 {
-		return 0, fmt.Errorf("latency: bandwidth %q too large", s)
+		return 0, fmt.Errorf("is too large: %q", s)
 	}
 	if v > 0 && b < 1 {
-		return 0, fmt.Errorf("latency: bandwidth %q is below 1 byte/s", s)
+		return 0, fmt.Errorf("is below 1 byte per second: %q", s)
 	}
 	return int64(b), nil
 }
