@@ -149,6 +149,13 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "warmup_auto", val: r.Params.WarmupAuto},
 		column{name: "warmup_used_ns", val: int64(r.Summary.Warmup)},
 		column{name: "connect_timeout_ns", val: int64(r.Params.ConnectTimeout)},
+		column{name: "up_ns", val: int64(r.Params.Up)},
+		column{name: "down_ns", val: int64(r.Params.Down)},
+		column{name: "jitter_ns", val: int64(r.Params.Jitter)},
+		column{name: "distribution", val: r.Params.Distribution},
+		column{name: "bandwidth", val: r.Params.Bandwidth},
+		column{name: "loss", val: finite(r.Params.Loss)},
+		column{name: "profile", val: r.Params.Profile},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)
