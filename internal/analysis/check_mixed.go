@@ -336,18 +336,16 @@ func mixText(m map[string]float64) string {
 	return strings.Join(parts, ",")
 }
 
+// linkText is how a run added latency: its link's kind and whether connection set-up was
+// delayed; "none" without a link. The link's shape (rtt, jitter, bandwidth, loss, ...) is
+// run parameters, compared one by one (paramItems), so that a study that varies one of
+// them is not a mix.
 func linkText(r *results.Run) string {
 	l := r.Link
 	if l == nil {
 		return "none"
 	}
 	s := l.Kind
-	if l.Jitter > 0 {
-		s += fmt.Sprintf(" jitter %s %s", spec.FormatDuration(l.Jitter), l.Distribution)
-	}
-	if l.BandwidthUp > 0 || l.BandwidthDown > 0 {
-		s += fmt.Sprintf(" bandwidth %d/%d B/s", l.BandwidthUp, l.BandwidthDown)
-	}
 	if l.DelayConnect {
 		s += " delay-connect"
 	}

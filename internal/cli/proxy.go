@@ -7,12 +7,14 @@ import (
 
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/words"
 )
 
 // proxyFlags are dblat proxy's flags.
 type proxyFlags struct {
 	listen, upstream, backend string
+	link                      spec.Params
 	lo                        linkOptions
 	every                     time.Duration
 	po                        proxyObserve
@@ -46,7 +48,8 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 	cmd.Flags().StringVar(&f.backend, "backend", "proxy", "proxy (dblat's userspace delay line) or netem (kernel qdisc, where available)")
 	cmd.Flags().DurationVar(&f.every, "print-every", 10*time.Second, "how often to print counters (0: only at the end)")
 	f.po.add(cmd)
-	f.lo.add(cmd)
+	f.link = spec.Defaults()
+	f.lo.add(cmd, &f.link)
 	_ = cmd.Flags().MarkHidden("direct")
 	return cmd
 }

@@ -6,23 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/dblat/dblat/internal/stalltest"
 )
 
-// binomialBounds returns the smallest and largest counts of successes in n trials of
-// probability p that a binomial draw falls outside with probability at most alpha/2 each
-// side.
-func binomialBounds(n int64, p, alpha float64) (lo, hi int64) {
-	b := distuv.Binomial{N: float64(n), P: p}
-	for lo = 0; b.CDF(float64(lo)) < alpha/2; lo++ {
-	}
-	mean := int64(float64(n) * p)
-	for hi = mean; 1-b.CDF(float64(hi)) > alpha/2; hi++ {
-	}
-	return lo, hi
-}
+func binomialBounds(n int64, p, alpha float64) (int64, int64) { return BinomialBounds(n, p, alpha) }
 
 // TestLossDraw: each transmission is lost with the configured probability, counted exactly
 // (the count falls outside its binomial 99.99 % bounds once in 10,000 runs of the test),
