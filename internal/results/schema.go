@@ -352,7 +352,7 @@ ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 
 // fillLinkShape returns step 12's fill: a run stored before the link's shape was a run
 // parameter gets it from its link column, where it was recorded as the link ran: the
-// jitter and its shape (uniform is ''), the bandwidth (the same each way: dblat run's only
+// jitter and its shape (uniform as the empty text), the bandwidth (the same each way: dblat run's only
 // way to set it), and the one-way delays where they split the RTT otherwise than evenly.
 func fillLinkShape(pg bool) func(ctx context.Context, tx *sql.Tx) error {
 	num := func(key string) string { return "json_extract(link, '$." + key + "')" }
