@@ -23,7 +23,8 @@ type linkSet struct {
 	marks  map[*latency.Link]latency.Mark
 	window map[*latency.Link]latency.Stats
 	// started and lasted time the window; peak is the most bytes each way the links
-	// carried in one results.PeakInterval of it, per second; stopPeak ends its sampling.
+	// delivered in one results.PeakInterval of it (Link.Carried), per second; stopPeak ends
+	// its sampling.
 	started  time.Time
 	lasted   time.Duration
 	peak     [2]float64
@@ -53,18 +54,19 @@ func (ls *linkSet) samplePeak() func() {
 		defer close(exited)
 		tick := time.NewTicker(results.PeakInterval)
 		defer tick.Stop()
-		last, at := ls.totals(), time.Now()
+		last, at := ls.carried(), time.Now()
 		for {
 			select {
 			case <-done:
 				return
-			case now := <-tick.C:
-				t := ls.totals()
+			case <-tick.C:
+				t, now := ls.carried(), time.Now()
 				// Per second of the interval as it lasted: a late tick is not a burst.
 				secs := now.Sub(at).Seconds()
 				ls.mu.Lock()
-				ls.peak[0] = max(ls.peak[0], float64(t.BytesUp-last.BytesUp)/secs)
-				ls.peak[1] = max(ls.peak[1], float64(t.BytesDown-last.BytesDown)/secs)
+				for i := range t {
+					ls.peak[i] = max(ls.peak[i], float64(t[i]-last[i])/secs)
+				}
 				ls.mu.Unlock()
 				last, at = t, now
 			}
@@ -76,17 +78,18 @@ func (ls *linkSet) samplePeak() func() {
 	}
 }
 
-// totals is the traffic of every link so far.
-func (ls *linkSet) totals() latency.Counts {
+// carried is what every link has delivered so far, up and down (Link.Carried).
+func (ls *linkSet) carried() [2]int64 {
 	ls.mu.Lock()
 	links := make([]*latency.Link, 0, len(ls.links))
 	for _, l := range ls.links {
 		links = append(links, l)
 	}
 	ls.mu.Unlock()
-	var t latency.Counts
+	var t [2]int64
 	for _, l := range links {
-		t = t.Add(l.Totals())
+		u, d := l.Carried()
+		t[0], t[1] = t[0]+u, t[1]+d
 	}
 	return t
 }

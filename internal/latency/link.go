@@ -299,6 +299,23 @@ func (l *Link) Stats() Stats {
 	return s
 }
 
+// Carried returns the bytes the link has delivered so far each way, for measuring the
+// bandwidth it used: what its cable serialised where a bandwidth limit paces the direction
+// (the bytes queued behind it left out), else its traffic counts (Totals), which count the
+// client's bytes as they leave for the server and the server's as they arrive.
+func (l *Link) Carried() (up, down int64) {
+	t := l.Totals()
+	now := l.env.clk.now()
+	up, down = t.BytesUp, t.BytesDown
+	if p := l.env.dirs[0].pacer; p != nil {
+		up = p.sent(now)
+	}
+	if p := l.env.dirs[1].pacer; p != nil {
+		down = p.sent(now)
+	}
+	return up, down
+}
+
 // Mark is a moment of a link's life from which StatsSince measures.
 type Mark struct {
 	totals   Counts

@@ -177,8 +177,9 @@ type LinkWay struct {
 	// Jitter asked for; 0 without jitter.
 	Jitter time.Duration `json:"jitter,omitempty"`
 	// Bytes is what the direction carried in the window; MeanRate is that per second of
-	// the window and PeakRate the most it carried in one interval of PeakInterval, per
-	// second, both in bytes per second.
+	// the window and PeakRate the most the link delivered in one interval of PeakInterval
+	// (what its cable serialised where a bandwidth limit paces the direction), per second,
+	// both in bytes per second.
 	Bytes    int64   `json:"bytes"`
 	MeanRate float64 `json:"mean_rate"`
 	PeakRate float64 `json:"peak_rate"`
