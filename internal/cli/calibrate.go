@@ -296,7 +296,7 @@ func calibrationJSON(c *latency.ShapeCalibration, held, ok bool) calibrationResu
 		Link: c.Config.String(), MedianNanos: int64(c.Median), LossUp: c.LossUp, LossDown: c.LossDown,
 		LossCostNanos: int64(c.LossCost), Throughput: c.Throughput, Checks: c.Checks}
 	if c.Config.Jitter > 0 {
-		r.JitterUpNanos, r.JitterDnNanos = int64(c.JitterOf(c.DelayUp)), int64(c.JitterOf(c.DelayDown))
+		r.JitterUpNanos, r.JitterDnNanos = int64(c.JitterOf(c.SpreadUp)), int64(c.JitterOf(c.SpreadDown))
 	}
 	return r
 }

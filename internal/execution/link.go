@@ -206,9 +206,15 @@ func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 // asked for. Called with mu held, after windowEnd.
 func (ls *linkSet) achieved(up, down time.Duration) *results.LinkAchieved {
 	a := &results.LinkAchieved{Window: ls.lasted}
+	jitter := func(s latency.DelaySummary) time.Duration {
+		if ls.cfg.Jitter == 0 {
+			return 0
+		}
+		return time.Duration(float64(s.SD) / ls.cfg.Distribution.Unit())
+	}
 	for _, st := range ls.window {
-		a.Up = addWay(a.Up, st.DelayUp, st.LossUp, st.Totals.BytesUp)
-		a.Down = addWay(a.Down, st.DelayDown, st.LossDown, st.Totals.BytesDown)
+		a.Up = addWay(a.Up, st.DelayUp, jitter(st.SpreadUp), st.LossUp, st.Totals.BytesUp)
+		a.Down = addWay(a.Down, st.DelayDown, jitter(st.SpreadDown), st.LossDown, st.Totals.BytesDown)
 	}
 	for i, w := range []*results.LinkWay{&a.Up, &a.Down} {
 		if !w.Delay.Measured {
@@ -216,8 +222,6 @@ func (ls *linkSet) achieved(up, down time.Duration) *results.LinkAchieved {
 			d := []time.Duration{up, down}[i]
 			n := ls.lateness(i)
 			w.Delay = results.Delay{N: n, Mean: d, P50: d, P99: d, Max: d}
-		} else if ls.cfg.Jitter > 0 {
-			w.Jitter = time.Duration(float64(w.Delay.SD) / ls.cfg.Distribution.Unit())
 		}
 		if secs := ls.lasted.Seconds(); secs > 0 {
 			w.MeanRate = float64(w.Bytes) / secs
@@ -241,10 +245,13 @@ func (ls *linkSet) lateness(i int) int64 {
 	return n
 }
 
-// addWay adds one link's window to a direction's figures (a run has one link per upstream
-// address, nearly always one: with several, counts add up and each quantile is the worst).
-func addWay(w results.LinkWay, d latency.DelaySummary, loss latency.LossCounts, bytes int64) results.LinkWay {
+// addWay adds one link's window to a direction's figures: its delays, the jitter they
+// achieved (from those no loss delayed), its losses and bytes (a run has one link per
+// upstream address, nearly always one: with several, counts add up and each quantile, the
+// spread and the jitter are the worst).
+func addWay(w results.LinkWay, d latency.DelaySummary, jitter time.Duration, loss latency.LossCounts, bytes int64) results.LinkWay {
 	w.Bytes += bytes
+	w.Jitter = max(w.Jitter, jitter)
 	w.Sent, w.Lost, w.LossChunks, w.LossAdded = w.Sent+loss.Sent, w.Lost+loss.Lost, w.LossChunks+loss.Chunks, w.LossAdded+loss.Added
 	if d.N == 0 {
 		return w

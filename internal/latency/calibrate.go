@@ -96,22 +96,25 @@ type Calibration struct {
 	LatenessUp   Summary `json:"lateness_up"`
 	LatenessDown Summary `json:"lateness_down"`
 	// DelayUp and DelayDown are the one-way delays the link applied to the pings and echoes,
-	// per direction, where jitter, bandwidth or loss shape them (Stats.DelayUp, DelayDown):
-	// JitterOf reads the jitter they achieved. LossUp and LossDown count the segments the
-	// pings and echoes were and those lost (Stats.LossUp, LossDown).
-	DelayUp   DelaySummary `json:"delay_up"`
-	DelayDown DelaySummary `json:"delay_down"`
-	LossUp    LossCounts   `json:"loss_up"`
-	LossDown  LossCounts   `json:"loss_down"`
+	// per direction, where jitter, bandwidth or loss shape them (Stats.DelayUp, DelayDown);
+	// SpreadUp and SpreadDown those no loss delayed, from which JitterOf reads the jitter
+	// they achieved. LossUp and LossDown count the segments the pings and echoes were and
+	// those lost (Stats.LossUp, LossDown).
+	DelayUp    DelaySummary `json:"delay_up"`
+	DelayDown  DelaySummary `json:"delay_down"`
+	SpreadUp   DelaySummary `json:"spread_up"`
+	SpreadDown DelaySummary `json:"spread_down"`
+	LossUp     LossCounts   `json:"loss_up"`
+	LossDown   LossCounts   `json:"loss_down"`
 	// Pings are the linked round trips in the order each connection measured them, the
 	// connections one after another (what Linked summarises).
 	Pings []time.Duration `json:"-"`
 }
 
 // JitterOf returns the jitter that the standard deviation of a direction's applied
-// delays stands for in the configuration's distribution (DelaySummary.SD over
-// Distribution.Unit): what the link achieved, to set beside Config.Jitter. It is 0 when
-// the direction recorded no delays.
+// delays (SpreadUp or SpreadDown: those no loss delayed) stands for in the configuration's
+// distribution (DelaySummary.SD over Distribution.Unit): what the link achieved, to set
+// beside Config.Jitter. It is 0 when the direction recorded no delays.
 func (c *Calibration) JitterOf(d DelaySummary) time.Duration {
 	return time.Duration(float64(d.SD) / c.Config.Distribution.Unit())
 }
@@ -182,7 +185,8 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
 	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), LatenessUp: st.LatenessUp, LatenessDown: st.LatenessDown,
-		DelayUp: st.DelayUp, DelayDown: st.DelayDown, LossUp: st.LossUp, LossDown: st.LossDown, Pings: pings}
+		DelayUp: st.DelayUp, DelayDown: st.DelayDown, SpreadUp: st.SpreadUp, SpreadDown: st.SpreadDown,
+		LossUp: st.LossUp, LossDown: st.LossDown, Pings: pings}
 	c.Direct = summarize(direct)
 	added := make([]time.Duration, len(linked))
 	errs := make([]time.Duration, len(linked))

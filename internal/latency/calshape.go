@@ -87,7 +87,7 @@ func CalibrateShape(ctx context.Context, cfg Config, opts CalibrateOptions, bulk
 			name string
 			sd   time.Duration
 			got  DelaySummary
-		}{{"jitter up", sdUp, cal.DelayUp}, {"jitter down", sdDown, cal.DelayDown}} {
+		}{{"jitter up", sdUp, cal.SpreadUp}, {"jitter down", sdDown, cal.SpreadDown}} {
 			if d.sd == 0 {
 				continue // a direction without delay has no jitter
 			}

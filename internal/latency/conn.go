@@ -24,9 +24,12 @@ type dirConfig struct {
 	loss  float64    // probability a segment is lost; 0: none
 	rto   time.Duration
 	// shape records the delay applied to each chunk; nil when the direction is not shaped
-	// (no jitter, bandwidth or loss: every chunk gets delay). lost counts its losses; nil
+	// (no jitter, bandwidth or loss: every chunk gets delay). With loss, clean records the
+	// delays of the chunks that no loss delayed (neither their own nor one ahead of them),
+	// whose spread is the jitter's and the queue's; lost counts the losses. Both nil
 	// without loss.
 	shape *delayStats
+	clean *delayStats
 	lost  *lossStats
 }
 
@@ -77,7 +80,7 @@ func newEnv(cfg Config, clk clock) *env {
 			dc.pacer = newPacer(x.bw)
 		}
 		if cfg.Loss > 0 {
-			dc.loss, dc.rto, dc.lost = cfg.Loss, rto, &lossStats{}
+			dc.loss, dc.rto, dc.lost, dc.clean = cfg.Loss, rto, &lossStats{}, &delayStats{}
 		}
 		if dc.table != nil || dc.pacer != nil || dc.lost != nil {
 			dc.shape = &delayStats{}
@@ -627,6 +630,7 @@ type sched struct {
 	chain   *jitterChain
 	loss    *lossDraw
 	lastRel int64 // release time of the previous chunk
+	lossRel int64 // release time of the last chunk a loss delayed
 }
 
 // shapeFor gives the direction d of connection id its own jitter and loss streams, each
@@ -665,14 +669,22 @@ func (x *sched) shaped(stamp int64, n int) int64 {
 	if x.chain != nil {
 		delay = x.chain.next(dep)
 	}
+	var lost int64
 	if x.loss != nil && n > 0 {
-		delay += x.loss.delay(n)
+		lost = x.loss.delay(n)
 	}
 	// TCP order: never before the previous chunk (see Distribution).
-	rel := max(dep+delay, x.lastRel)
+	rel := max(dep+delay+lost, x.lastRel)
 	x.lastRel = rel
 	if n > 0 {
 		x.cfg.shape.record(rel - stamp)
+		if c := x.cfg.clean; c != nil {
+			if lost > 0 {
+				x.lossRel = rel
+			} else if dep+delay >= x.lossRel { // not held behind a chunk a loss delayed
+				c.record(rel - stamp)
+			}
+		}
 	}
 	return rel
 }

@@ -273,9 +273,23 @@ type Stats struct {
 	// plus its lateness.
 	DelayUp   DelaySummary `json:"delay_up"`
 	DelayDown DelaySummary `json:"delay_down"`
+	// SpreadUp and SpreadDown are the delays of DelayUp and DelayDown that no loss
+	// delayed (the chunk's own, or one ahead of it): their spread is the jitter's and the
+	// bandwidth queue's, what Calibration.JitterOf reads. Without loss, the same as
+	// DelayUp and DelayDown.
+	SpreadUp   DelaySummary `json:"spread_up"`
+	SpreadDown DelaySummary `json:"spread_down"`
 	// LossUp and LossDown are what the link's loss did per direction (zero without loss).
 	LossUp   LossCounts `json:"loss_up"`
 	LossDown LossCounts `json:"loss_down"`
+}
+
+// spread returns the statistics of direction d's delays that no loss delayed.
+func (c *dirConfig) spread() *delayStats {
+	if c.clean != nil {
+		return c.clean
+	}
+	return c.shape
 }
 
 // Stats returns counters and the in-band timing error of the link.
@@ -285,10 +299,10 @@ func (l *Link) Stats() Stats {
 		LatenessUp: e.lateness[up].summary(), LatenessDown: e.lateness[down].summary(),
 		TimingCPU: time.Duration(e.timingCPU()), LossUp: e.dirs[up].lost.counts(), LossDown: e.dirs[down].lost.counts()}
 	if sh := e.dirs[up].shape; sh != nil {
-		s.DelayUp = sh.summary()
+		s.DelayUp, s.SpreadUp = sh.summary(), e.dirs[up].spread().summary()
 	}
 	if sh := e.dirs[down].shape; sh != nil {
-		s.DelayDown = sh.summary()
+		s.DelayDown, s.SpreadDown = sh.summary(), e.dirs[down].spread().summary()
 	}
 	l.mu.Lock()
 	s.Active = int64(len(l.conns))
@@ -322,6 +336,7 @@ type Mark struct {
 	up, down histSnap
 	timing   int64
 	delay    [2]delaySnap
+	spread   [2]delaySnap
 	loss     [2]LossCounts
 }
 
@@ -332,7 +347,7 @@ func (l *Link) Mark() Mark {
 		timing: e.timingCPU()}
 	for d := range 2 {
 		if sh := e.dirs[d].shape; sh != nil {
-			m.delay[d] = sh.snapshot()
+			m.delay[d], m.spread[d] = sh.snapshot(), e.dirs[d].spread().snapshot()
 		}
 		m.loss[d] = e.dirs[d].lost.counts()
 	}
@@ -350,10 +365,10 @@ func (l *Link) StatsSince(m Mark) Stats {
 	s.LatenessDown = e.lateness[down].since(m.down)
 	s.TimingCPU = time.Duration(e.timingCPU() - m.timing)
 	if sh := e.dirs[up].shape; sh != nil {
-		s.DelayUp = sh.since(m.delay[up])
+		s.DelayUp, s.SpreadUp = sh.since(m.delay[up]), e.dirs[up].spread().since(m.spread[up])
 	}
 	if sh := e.dirs[down].shape; sh != nil {
-		s.DelayDown = sh.since(m.delay[down])
+		s.DelayDown, s.SpreadDown = sh.since(m.delay[down]), e.dirs[down].spread().since(m.spread[down])
 	}
 	s.LossUp, s.LossDown = s.LossUp.Sub(m.loss[up]), s.LossDown.Sub(m.loss[down])
 	return s

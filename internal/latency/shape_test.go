@@ -180,7 +180,7 @@ func TestCalibrateJitterSpread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for dir, d := range map[string]DelaySummary{"up": cal.DelayUp, "down": cal.DelayDown} {
+		for dir, d := range map[string]DelaySummary{"up": cal.SpreadUp, "down": cal.SpreadDown} {
 			got := cal.JitterOf(d)
 			if d.N < n || math.Abs(float64(got)/float64(jitter)-1) > 0.1 {
 				t.Errorf("%v %s: %d delays of sd %v: jitter %v, want %v ± 10 %%", dist, dir, d.N, d.SD, got, jitter)

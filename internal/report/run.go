@@ -385,11 +385,10 @@ func ShapeText(p *results.Params) string {
 		f, _ := spec.Lookup(key)
 		v := f.Value(p)
 		switch {
-		case key == "rtt" || v == f.Default:
-		case key == "distribution":
-			if len(parts) > 0 && strings.HasPrefix(parts[len(parts)-1], "jitter ") {
-				parts[len(parts)-1] += " " + v
-			}
+		case key == "rtt" || key == "distribution" || v == f.Default:
+		case key == "jitter":
+			dist, _ := spec.Lookup("distribution")
+			parts = append(parts, key+" "+v+" "+dist.Value(p))
 		default:
 			parts = append(parts, key+" "+v)
 		}

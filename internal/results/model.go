@@ -172,9 +172,10 @@ type LinkWay struct {
 	// chunk by chunk where jitter, bandwidth or loss shape the direction; otherwise the
 	// direction's delay, which every chunk got (Measured false, N the chunks released).
 	Delay Delay `json:"delay"`
-	// Jitter is the jitter the delays' standard deviation stands for in the run's
-	// distribution (SD over latency.Distribution.Unit): what the link achieved of the
-	// Jitter asked for; 0 without jitter.
+	// Jitter is the jitter the standard deviation of the delays no loss delayed stands
+	// for in the run's distribution (over latency.Distribution.Unit): what the link
+	// achieved of the Jitter asked for, a bandwidth queue's spread included; 0 without
+	// jitter.
 	Jitter time.Duration `json:"jitter,omitempty"`
 	// Bytes is what the direction carried in the window; MeanRate is that per second of
 	// the window and PeakRate the most the link delivered in one interval of PeakInterval
