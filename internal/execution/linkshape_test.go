@@ -85,6 +85,13 @@ factors:
 	if err != nil {
 		t.Fatal(err)
 	}
+	var text strings.Builder
+	if err := report.Write(&text, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "link used up/down mean (peak), jitter, lost") || !strings.Contains(text.String(), " Mbit/s, jitter ") {
+		t.Errorf("the report's cells do not say what the link did:\n%s", text.String())
+	}
 	axes := map[string]bool{}
 	for _, ch := range rep.Charts {
 		axes[ch.Kind+" "+ch.X.Key] = true
