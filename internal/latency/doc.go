@@ -191,8 +191,10 @@
 //
 // Besides the lateness of its releases, a link records what its shape did to the traffic
 // (Stats, StatsSince): for each direction with jitter, bandwidth or loss, the one-way delay
-// it applied to each chunk (DelaySummary: quantiles and standard deviation, so that
-// Calibration.JitterOf reads the jitter achieved), and its losses. A direction with a
+// it applied to each chunk (DelaySummary: quantiles and standard deviation), the same of
+// the chunks no loss delayed (SpreadUp, SpreadDown: Calibration.JitterOf reads the jitter
+// achieved from them, which a few retransmission timeouts would otherwise swamp), and its
+// losses; Carried is what its cables delivered, for the bandwidth used. A direction with a
 // delay alone applies exactly that delay and records nothing, so the path of nearly every
 // run pays nothing for it. CalibrateBandwidth measures the rate a bulk transfer achieves.
 package latency
