@@ -21,8 +21,8 @@ type ShapeCalibration struct {
 	Median time.Duration `json:"median_ns"`
 	// Throughput is the bulk transfer's, with a bandwidth limit; nil without one.
 	Throughput *Throughput `json:"throughput,omitempty"`
-	// LossCost is the mean time a ping waited per retransmission timeout it met: what one
-	// loss cost, to set beside Config.RTO; 0 when no ping met one.
+	// LossCost is the median time a ping waited per retransmission timeout it met: what
+	// one loss cost, to set beside Config.RTO; 0 when no ping met one.
 	LossCost time.Duration `json:"loss_cost_ns,omitempty"`
 	Checks   []Check       `json:"checks"`
 }
@@ -50,7 +50,7 @@ const (
 	// LossAlpha is the probability that a right count of losses falls outside its
 	// bounds: the binomial distribution's 99.99 % interval.
 	LossAlpha = 1e-4
-	// LossCostTarget bounds the mean cost of a loss around the RTO: the wake-ups of a
+	// LossCostTarget bounds the median cost of a loss around the RTO: the wake-ups of a
 	// ping that waited, 2 % or 1 ms.
 	LossCostTarget = 0.02
 )
@@ -142,26 +142,27 @@ func (s *ShapeCalibration) OnTarget() bool {
 	return !slices.ContainsFunc(s.Checks, func(c Check) bool { return !c.OK })
 }
 
-// lossCost returns the mean time a ping waited per retransmission timeout, over the pings
-// that met one (those that took at least half an RTO more than the median), and how many
-// timeouts they met in all: a ping that met k of them (a loss each way, a lost
-// retransmission) took about k RTOs longer.
+// lossCost returns the median time a ping waited per retransmission timeout, over the
+// pings that met one (those that took at least half an RTO more than the median ping), and
+// how many timeouts they met in all: a ping that met k of them (a loss each way, a lost
+// retransmission) took about k RTOs longer. The median, not the mean: a ping that a busy
+// machine held for a fraction of an RTO would pull a mean away from what a loss costs.
 func lossCost(c *Calibration, rto time.Duration) (time.Duration, int64) {
 	base := c.Linked.P50
-	var excess time.Duration
+	var per []time.Duration
 	var n int64
 	for _, p := range c.Pings {
 		e := p - base
-		k := int64((e + rto/2) / rto)
-		if k > 0 {
-			excess += e
+		if k := int64((e + rto/2) / rto); k > 0 {
+			per = append(per, e/time.Duration(k))
 			n += k
 		}
 	}
 	if n == 0 {
 		return 0, 0
 	}
-	return excess / time.Duration(n), n
+	slices.Sort(per)
+	return per[len(per)/2], n
 }
 
 // MedianRTT returns the median round trip the configuration adds to a ping of size bytes
