@@ -21,7 +21,11 @@ import (
 // nothing but a delay, the part of the path a new link parameter touches when unset.
 //
 // Compare two builds alternately on one machine (make bench FIGURE=link-cost in each),
-// since the machine's own noise is larger than what one parameter costs:
+// since the machine's own noise is larger than what one parameter costs. Issue 43 (the
+// link's shape as fields: jitter, bandwidth and loss checked per chunk only where set)
+// against the build before it, ten alternations on the 2-vCPU VM, load average 0.3-2.0:
+// 29.7 against 29.5 µs of CPU per round trip, 1.84 against 1.77 ns per chunk scheduled
+// (medians; target at most 1.02×).
 //
 //	go test ./internal/latency -run '^$' -bench LinkCost -benchtime 1x -count 1 -v
 func BenchmarkLinkCost(b *testing.B) {
