@@ -45,6 +45,9 @@ fig latency-overhead ./internal/latency '^BenchmarkOverhead$' 1x 2 30m "" \
 fig latency-bulk ./internal/latency '^BenchmarkBulk$' 1x 2 30m "" \
 	'internal/latency/doc.go, "Accuracy and cost"; internal/latency/pool.go (maxChunk)' \
 	'delay=50ms: 495-640 MB/s, 34 MiB heap, bound QueueLimit/delay = 671 MB/s; delay=0: 0.6-1.35 GB/s (1.28-1.35 GB/s with 256 KiB reads)'
+fig link-cost ./internal/latency '^BenchmarkLinkCost$' 1x 1 30m "" \
+	'README.md, "The link'"'"'s shape" (the data path with the shape'"'"'s fields unset); its doc comment (internal/latency/cost_bench_test.go)' \
+	'issue 43: CPU per round trip (cpu-us/rt) and the scheduling of a chunk (due-ns) no more than 1.02× the build before the link'"'"'s shape became fields, the two builds run alternately on one machine'
 fig sleeper-lateness ./internal/latency '^BenchmarkSleeperLateness$' 1x 1 30m "" \
 	'its doc comment (internal/latency/sleeper_test.go)' \
 	'time.Sleep beside it, which Go rounds up to about 1 ms below a millisecond (golang/go#53824)'

@@ -291,8 +291,30 @@ func mergeLink(rs []*results.Run) *results.Link {
 		m.BytesDown += l.BytesDown
 		m.CPUSeconds += l.CPUSeconds
 		m.LatenessUp, m.LatenessDown = worse(m.LatenessUp, l.LatenessUp), worse(m.LatenessDown, l.LatenessDown)
+		m.Achieved = mergeAchieved(m.Achieved, l.Achieved)
 	}
 	return m
+}
+
+// mergeAchieved merges what the parts' links did: traffic, rates and losses add up (each
+// agent's link is a cable of its own, so peaks add up to a bound of the whole's), the
+// delays' mean is weighted by their counts, each quantile, spread and jitter is the larger.
+func mergeAchieved(a, b *results.LinkAchieved) *results.LinkAchieved {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	way := func(x, y results.LinkWay) results.LinkWay {
+		d := results.Delay{Measured: x.Delay.Measured || y.Delay.Measured, N: x.Delay.N + y.Delay.N,
+			Mean: results.MeanOf(x.Delay.Mean, x.Delay.N, y.Delay.Mean, y.Delay.N), SD: max(x.Delay.SD, y.Delay.SD),
+			P50: max(x.Delay.P50, y.Delay.P50), P99: max(x.Delay.P99, y.Delay.P99), Max: max(x.Delay.Max, y.Delay.Max)}
+		return results.LinkWay{Delay: d, Jitter: max(x.Jitter, y.Jitter), Bytes: x.Bytes + y.Bytes,
+			MeanRate: x.MeanRate + y.MeanRate, PeakRate: x.PeakRate + y.PeakRate, Sent: x.Sent + y.Sent, Lost: x.Lost + y.Lost,
+			LossChunks: x.LossChunks + y.LossChunks, LossAdded: x.LossAdded + y.LossAdded}
+	}
+	return &results.LinkAchieved{Window: max(a.Window, b.Window), Up: way(a.Up, b.Up), Down: way(a.Down, b.Down)}
 }
 
 // worse merges lateness distributions: counts add, each percentile is the larger.

@@ -186,7 +186,8 @@ func (c *checker) items() []item {
 		p("workload", Error, "different benchmarks", func(r *results.Run) string { return r.Params.Workload }),
 		p("mix", Error, "a different transaction mix", func(r *results.Run) string { return mixText(r.Params.Mix) },
 			mixFactors()...),
-		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText),
+		p("link", Error, "a different way of adding latency (a run without the link skips its socket hops and CPU)", linkText,
+			results.OptionFactor(spec.OptionTransport)), // a Unix socket cannot go through the link
 	}
 	its = append(its, paramItems()...)
 	// Requested settings and options that are not factors.
@@ -276,7 +277,8 @@ func mixFactors() []string {
 // canonical form (Field.Value), an error to differ unless Field.MinorMismatch makes it a
 // warning, with Field.Mismatch as what the difference does; an Incidental field, which
 // changes no figure, is not compared. A parameter a study may vary
-// (Field.Factor) may differ between the levels of its own factor. The pool size is compared
+// (Field.Factor) may differ between the levels of its own factor, and a field of the
+// link's between the levels of a profile or a transport factor. The pool size is compared
 // as the run used it, "one per terminal" when it did not limit the terminals, and so may
 // also differ between the levels of terminals.
 func paramItems() []item {
@@ -293,6 +295,11 @@ func paramItems() []item {
 		}
 		if f.Factor {
 			it.exempt = []string{f.Name}
+		}
+		if f.Link && f.Name != "profile" {
+			// A profile sets the link's fields; the transport decides whether there is a
+			// link to shape (a Unix socket's runs have none, so their fields are defaults).
+			it.exempt = append(it.exempt, "profile", results.OptionFactor(spec.OptionTransport))
 		}
 		if f.Name == results.FactorConnections {
 			it.get = poolText
@@ -336,18 +343,16 @@ func mixText(m map[string]float64) string {
 	return strings.Join(parts, ",")
 }
 
+// linkText is how a run added latency: its link's kind and whether connection set-up was
+// delayed; "none" without a link. The link's shape (rtt, jitter, bandwidth, loss, ...) is
+// run parameters, compared one by one (paramItems), so that a study that varies one of
+// them is not a mix.
 func linkText(r *results.Run) string {
 	l := r.Link
 	if l == nil {
 		return "none"
 	}
 	s := l.Kind
-	if l.Jitter > 0 {
-		s += fmt.Sprintf(" jitter %s %s", spec.FormatDuration(l.Jitter), l.Distribution)
-	}
-	if l.BandwidthUp > 0 || l.BandwidthDown > 0 {
-		s += fmt.Sprintf(" bandwidth %d/%d B/s", l.BandwidthUp, l.BandwidthDown)
-	}
 	if l.DelayConnect {
 		s += " delay-connect"
 	}

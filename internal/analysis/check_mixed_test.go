@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
@@ -18,7 +19,7 @@ func TestEveryRunParameterCompared(t *testing.T) {
 		f := &spec.Fields[i]
 		// Two values of the field that read and write back differently.
 		var vals []string
-		for _, text := range []string{"2", "3", "3ms", "4ms", "true", "false", "a=1", "a=2"} {
+		for _, text := range []string{"2", "3", "3ms", "4ms", "true", "false", "a=1", "a=2", "normal", "paretonormal", "1mbit", "2mbit", "0.1%", "0.2%"} {
 			var p spec.Params
 			if f.Set(&p, text) != nil {
 				continue
@@ -75,5 +76,30 @@ func TestEveryRunParameterCompared(t *testing.T) {
 				t.Errorf("%s is a factor, yet: %s", f.Name, x.Message)
 			}
 		}
+	}
+}
+
+// TestProfileFactorIsNotAMix: a study of network profiles (each sets the link's rtt,
+// jitter and bandwidth) and of the transport (a Unix socket has no link) compares like for
+// like; the same differences without those factors are a mix.
+func TestProfileFactorIsNotAMix(t *testing.T) {
+	runs := cleanStudy()
+	for i := range runs {
+		r := &runs[i]
+		switch r.ID % 3 {
+		case 0:
+			r.Params.Profile, r.Params.RTT, r.Params.Jitter, r.Params.Bandwidth = "lan-100mbit-loaded", 3500*time.Microsecond, 250*time.Microsecond, 12_500_000
+		case 1:
+			r.Params.Profile, r.Params.RTT = "cross-az", 2*time.Millisecond
+		default:
+			r.Params.Profile, r.Params.RTT, r.Link = "same-host", 0, nil
+			r.Params.Options = map[string]string{spec.OptionTransport: spec.TransportUnix}
+		}
+	}
+	if f := only(Check(runs, CheckOptions{Factors: []string{"profile", "opt.transport", results.FactorTerminals}}), RuleMixedParams); len(f) != 0 {
+		t.Errorf("a profile study is a mix: %+v", f)
+	}
+	if f := only(Check(runs, CheckOptions{Factors: []string{results.FactorTerminals}}), RuleMixedParams); len(f) != 5 {
+		t.Errorf("profiles that are not factors: %d findings, want the profile, rtt, jitter, bandwidth and link", len(f))
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // calibrateFlags are dblat calibrate's flags.
@@ -23,23 +25,38 @@ type calibrateFlags struct {
 	rtts       []string
 	conns      []int
 	samples    int
+	bulk       int64
 	inline     bool
 	failOnMiss bool
 	format     string
+	link       spec.Params
 	lo         linkOptions
 }
+
+// defaultCalibrateRTTs are the RTTs dblat calibrate measures unless told otherwise.
+var defaultCalibrateRTTs = []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}
 
 func (a *app) calibrateCommand() *cobra.Command {
 	var f calibrateFlags
 	cmd := &cobra.Command{
-		Use:   "calibrate [--rtt 0,0.1ms,0.5ms,1ms,10ms,100ms] [--conns 1,32]",
-		Short: "Measure how precisely the latency link adds each RTT: requested vs achieved",
+		Use:   "calibrate [--rtt 0,0.1ms,0.5ms,1ms,10ms,100ms] [--conns 1,32] [--jitter D --distribution S] [--bandwidth B] [--loss P] [--profile NAME]",
+		Short: "Measure how precisely the latency link adds each RTT, and what its shape achieves: requested vs achieved",
 		Long: `For each requested RTT and each number of concurrent connections, ping-pongs small
 messages through the link to a built-in echo server and prints the error of the added RTT
 (achieved minus requested) at p50, p99 and p99.9, after subtracting the same ping-pong's
 direct round trip. The targets are max(2 %, 25 µs) at p50 and max(5 %, 150 µs) at p99.
 --format json prints one object per level instead, for scripts. It exits 0 whatever the
 verdicts; with --fail-on-miss it exits 3 when any level misses the targets.
+
+The link's other fields calibrate its shape, with the same flags as dblat run and dblat
+proxy. Each level then also checks, on a line of its own: the median added RTT against
+the one the shape makes (jitter moves it where its distribution is skewed; bandwidth adds
+each ping's serialisation); the jitter each direction achieved (the standard deviation of
+the delays the link applied, read as a jitter of its distribution) within 10 %; with
+--loss, the segments lost within their binomial 99.99 % bounds and each loss costing one
+retransmission timeout (RTT + 200 ms at least, as Linux's TCP waits); with --bandwidth, a
+bulk transfer each way (--bulk bytes, two seconds' worth by default) within 5 % of the
+rate. --profile calibrates a named network (its RTT unless --rtt is given).
 
 Like runs, it holds the CPUs out of deep idle states while it measures (see
 --no-cpu-latency-hold), which is what the figures then describe.
@@ -51,63 +68,98 @@ CPU saturated by back-to-back ping-pongs.
 By default it measures the link as an external client of dblat proxy sees it (through a
 loopback TCP listener); --inline measures the in-process path dblat's own terminals use
 (dblat run --rtt), which has no extra TCP hop.`,
+		Example: `  dblat calibrate --rtt 0.1ms,1ms --conns 1,32
+  dblat calibrate --rtt 1ms --jitter 500us --distribution normal --inline
+  dblat calibrate --rtt 1ms --bandwidth 100mbit --conns 1
+  dblat calibrate --rtt 1ms --loss 2% --conns 4
+  dblat calibrate --profile cross-az`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.calibrate(cmd, &f) },
 	}
+	rtt, _ := spec.Lookup("rtt")
 	cmd.Flags().BoolVar(&f.failOnMiss, "fail-on-miss", false, "exit 3 when any level misses the accuracy target (a row that says NO; on_target false in JSON)")
-	cmd.Flags().StringSliceVar(&f.rtts, "rtt", []string{"0", "0.1ms", "0.5ms", "1ms", "10ms", "100ms"}, "RTTs to calibrate, comma-separated")
+	cmd.Flags().StringSliceVar(&f.rtts, "rtt", defaultCalibrateRTTs, rtt.Usage+"; several, comma-separated, are calibrated one after another")
 	cmd.Flags().IntSliceVar(&f.conns, "conns", []int{1, 32}, "concurrent connections, comma-separated")
 	cmd.Flags().BoolVar(&f.inline, "inline", false, "measure the in-process path of dblat's terminals instead of the proxy")
-	cmd.Flags().IntVar(&f.samples, "samples", 0, "round trips per level (default: up to 2000, ~5 s per level)")
+	cmd.Flags().IntVar(&f.samples, "samples", 0, "round trips per level (default: up to 2000, ~5 s per level; with jitter at least 4000)")
+	cmd.Flags().Int64Var(&f.bulk, "bulk", 0, "bytes of the bulk transfer each way that calibrates a --bandwidth (default: two seconds' worth, 64 KiB to 256 MiB)")
 	cmd.Flags().StringVar(&f.format, "format", "text", "text, or json: one object per level")
-	cmd.Flags().StringVar(&f.lo.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
-	cmd.Flags().DurationVar(&f.lo.jitter, "jitter", 0, "spread of each one-way delay")
-	cmd.Flags().StringVar(&f.lo.bandwidth, "bandwidth", "", "link capacity each way, e.g. 100mbit")
+	f.link = spec.Defaults()
+	f.lo.add(cmd, &f.link, "rtt")
+	_ = cmd.Flags().MarkHidden("direct")
 	return cmd
 }
 
-// levels checks the flags and returns the link's base configuration and the RTTs to
-// calibrate.
-func (f *calibrateFlags) levels(cmd *cobra.Command) (latency.Config, []time.Duration, error) {
+// calibrationLevel is one level to calibrate: a configuration and a number of connections.
+type calibrationLevel struct {
+	cfg   latency.Config
+	conns int
+}
+
+// levels checks the flags and returns the levels to calibrate: each RTT with each number
+// of connections, the rest of the link's shape the same for all.
+func (f *calibrateFlags) levels(cmd *cobra.Command) ([]calibrationLevel, error) {
 	if err := f.lo.resolve(cmd); err != nil {
-		return latency.Config{}, nil, err
+		return nil, err
 	}
-	base, err := f.lo.config()
-	if err != nil {
-		return latency.Config{}, nil, err
-	}
-	var levels []time.Duration
-	for _, s := range f.rtts {
-		d, err := parseRTT(s)
-		if err != nil {
-			return latency.Config{}, nil, err
+	split := f.lo.changed["up"] || f.lo.changed["down"]
+	var rtts []time.Duration
+	switch {
+	case split && cmd.Flags().Changed("rtt"):
+		return nil, usagef("--rtt lists RTTs split evenly, --up and --down give one split otherwise: give one or the other")
+	case split:
+		rtts = []time.Duration{f.link.Up + f.link.Down}
+	case f.link.Profile != "" && !cmd.Flags().Changed("rtt"):
+		rtts = []time.Duration{f.link.RTT}
+	default:
+		for _, s := range f.rtts {
+			d, err := parseRTT(s)
+			if err != nil {
+				return nil, err
+			}
+			rtts = append(rtts, d)
 		}
-		levels = append(levels, d)
 	}
-	if len(levels) == 0 {
-		return latency.Config{}, nil, usagef("--rtt: give at least one RTT to calibrate, e.g. --rtt 0,1ms")
+	if len(rtts) == 0 {
+		return nil, usagef("--rtt: give at least one RTT to calibrate, e.g. --rtt 0,1ms")
 	}
 	if len(f.conns) == 0 {
-		return latency.Config{}, nil, usagef("--conns: give at least one number of connections, e.g. --conns 1,32")
+		return nil, usagef("--conns: give at least one number of connections, e.g. --conns 1,32")
 	}
 	for _, c := range f.conns {
 		if c < 1 {
-			return latency.Config{}, nil, usagef("--conns %d: each level needs at least 1 connection", c)
+			return nil, usagef("--conns %d: each level needs at least 1 connection", c)
 		}
 	}
 	if cmd.Flags().Changed("samples") && f.samples < 1 {
-		return latency.Config{}, nil, usagef("--samples %d: measure at least 1 round trip per level (leave it out for the default)", f.samples)
+		return nil, usagef("--samples %d: measure at least 1 round trip per level (leave it out for the default)", f.samples)
+	}
+	if cmd.Flags().Changed("bulk") && f.bulk < 1 {
+		return nil, usagef("--bulk %d: move at least 1 byte (leave it out for two seconds' worth)", f.bulk)
 	}
 	if f.format != "text" && f.format != "json" {
-		return latency.Config{}, nil, usagef("--format %q: use text or json", f.format)
+		return nil, usagef("--format %q: use text or json", f.format)
 	}
-	return base, levels, nil
+	var out []calibrationLevel
+	for _, rtt := range rtts {
+		if !split {
+			f.link.RTT = rtt
+		}
+		cfg, err := f.lo.config()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range f.conns {
+			out = append(out, calibrationLevel{cfg: cfg, conns: c})
+		}
+	}
+	return out, nil
 }
 
 // calibrate runs dblat calibrate: each RTT with each number of connections, a line (or a
-// JSON object) per level.
+// JSON object) per level, and a line per check of the link's shape.
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
-	base, levels, err := f.levels(cmd)
+	levels, err := f.levels(cmd)
 	if err != nil {
 		return err
 	}
@@ -138,48 +190,61 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 		a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
 	}
 	missed := 0
-	for _, rtt := range levels {
-		for _, c := range f.conns {
-			cfg := base
-			cfg.RTT, cfg.Up, cfg.Down = rtt, 0, 0
-			opts := latency.CalibrateOptions{Conns: c, Samples: f.samples, Inline: f.inline, EchoAddr: echoAddr}
-			if opts.Samples == 0 {
-				// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones.
-				opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*c))
+	for _, lv := range levels {
+		cfg, rtt := lv.cfg, lv.cfg.AddedRTT()
+		opts := latency.CalibrateOptions{Conns: lv.conns, Samples: f.samples, Inline: f.inline, EchoAddr: echoAddr}
+		if opts.Samples == 0 {
+			// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones;
+			// with jitter enough delays to read its spread within a few per cent.
+			opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*lv.conns))
+			if cfg.Jitter > 0 {
+				opts.Samples = max(opts.Samples, 4000)
 			}
-			cal, err := latency.Calibrate(ctx, cfg, opts)
-			if err != nil {
+		}
+		bulk := f.bulk
+		if bulk == 0 {
+			bw := max(cfg.BandwidthUp, cfg.BandwidthDown)
+			bulk = min(max(2*bw, 64<<10), 256<<20)
+		}
+		cal, err := latency.CalibrateShape(ctx, cfg, opts, bulk)
+		if err != nil {
+			return err
+		}
+		ok := cal.OnTarget()
+		if !ok {
+			missed++
+		}
+		if f.format == "json" {
+			if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
 				return err
 			}
-			ok := onTarget(rtt, cal.Error)
-			if !ok {
-				missed++
-			}
-			if f.format == "json" {
-				if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
-					return err
+			continue
+		}
+		verdict := "yes"
+		if !ok {
+			verdict = "NO"
+		}
+		a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(rtt), lv.conns, cal.Error.N, us(cal.Direct.P50),
+			us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
+		if cfg.Jitter > 0 || cfg.Loss > 0 || cfg.BandwidthUp > 0 || cfg.BandwidthDown > 0 || cfg.Up != cfg.Down {
+			a.printf("           %s\n", cfg)
+			for _, c := range cal.Checks {
+				v := "yes"
+				if !c.OK {
+					v = "NO"
 				}
-				continue
+				a.printf("           %-15s want %-22s got %-28s target %-26s %s\n", c.Name, c.Want, c.Got, c.Target, v)
 			}
-			verdict := "yes"
-			if !ok {
-				verdict = "NO"
-			}
-			a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(rtt), c, cal.Error.N, us(cal.Direct.P50),
-				us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
 		}
 	}
 	if missed > 0 && f.failOnMiss {
-		return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels)*len(f.conns), errCheckFailed)
+		return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels), errCheckFailed)
 	}
 	return nil
 }
 
 func parseRTT(s string) (time.Duration, error) {
-	if s == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
+	d, err := option.ParseDuration(s)
 	if err != nil || d < 0 {
 		return 0, usagef("--rtt %q: write a duration such as 0.5ms or 10ms", s)
 	}
@@ -195,37 +260,45 @@ func fmtRTT(d time.Duration) string {
 
 func us(d time.Duration) string { return fmt.Sprintf("%+.1fµs", float64(d)/1e3) }
 
-// onTarget reports whether a calibration's error meets the link's accuracy targets: p50
-// within max(2 %, 25 µs) and p99 within max(5 %, 150 µs) of the requested RTT.
-func onTarget(rtt time.Duration, e latency.Summary) bool {
-	p50, p99 := max(rtt/50, 25*time.Microsecond), max(rtt/20, 150*time.Microsecond)
-	return e.P50 <= p50 && e.P50 >= -p50 && e.P99 <= p99 && e.P99 >= -p99
+// calibrationResult is one level of ` + "`dblat calibrate --format json`" + `.
+type calibrationResult struct {
+	RTTNanos       int64               `json:"rtt_ns"`
+	Conns          int                 `json:"conns"`
+	Inline         bool                `json:"inline"`
+	Samples        int                 `json:"samples"`
+	DirectP50      int64               `json:"direct_p50_ns"`
+	ErrP50         int64               `json:"err_p50_ns"`
+	ErrP90         int64               `json:"err_p90_ns"`
+	ErrP99         int64               `json:"err_p99_ns"`
+	ErrP999        int64               `json:"err_p999_ns"`
+	LateUpP50      int64               `json:"lateness_up_p50_ns"`
+	LateUpP99      int64               `json:"lateness_up_p99_ns"`
+	LateDownP50    int64               `json:"lateness_down_p50_ns"`
+	LateDownP99    int64               `json:"lateness_down_p99_ns"`
+	CPULatencyHold bool                `json:"cpu_latency_hold"`
+	OnTarget       bool                `json:"on_target"`
+	Link           string              `json:"link"`
+	MedianNanos    int64               `json:"median_added_ns"`
+	JitterUpNanos  int64               `json:"jitter_up_ns,omitempty"`
+	JitterDnNanos  int64               `json:"jitter_down_ns,omitempty"`
+	LossUp         latency.LossCounts  `json:"loss_up"`
+	LossDown       latency.LossCounts  `json:"loss_down"`
+	LossCostNanos  int64               `json:"loss_cost_ns,omitempty"`
+	Throughput     *latency.Throughput `json:"throughput,omitempty"`
+	Checks         []latency.Check     `json:"checks"`
 }
 
-// calibrationLevel is one level of `dblat calibrate --format json`.
-type calibrationLevel struct {
-	RTTNanos       int64 `json:"rtt_ns"`
-	Conns          int   `json:"conns"`
-	Inline         bool  `json:"inline"`
-	Samples        int   `json:"samples"`
-	DirectP50      int64 `json:"direct_p50_ns"`
-	ErrP50         int64 `json:"err_p50_ns"`
-	ErrP90         int64 `json:"err_p90_ns"`
-	ErrP99         int64 `json:"err_p99_ns"`
-	ErrP999        int64 `json:"err_p999_ns"`
-	LateUpP50      int64 `json:"lateness_up_p50_ns"`
-	LateUpP99      int64 `json:"lateness_up_p99_ns"`
-	LateDownP50    int64 `json:"lateness_down_p50_ns"`
-	LateDownP99    int64 `json:"lateness_down_p99_ns"`
-	CPULatencyHold bool  `json:"cpu_latency_hold"`
-	OnTarget       bool  `json:"on_target"`
-}
-
-func calibrationJSON(c *latency.Calibration, held, ok bool) calibrationLevel {
-	return calibrationLevel{RTTNanos: int64(c.Requested), Conns: c.Options.Conns, Inline: c.Options.Inline, Samples: c.Error.N,
+func calibrationJSON(c *latency.ShapeCalibration, held, ok bool) calibrationResult {
+	r := calibrationResult{RTTNanos: int64(c.Requested), Conns: c.Options.Conns, Inline: c.Options.Inline, Samples: c.Error.N,
 		DirectP50: int64(c.Direct.P50), ErrP50: int64(c.Error.P50), ErrP90: int64(c.Error.P90), ErrP99: int64(c.Error.P99),
 		ErrP999: int64(c.Error.P999), LateUpP50: int64(c.LatenessUp.P50), LateUpP99: int64(c.LatenessUp.P99),
-		LateDownP50: int64(c.LatenessDown.P50), LateDownP99: int64(c.LatenessDown.P99), CPULatencyHold: held, OnTarget: ok}
+		LateDownP50: int64(c.LatenessDown.P50), LateDownP99: int64(c.LatenessDown.P99), CPULatencyHold: held, OnTarget: ok,
+		Link: c.Config.String(), MedianNanos: int64(c.Median), LossUp: c.LossUp, LossDown: c.LossDown,
+		LossCostNanos: int64(c.LossCost), Throughput: c.Throughput, Checks: c.Checks}
+	if c.Config.Jitter > 0 {
+		r.JitterUpNanos, r.JitterDnNanos = int64(c.JitterOf(c.SpreadUp)), int64(c.JitterOf(c.SpreadDown))
+	}
+	return r
 }
 
 // openFileLimit is this process's open-file limit (soft, which Go raises to the hard one).

@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/dblat/dblat/internal/cli"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // flagLine is one flag of a help page: "  -o, --output string   usage" or
@@ -57,5 +59,43 @@ func TestVersionSaysWhatItKnows(t *testing.T) {
 	}
 	if strings.HasPrefix(out, "dblat dev\n") && !strings.Contains(errs, "carries no version") {
 		t.Errorf("an unstamped build should say why it is dev:\n%s", errs)
+	}
+}
+
+// TestLinkFlagsAreTheDeclarations: the link's fields (spec.LinkKeys) are flags of dblat run,
+// dblat proxy and dblat calibrate with their declared usage, word for word, and the study
+// file's documentation (package study's "The link's shape") lists each with the same
+// words: one declaration, every place a user reads it.
+func TestLinkFlagsAreTheDeclarations(t *testing.T) {
+	e := newEnv(t)
+	space := regexp.MustCompile(`\s+`)
+	for _, path := range [][]string{{"run", "tpcc"}, {"run", "simple"}, {"proxy"}, {"calibrate"}} {
+		_, out, _ := e.run(append(path, "--help")...)
+		lines := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			if m := flagLine.FindStringSubmatch(line); m != nil {
+				lines[m[1]] = line
+			}
+		}
+		for _, key := range spec.LinkKeys() {
+			f, _ := spec.Lookup(key)
+			line, ok := lines[f.FlagName()]
+			if !ok {
+				t.Errorf("dblat %s --help has no --%s", strings.Join(path, " "), f.FlagName())
+			} else if !strings.Contains(line, f.Usage) {
+				t.Errorf("dblat %s --help: --%s says\n%s\nnot its declaration's words: %q", strings.Join(path, " "), f.FlagName(), line, f.Usage)
+			}
+		}
+	}
+	doc, err := os.ReadFile("../study/doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := space.ReplaceAllString(strings.ReplaceAll(string(doc), "//", " "), " ")
+	for _, key := range spec.LinkKeys() {
+		f, _ := spec.Lookup(key)
+		if want := "- " + key + ": " + f.Usage; !strings.Contains(text, want) {
+			t.Errorf("the study file's documentation (internal/study/doc.go) does not list %q", want)
+		}
 	}
 }

@@ -2,88 +2,122 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/suggest"
 )
 
-// linkOptions are the flags that put a latency link between the terminals and the server.
+// linkOptions are the flags that put a latency link between the terminals and the server:
+// the link's fields (spec.LinkKeys: --rtt, --up, --down, --jitter, --distribution,
+// --bandwidth, --loss, --profile), read straight into a run's parameters, and how the
+// link runs (--direct, --delay-connect).
 type linkOptions struct {
-	rtt, up, down, jitter time.Duration
-	distribution          string
-	bandwidth             string
-	direct                bool
-	delayConnect          bool
-	// rttSet is true when --rtt (or another link flag) was given: even --rtt 0 goes through
-	// the link then, so that its overhead is part of what is measured.
-	rttSet bool
+	p            *spec.Params
+	direct       bool
+	delayConnect bool
+	// given is set when a link flag was given: even --rtt 0 goes through the link then,
+	// so that its overhead is part of what is measured.
+	given bool
+	// changed are the link fields whose flags were given.
+	changed map[string]bool
 }
 
-func (o *linkOptions) add(cmd *cobra.Command) {
+// linkFlags are the link's fields that have flags of their own, in the order help lists
+// them; skip leaves some out (dblat calibrate's --rtt takes several values).
+func linkFlags(skip ...string) []*spec.Field {
+	var out []*spec.Field
+	for i := range spec.Fields {
+		if f := &spec.Fields[i]; f.Link && !slices.Contains(skip, f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// add registers the link's flags, reading into p, the parameters they belong to (a run's,
+// or the link's own for dblat proxy and dblat calibrate); skip leaves fields out.
+func (o *linkOptions) add(cmd *cobra.Command, p *spec.Params, skip ...string) {
+	o.p = p
 	f := cmd.Flags()
-	f.DurationVar(&o.rtt, "rtt", 0, "round-trip time to add between terminals and server (split half each way); --rtt 0 still goes through the link")
-	f.DurationVar(&o.up, "up", 0, "one-way delay client→server (overrides the --rtt split)")
-	f.DurationVar(&o.down, "down", 0, "one-way delay server→client (overrides the --rtt split)")
-	f.DurationVar(&o.jitter, "jitter", 0, "spread of each one-way delay (see --distribution)")
-	f.StringVar(&o.distribution, "distribution", "uniform", "jitter distribution: uniform, normal or paretonormal")
-	f.StringVar(&o.bandwidth, "bandwidth", "", `link capacity each way, e.g. 100mbit or 1gbit (default unlimited)`)
+	for _, fld := range linkFlags(skip...) {
+		f.Var(spec.FlagValue{F: fld, P: p}, fld.FlagName(), fld.Usage)
+	}
 	f.BoolVar(&o.direct, "direct", false, "connect straight to the server, with no link (the default when no link flag is given)")
 	f.BoolVar(&o.delayConnect, "delay-connect", true, "connection set-up costs one RTT, as on a real network")
 }
 
-// resolve records which flags were given; call it in RunE.
+// resolve records which link flags were given and gives the parameters the profile's shape
+// (the fields given beside it kept); call it in RunE.
 func (o *linkOptions) resolve(cmd *cobra.Command) error {
-	for _, name := range []string{"rtt", "up", "down", "jitter", "bandwidth"} {
-		if cmd.Flags().Changed(name) {
-			o.rttSet = true
+	o.changed = map[string]bool{}
+	for _, fld := range linkFlags() {
+		if fl := cmd.Flags().Lookup(fld.FlagName()); fl != nil && fl.Changed {
+			o.changed[fld.Name] = true
+			o.given = true
 		}
 	}
-	if o.direct && o.rttSet {
-		return usagef("--direct bypasses the link: drop it, or drop --rtt/--up/--down/--jitter/--bandwidth")
+	if o.direct && o.given {
+		return usagef("--direct bypasses the link: drop it, or drop the link's flags (--%s)", strings.Join(spec.LinkKeys(), ", --"))
 	}
-	_, err := o.config()
-	return err
+	if o.p.Profile != "" {
+		pr, ok := spec.LookupProfile(o.p.Profile, nil)
+		if !ok {
+			names := spec.ProfileNames(nil)
+			msg := fmt.Sprintf("--profile %q is not a profile", o.p.Profile)
+			if c := suggest.Closest(o.p.Profile, names, 3); c != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", c)
+			}
+			return usagef("%s; the profiles: %s", msg, strings.Join(names, ", "))
+		}
+		if err := pr.Apply(o.p, func(key string) bool { return o.changed[key] }); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
 }
 
-func (o *linkOptions) enabled() bool { return o.rttSet && !o.direct }
+func (o *linkOptions) enabled() bool { return o.given && !o.direct }
 
-// config turns the flags into a link configuration.
-func (o *linkOptions) config() (latency.Config, error) {
-	for name, d := range map[string]time.Duration{"--rtt": o.rtt, "--up": o.up, "--down": o.down, "--jitter": o.jitter} {
-		if d < 0 {
-			return latency.Config{}, usagef("%s must not be negative, got %v", name, d)
-		}
-	}
-	dist, err := latency.ParseDistribution(o.distribution)
-	if err != nil {
-		return latency.Config{}, usageError{fmt.Errorf("--distribution: %w", err)}
-	}
-	cfg := latency.Config{RTT: o.rtt, Up: o.up, Down: o.down, Jitter: o.jitter, Distribution: dist, DelayConnect: o.delayConnect}
-	if o.bandwidth != "" {
-		bw, err := latency.ParseBandwidth(o.bandwidth)
-		if err != nil {
-			return latency.Config{}, usageError{fmt.Errorf("--bandwidth: %w", err)}
-		}
-		cfg.BandwidthUp, cfg.BandwidthDown = bw, bw
-	}
-	if err := cfg.Validate(); err != nil {
-		return latency.Config{}, usageError{err}
-	}
-	return cfg, nil
-}
-
-// link returns the link a run goes through, or nil for a direct connection.
-func (o *linkOptions) link() (*latency.Config, error) {
+// link returns the link a run goes through, or nil for a direct connection: what the link
+// keeps of its own; spec.Run.Resolve gives it the parameters' shape.
+func (o *linkOptions) link() *latency.Config {
 	if !o.enabled() {
-		return nil, nil
+		return nil
 	}
-	cfg, err := o.config()
-	if err != nil {
-		return nil, err
+	return &latency.Config{DelayConnect: o.delayConnect}
+}
+
+// config checks the link's fields as a run's are checked (spec.Run.Validate), each problem
+// named by its flag, and returns the link they describe.
+func (o *linkOptions) config() (latency.Config, error) {
+	r := spec.Run{Params: *o.p, Link: &latency.Config{DelayConnect: o.delayConnect}}
+	r.Workload = "link"
+	r.Resolve()
+	var errs field.ErrorList
+	for _, e := range r.Validate() {
+		if f, ok := spec.Lookup(e.Field); (ok && f.Link) || e.Field == spec.LinkPath.String() {
+			errs = append(errs, e)
+		}
 	}
-	return &cfg, nil
+	if err := spec.Errors(errs); err != nil {
+		return latency.Config{}, flagErrors(err, linkFlagName)
+	}
+	return *r.Link, nil
+}
+
+// linkFlagName names the flag of a link field's path.
+func linkFlagName(path string) string {
+	if f, ok := spec.Lookup(path); ok && f.FlagName() != "" {
+		return "--" + f.FlagName()
+	}
+	return "--rtt"
 }
 
 // latenessText writes a lateness distribution as its mean (what throughput answers to: the

@@ -7,12 +7,14 @@ import (
 
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/words"
 )
 
 // proxyFlags are dblat proxy's flags.
 type proxyFlags struct {
 	listen, upstream, backend string
+	link                      spec.Params
 	lo                        linkOptions
 	every                     time.Duration
 	po                        proxyObserve
@@ -25,7 +27,9 @@ func (a *app) proxyCommand() *cobra.Command {
 		Short: "Run the latency link on its own, in front of any TCP server; observe an application's transactions",
 		Long: `Listens (on loopback by default) and forwards every connection to --upstream, adding the
 requested delay per direction with a pipelined delay line (delays never add up; order is
-kept), optional jitter and a per-direction bandwidth limit. Prints its counters every
+kept), optional jitter, a per-direction bandwidth limit and loss (each lost segment delays
+its data by a retransmission timeout, as TCP does), or a named network's whole shape
+(--profile): the link's flags are dblat run's. Prints its counters every
 --print-every, on SIGUSR1 and as totals on Ctrl-C: connections, round trips, bytes each way,
 and its own timing error measured on the real traffic (how late it released data, per
 direction: p50, p90, p99, p99.9 and max).
@@ -36,6 +40,7 @@ direction: p50, p90, p99, p99.9 and max).
 namespace; it is refused, in one line, on kernels without sch_netem.`,
 		Example: `  dblat proxy --listen 127.0.0.1:6543 --upstream 127.0.0.1:5432 --rtt 10ms
   dblat proxy --upstream 127.0.0.1:3306 --rtt 1ms --jitter 100us --distribution normal --bandwidth 100mbit
+  dblat proxy --upstream 127.0.0.1:5432 --profile cross-region --loss 0.1%
   dblat proxy --upstream 127.0.0.1:5432 --rtt 0 --listen 127.0.0.1:6543 --observe app.json
   dblat predict --observed app.json --rtt 20ms`,
 		Args: noArgs,
@@ -46,7 +51,8 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 	cmd.Flags().StringVar(&f.backend, "backend", "proxy", "proxy (dblat's userspace delay line) or netem (kernel qdisc, where available)")
 	cmd.Flags().DurationVar(&f.every, "print-every", 10*time.Second, "how often to print counters (0: only at the end)")
 	f.po.add(cmd)
-	f.lo.add(cmd)
+	f.link = spec.Defaults()
+	f.lo.add(cmd, &f.link)
 	_ = cmd.Flags().MarkHidden("direct")
 	return cmd
 }

@@ -36,13 +36,13 @@ type runFlags struct {
 }
 
 // driveFlags are the spec.Fields every run command has as flags of their own: each with a
-// flag, but those of a workload's (Scoped: Definition.Fields) and think, whose flag only a
-// workload with think times has (Definition.Think).
+// flag, but those of a workload's (Scoped: Definition.Fields), think, whose flag only a
+// workload with think times has (Definition.Think), and the link's (linkOptions).
 func driveFlags() []*spec.Field {
 	var out []*spec.Field
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
-		if f.FlagName() != "" && !f.Scoped && f.Name != results.FactorThink {
+		if f.FlagName() != "" && !f.Scoped && !f.Link && f.Name != results.FactorThink {
 			out = append(out, f)
 		}
 	}
@@ -60,7 +60,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	f.BoolVar(&o.failOnOverload, "fail-on-overload", false, "with --rate, exit with status 4 when the run is an overload point (the rate was not sustained)")
 	f.IntVar(&o.agents, "agents", 0, "drive the run with N \"dblat agent\" processes instead of this one: it waits for N idle agents in the results store, gives each a part of the terminals and stores the exact merge")
 	f.DurationVar(&o.agentWait, "agents-wait", 10*time.Minute, "with --agents, how long to wait for enough idle agents")
-	o.link.add(cmd)
+	o.link.add(cmd, &o.run.Params)
 	o.live.add(f)
 }
 
@@ -315,10 +315,7 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 	if f.Lookup("scale") != nil && f.Changed("scale") && def.Scale.Name == "" {
 		return usagef("--scale: %s has no scale (it loads no sized data)", def.Name)
 	}
-	link, err := rf.link.link()
-	if err != nil {
-		return err
-	}
+	link := rf.link.link()
 	rs := rf.run.Clone()
 	rs.Target, rs.Workload, rs.Options, rs.Link = rf.target, def.Name, given, link
 	if f.Changed("transport") {
@@ -371,7 +368,7 @@ func runFlagNames(def *workload.Definition, f *pflag.FlagSet) func(path string) 
 			return "--" + strings.ReplaceAll(name, "_", "-")
 		}
 		switch path {
-		case spec.LinkPath.String(), "rtt":
+		case spec.LinkPath.String():
 			return "--rtt"
 		case spec.TargetPath.String():
 			return "--target"

@@ -24,6 +24,12 @@
 // template in the state directory (templates.go, engine.Templater) that later studies
 // restore instead of loading.
 //
+// The link a run goes through has its shape from the run's link fields (spec.Run.Resolve);
+// the run stores what the link did over its window (results.LinkAchieved): the delays it
+// applied and the losses it injected (latency.Link.StatsSince), and the bandwidth it used,
+// sampled every results.PeakInterval from what its cable delivered (latency.Link.Carried)
+// for the peak.
+//
 // StoreObserved stores what an observation session saw (package observe: `dblat proxy
 // --observe`) as a run of workload "observed", which reports read like any other run.
 //

@@ -22,9 +22,17 @@ type linkSet struct {
 	// statistics over the window once it ended.
 	marks  map[*latency.Link]latency.Mark
 	window map[*latency.Link]latency.Stats
+	// started and lasted time the window; peak is the most bytes each way the links
+	// delivered in one results.PeakInterval of it (Link.Carried), per second; stopPeak ends
+	// its sampling.
+	started  time.Time
+	lasted   time.Duration
+	peak     [2]float64
+	stopPeak func()
 }
 
-// windowStart records the links' state when the measurement window starts.
+// windowStart records the links' state when the measurement window starts, and starts
+// sampling their traffic for its peak.
 func (ls *linkSet) windowStart() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -32,12 +40,72 @@ func (ls *linkSet) windowStart() {
 	for _, l := range ls.links {
 		ls.marks[l] = l.Mark()
 	}
+	ls.started, ls.peak = time.Now(), [2]float64{}
+	if ls.cfg != nil {
+		ls.stopPeak = ls.samplePeak()
+	}
+}
+
+// samplePeak reads the links' traffic every results.PeakInterval until the returned
+// function is called, keeping the most each direction carried in one interval.
+func (ls *linkSet) samplePeak() func() {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(results.PeakInterval)
+		defer tick.Stop()
+		last, at := ls.carried(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				t, now := ls.carried(), time.Now()
+				// Per second of the interval as it lasted: a late tick is not a burst.
+				secs := now.Sub(at).Seconds()
+				ls.mu.Lock()
+				for i := range t {
+					ls.peak[i] = max(ls.peak[i], float64(t[i]-last[i])/secs)
+				}
+				ls.mu.Unlock()
+				last, at = t, now
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// carried is what every link has delivered so far, up and down (Link.Carried).
+func (ls *linkSet) carried() [2]int64 {
+	ls.mu.Lock()
+	links := make([]*latency.Link, 0, len(ls.links))
+	for _, l := range ls.links {
+		links = append(links, l)
+	}
+	ls.mu.Unlock()
+	var t [2]int64
+	for _, l := range links {
+		u, d := l.Carried()
+		t[0], t[1] = t[0]+u, t[1]+d
+	}
+	return t
 }
 
 // windowEnd records the links' statistics over the window.
 func (ls *linkSet) windowEnd() {
 	ls.mu.Lock()
+	stop := ls.stopPeak
+	ls.stopPeak = nil
+	ls.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	ls.lasted = time.Since(ls.started)
 	ls.window = map[*latency.Link]latency.Stats{}
 	for l, m := range ls.marks {
 		ls.window[l] = l.StatsSince(m)
@@ -102,9 +170,12 @@ func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 		up, down = c.RTT/2, c.RTT-c.RTT/2
 	}
 	l := &results.Link{Kind: "inline", RTT: c.AddedRTT(), Up: up, Down: down, Jitter: c.Jitter, BandwidthUp: c.BandwidthUp,
-		BandwidthDown: c.BandwidthDown, DelayConnect: c.DelayConnect}
+		BandwidthDown: c.BandwidthDown, DelayConnect: c.DelayConnect, Loss: c.Loss}
 	if c.Jitter > 0 {
 		l.Distribution = c.Distribution.String()
+	}
+	if c.Loss > 0 {
+		l.RTO = c.RTO()
 	}
 	if cal != nil {
 		l.AchievedP50, l.AchievedP99, l.Samples = cal.Added.P50, cal.Added.P99, cal.Added.N
@@ -125,7 +196,70 @@ func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 		l.LatenessUp = worse(l.LatenessUp, st.LatenessUp)
 		l.LatenessDown = worse(l.LatenessDown, st.LatenessDown)
 	}
+	if ls.window != nil {
+		l.Achieved = ls.achieved(up, down)
+	}
 	return l
+}
+
+// achieved is what the links did over the window, each way; up and down are the delays
+// asked for. Called with mu held, after windowEnd.
+func (ls *linkSet) achieved(up, down time.Duration) *results.LinkAchieved {
+	a := &results.LinkAchieved{Window: ls.lasted}
+	jitter := func(s latency.DelaySummary) time.Duration {
+		if ls.cfg.Jitter == 0 {
+			return 0
+		}
+		return time.Duration(float64(s.SD) / ls.cfg.Distribution.Unit())
+	}
+	for _, st := range ls.window {
+		a.Up = addWay(a.Up, st.DelayUp, jitter(st.SpreadUp), st.LossUp, st.Totals.BytesUp)
+		a.Down = addWay(a.Down, st.DelayDown, jitter(st.SpreadDown), st.LossDown, st.Totals.BytesDown)
+	}
+	for i, w := range []*results.LinkWay{&a.Up, &a.Down} {
+		if !w.Delay.Measured {
+			// A delay alone: every chunk got it (each released chunk has a lateness).
+			d := []time.Duration{up, down}[i]
+			n := ls.lateness(i)
+			w.Delay = results.Delay{N: n, Mean: d, P50: d, P99: d, Max: d}
+		}
+		if secs := ls.lasted.Seconds(); secs > 0 {
+			w.MeanRate = float64(w.Bytes) / secs
+		}
+		w.PeakRate = ls.peak[i]
+	}
+	return a
+}
+
+// lateness returns how many chunks the links released late or on time in direction i (0
+// up, 1 down) over the window.
+func (ls *linkSet) lateness(i int) int64 {
+	var n int64
+	for _, st := range ls.window {
+		s := st.LatenessUp
+		if i == 1 {
+			s = st.LatenessDown
+		}
+		n += int64(s.N)
+	}
+	return n
+}
+
+// addWay adds one link's window to a direction's figures: its delays, the jitter they
+// achieved (from those no loss delayed), its losses and bytes (a run has one link per
+// upstream address, nearly always one: with several, counts add up and each quantile, the
+// spread and the jitter are the worst).
+func addWay(w results.LinkWay, d latency.DelaySummary, jitter time.Duration, loss latency.LossCounts, bytes int64) results.LinkWay {
+	w.Bytes += bytes
+	w.Jitter = max(w.Jitter, jitter)
+	w.Sent, w.Lost, w.LossChunks, w.LossAdded = w.Sent+loss.Sent, w.Lost+loss.Lost, w.LossChunks+loss.Chunks, w.LossAdded+loss.Added
+	if d.N == 0 {
+		return w
+	}
+	n := int64(d.N)
+	w.Delay = results.Delay{Measured: true, N: w.Delay.N + n, Mean: results.MeanOf(w.Delay.Mean, w.Delay.N, d.Mean, n),
+		SD: max(w.Delay.SD, d.SD), P50: max(w.Delay.P50, d.P50), P99: max(w.Delay.P99, d.P99), Max: max(w.Delay.Max, d.Max)}
+	return w
 }
 
 // worse merges a link's lateness into a run's: counts add, each percentile is the larger.

@@ -62,7 +62,7 @@ func BenchmarkLinkInRunTPCC(b *testing.B) {
 	var upP50, upP99, downP50, downP99, calErr, cpu, linkCPU []float64
 	for b.Loop() {
 		for range 3 {
-			r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 20 * time.Second, Warmup: 5 * time.Second, Seed: 1}, Workload: "tpcc"}, Target: dsn, Link: &latency.Config{RTT: time.Millisecond, DelayConnect: true}})
+			r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 20 * time.Second, Warmup: 5 * time.Second, Seed: 1}, Workload: "tpcc", RTT: time.Millisecond}, Target: dsn, Link: &latency.Config{DelayConnect: true}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func BenchmarkLinkCPU(b *testing.B) {
 			for _, p := range paths {
 				s := spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 10, Duration: 8 * time.Second, Warmup: 2 * time.Second, Seed: int64(round)}, Workload: "select-only"}, Target: dsn}
 				if p.link {
-					s.Link = &latency.Config{RTT: p.rtt, DelayConnect: true, Spin: p.spin}
+					s.RTT, s.Link = p.rtt, &latency.Config{DelayConnect: true, Spin: p.spin}
 				}
 				if p.name == "direct paced" {
 					s.Rate = tps["1 ms"][round]
@@ -221,7 +221,7 @@ func BenchmarkLinkManyTerminals(b *testing.B) {
 		obs := &rssObserver{}
 		c.Observer = obs
 		before := rssKB("VmRSS")
-		r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: terminals, Duration: 20 * time.Second, Warmup: 10 * time.Second}, Workload: "select-only"}, Target: "many", Link: &latency.Config{RTT: rtt, DelayConnect: true}})
+		r, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: terminals, Duration: 20 * time.Second, Warmup: 10 * time.Second}, Workload: "select-only", RTT: rtt}, Target: "many", Link: &latency.Config{DelayConnect: true}})
 		c.Observer = nil
 		if err != nil {
 			b.Fatal(err)

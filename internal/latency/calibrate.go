@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -94,6 +95,28 @@ type Calibration struct {
 	// calibration, per direction (Stats.LatenessUp, LatenessDown).
 	LatenessUp   Summary `json:"lateness_up"`
 	LatenessDown Summary `json:"lateness_down"`
+	// DelayUp and DelayDown are the one-way delays the link applied to the pings and echoes,
+	// per direction, where jitter, bandwidth or loss shape them (Stats.DelayUp, DelayDown);
+	// SpreadUp and SpreadDown those no loss delayed, from which JitterOf reads the jitter
+	// they achieved. LossUp and LossDown count the segments the pings and echoes were and
+	// those lost (Stats.LossUp, LossDown).
+	DelayUp    DelaySummary `json:"delay_up"`
+	DelayDown  DelaySummary `json:"delay_down"`
+	SpreadUp   DelaySummary `json:"spread_up"`
+	SpreadDown DelaySummary `json:"spread_down"`
+	LossUp     LossCounts   `json:"loss_up"`
+	LossDown   LossCounts   `json:"loss_down"`
+	// Pings are the linked round trips in the order each connection measured them, the
+	// connections one after another (what Linked summarises).
+	Pings []time.Duration `json:"-"`
+}
+
+// JitterOf returns the jitter that the standard deviation of a direction's applied
+// delays (SpreadUp or SpreadDown: those no loss delayed) stands for in the configuration's
+// distribution (DelaySummary.SD over Distribution.Unit): what the link achieved, to set
+// beside Config.Jitter. It is 0 when the direction recorded no delays.
+func (c *Calibration) JitterOf(d DelaySummary) time.Duration {
+	return time.Duration(float64(d.SD) / c.Config.Distribution.Unit())
 }
 
 // String summarises the calibration in one line.
@@ -151,6 +174,7 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 		dialLink = l.Dial
 	}
 	linked, err := pingPong(ctx, clk, dialLink, opts, period)
+	pings := slices.Clone(linked)
 	st := l.Stats()
 	l.Close()
 	if err != nil {
@@ -160,7 +184,9 @@ func Calibrate(ctx context.Context, cfg Config, opts CalibrateOptions) (*Calibra
 	if err != nil {
 		return nil, fmt.Errorf("latency: calibrate direct: %w", err)
 	}
-	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), LatenessUp: st.LatenessUp, LatenessDown: st.LatenessDown}
+	c := &Calibration{Config: cfg, Options: opts, Requested: cfg.AddedRTT(), LatenessUp: st.LatenessUp, LatenessDown: st.LatenessDown,
+		DelayUp: st.DelayUp, DelayDown: st.DelayDown, SpreadUp: st.SpreadUp, SpreadDown: st.SpreadDown,
+		LossUp: st.LossUp, LossDown: st.LossDown, Pings: pings}
 	c.Direct = summarize(direct)
 	added := make([]time.Duration, len(linked))
 	errs := make([]time.Duration, len(linked))
@@ -388,3 +414,148 @@ func (g *goTimerOn) wait(until int64) {
 }
 
 func (g *goTimerOn) close() { g.t.Stop() }
+
+// Throughput is the outcome of CalibrateBandwidth: what a bulk transfer achieved through a
+// link, each way.
+type Throughput struct {
+	Config Config `json:"config"`
+	// Bytes is the size of each transfer.
+	Bytes int64 `json:"bytes"`
+	// Up and Down are the bytes per second each transfer achieved: its size over the time
+	// from its first byte sent to its last byte received, less the direction's delay.
+	Up   float64 `json:"up_bytes_per_s"`
+	Down float64 `json:"down_bytes_per_s"`
+}
+
+// CalibrateBandwidth measures the bandwidth a link with cfg achieves: it moves size bytes
+// through it to a sink on loopback, then size bytes from a source back, one connection at
+// a time (in process with inline, as dblat's terminals do; else through the proxy), after
+// a round trip that opens the connection (DelayConnect's wait is not counted). With a
+// bandwidth limit the link serialises each direction at its rate, so a transfer of a few
+// seconds' worth reads the rate to within the machine's timer error. It blocks until done
+// or ctx is cancelled and leaves nothing running.
+func CalibrateBandwidth(ctx context.Context, cfg Config, size int64, inline bool) (*Throughput, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if size <= 0 {
+		return nil, errors.New("latency: calibrate bandwidth: size must be positive")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("latency: bulk server: %w", err)
+	}
+	defer ln.Close()
+	upDelay, downDelay := cfg.oneWay()
+	type result struct {
+		at  time.Time // the sink's last byte, or the source's first
+		err error
+	}
+	// The server answers the opening byte, then sinks size bytes (mode 'u') or sends them
+	// (mode 'd').
+	served := make(chan result, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				one := make([]byte, 1)
+				if _, err := io.ReadFull(c, one); err != nil {
+					return // Listen's probe of the upstream, or a client that gave up
+				}
+				if _, err := c.Write(one); err != nil {
+					served <- result{err: err}
+					return
+				}
+				buf := make([]byte, 256<<10)
+				if one[0] == 'u' {
+					_, err := io.CopyBuffer(io.Discard, io.LimitReader(c, size), buf)
+					served <- result{at: time.Now(), err: err}
+					return
+				}
+				served <- result{at: time.Now()}
+				for left := size; left > 0; {
+					n, err := c.Write(buf[:min(left, int64(len(buf)))])
+					if err != nil {
+						return
+					}
+					left -= int64(n)
+				}
+			}()
+		}
+	}()
+	l, err := Listen(ctx, "", ln.Addr().String(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	dial := func() (net.Conn, error) {
+		if inline {
+			return l.Dial(ctx)
+		}
+		return dialTCP(ctx, l.Addr())
+	}
+	open := func(mode byte) (net.Conn, error) {
+		c, err := dial()
+		if err != nil {
+			return nil, err
+		}
+		stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		b := []byte{mode}
+		if _, err := c.Write(b); err == nil {
+			_, err = io.ReadFull(c, b)
+		}
+		if err != nil || !stop() {
+			c.Close()
+			return nil, cmpErr(ctx, err)
+		}
+		return c, nil
+	}
+	t := &Throughput{Config: cfg, Bytes: size}
+	// Up: from the first byte written to the sink's last byte read.
+	c, err := open('u')
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	buf := make([]byte, 256<<10)
+	for left := size; left > 0; {
+		n, err := c.Write(buf[:min(left, int64(len(buf)))])
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		left -= int64(n)
+	}
+	r := <-served
+	c.Close()
+	if r.err != nil {
+		return nil, fmt.Errorf("latency: calibrate bandwidth up: %w", r.err)
+	}
+	t.Up = float64(size) / max(r.at.Sub(start)-upDelay, time.Microsecond).Seconds()
+	// Down: from the source's first byte written to the last byte read here.
+	if c, err = open('d'); err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := io.CopyBuffer(io.Discard, io.LimitReader(c, size), buf); err != nil {
+		return nil, fmt.Errorf("latency: calibrate bandwidth down: %w", cmpErr(ctx, err))
+	}
+	end := time.Now()
+	r = <-served
+	t.Down = float64(size) / max(end.Sub(r.at)-downDelay, time.Microsecond).Seconds()
+	return t, nil
+}
+
+// cmpErr returns ctx's error when it was cancelled, else err.
+func cmpErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

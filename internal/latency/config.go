@@ -36,6 +36,14 @@ type Config struct {
 	// ParseBandwidth converts "100mbit" and friends.
 	BandwidthUp, BandwidthDown int64
 
+	// Loss is the probability that a TCP segment (MSS bytes of a chunk) is lost, drawn for
+	// every segment of each direction independently; 0 means none. The link terminates TCP
+	// and cannot drop bytes of the stream, so a lost segment is delayed as TCP delays it:
+	// the chunk holding it is released one retransmission timeout (RTO) late, twice that
+	// if the retransmission is lost too, and so on (exponential backoff); chunks behind it
+	// wait, as TCP delivers in order. See RTO and the package documentation, "Loss".
+	Loss float64
+
 	// DelayConnect makes connection set-up cost what it costs on a real path: the client's
 	// first byte cannot leave before one RTT after the connection was accepted (its SYN-ACK
 	// would take that long), and the server's first byte cannot leave before RTT+Up (when
@@ -106,8 +114,61 @@ func (c Config) Validate() error {
 		return errors.New("latency: negative queue limit")
 	case c.Distribution < Uniform || c.Distribution > ParetoNormal:
 		return fmt.Errorf("latency: unknown distribution %d", int(c.Distribution))
+	case !(c.Loss >= 0 && c.Loss < 1):
+		return fmt.Errorf("latency: loss %v is not a probability below 1", c.Loss)
 	}
 	return nil
+}
+
+// MSS is the segment size the link's loss is drawn per (Config.Loss): the payload of a
+// 1500-byte Ethernet frame less IPv4, TCP and timestamp option headers (1500−20−20−12),
+// what Linux sends on such a path.
+const MSS = 1448
+
+// Linux's bounds on the retransmission timeout (include/net/tcp.h: TCP_RTO_MIN, TCP_RTO_MAX).
+const (
+	RTOMin = 200 * time.Millisecond
+	RTOMax = 120 * time.Second
+)
+
+// RTO is the retransmission timeout a lost segment costs on this link: what Linux's TCP
+// computes for a path of its shape once its estimators have settled (tcp_set_rto: the
+// smoothed RTT plus the RTT variance term, the latter never below TCP_RTO_MIN), that is
+// RTT + max(200 ms, 4·mdev), RTT being the mean added round trip (jitter's mean included,
+// as clamping at 0 raises it) and mdev the mean deviation of a normal RTT of the jittered
+// RTT's standard deviation (σ·√(2/π)), capped at TCP_RTO_MAX. Below about 60 ms of jitter
+// the 200 ms floor decides: a LAN's lost segment costs RTT + 200 ms, a cross-region
+// path's (32 ms) 232 ms. A constant 200 ms would make a lost segment cheaper on a long
+// path than TCP makes it.
+func (c Config) RTO() time.Duration {
+	var mean, variance float64
+	up, down := c.oneWay()
+	for _, d := range []time.Duration{up, down} {
+		m, sd := float64(d), 0.0
+		if c.Jitter > 0 && d > 0 {
+			m, sd = newQuantiles(d, c.Jitter, c.Distribution).moments()
+		}
+		mean += m
+		variance += sd * sd
+	}
+	mdev := math.Sqrt(variance) * math.Sqrt(2/math.Pi)
+	rto := time.Duration(mean + max(float64(RTOMin), 4*mdev))
+	return min(rto, RTOMax)
+}
+
+// OneWaySD returns the standard deviation of the delay the configuration asks for in each
+// direction: its jitter's, after clamping at 0 and ±4 J (0 without jitter), before
+// bandwidth and loss add theirs.
+func (c Config) OneWaySD() (up, down time.Duration) {
+	u, d := c.oneWay()
+	sd := func(delay time.Duration) time.Duration {
+		if c.Jitter == 0 || delay == 0 {
+			return 0
+		}
+		_, s := newQuantiles(delay, c.Jitter, c.Distribution).moments()
+		return time.Duration(s)
+	}
+	return sd(u), sd(d)
 }
 
 // String renders c compactly for logs and result records ("rtt=10ms jitter=1ms/normal").
@@ -127,6 +188,9 @@ func (c Config) String() string {
 	}
 	if c.BandwidthDown > 0 {
 		fmt.Fprintf(&b, " bw-down=%s", FormatBandwidth(c.BandwidthDown))
+	}
+	if c.Loss > 0 {
+		fmt.Fprintf(&b, " loss=%s rto=%v", FormatLoss(c.Loss), c.RTO().Round(time.Microsecond))
 	}
 	if c.DelayConnect {
 		b.WriteString(" delay-connect")
@@ -173,6 +237,26 @@ const (
 
 var distNames = [...]string{"uniform", "normal", "paretonormal"}
 
+// Unit is the standard deviation of the distribution at Jitter 1, unclamped: 1/√3 for
+// Uniform (a half-width), 1 for Normal, about 0.85 for ParetoNormal (its ±4 tails
+// included). A measured standard deviation divided by it is the jitter that would give it.
+func (d Distribution) Unit() float64 {
+	if d < 0 || int(d) >= len(distUnits) {
+		return 1
+	}
+	return distUnits[d]
+}
+
+// distUnits are the Units, computed once from the quantile functions.
+var distUnits = func() [3]float64 {
+	var u [3]float64
+	for d := range u {
+		_, u[d] = newQuantiles(1<<40, 1<<30, Distribution(d)).moments()
+		u[d] /= 1 << 30
+	}
+	return u
+}()
+
 // String returns the netem-style name ("uniform", "normal", "paretonormal").
 func (d Distribution) String() string {
 	if d >= 0 && int(d) < len(distNames) {
@@ -181,7 +265,8 @@ func (d Distribution) String() string {
 	return "Distribution(" + strconv.Itoa(int(d)) + ")"
 }
 
-// ParseDistribution accepts the names String returns ("pareto-normal" too), any case.
+// ParseDistribution accepts the names String returns ("pareto-normal" too), any case; its
+// error reads after the value's name.
 func ParseDistribution(s string) (Distribution, error) {
 	k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "")
 	for i, n := range distNames {
@@ -189,7 +274,7 @@ func ParseDistribution(s string) (Distribution, error) {
 			return Distribution(i), nil
 		}
 	}
-	return 0, fmt.Errorf("latency: unknown jitter distribution %q (want uniform, normal or paretonormal)", s)
+	return 0, fmt.Errorf("must be uniform, normal or paretonormal, got %q", s)
 }
 
 // bitUnits are bits per second with tc's SI prefixes or IEC prefixes.
@@ -206,7 +291,8 @@ var perSecondPrefix = map[string]float64{
 	"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30,
 }
 
-// ParseBandwidth converts a bandwidth to bytes per second. It accepts bits per second with
+// ParseBandwidth converts a bandwidth to bytes per second; its errors read after the
+// value's name ("needs a unit: ..."). It accepts bits per second with
 // tc's SI prefixes ("100mbit" = 12.5e6 B/s, "1gbit", "2.5kbit") or IEC prefixes ("1gibit"),
 // and rates written with "/s", where an upper-case B means bytes and a lower-case b bits
 // ("10MB/s" = 1e7 B/s, "10MiB/s" = 10·2^20 B/s, "100Mb/s" = 12.5e6 B/s).
@@ -219,13 +305,13 @@ func ParseBandwidth(s string) (int64, error) {
 		return 0, nil
 	}
 	if strings.HasSuffix(lt, "bps") {
-		return 0, fmt.Errorf("latency: bandwidth %q is ambiguous: write mbit or Mb/s for megabits, MB/s for megabytes per second", s)
+		return 0, fmt.Errorf("%q is ambiguous: write mbit or Mb/s for megabits, MB/s for megabytes per second", s)
 	}
 	num, mult := "", 0.0
 	if head, ok := strings.CutSuffix(t, "/s"); ok && len(head) > 0 {
 		unit := head[len(head)-1]
 		if unit != 'B' && unit != 'b' {
-			return 0, fmt.Errorf("latency: bad bandwidth unit in %q", s)
+			return 0, fmt.Errorf("has an unknown unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 		head = head[:len(head)-1]
 		i := len(head)
@@ -234,7 +320,7 @@ func ParseBandwidth(s string) (int64, error) {
 		}
 		p, ok := perSecondPrefix[strings.ToLower(head[i:])]
 		if !ok {
-			return 0, fmt.Errorf("latency: bad bandwidth unit in %q", s)
+			return 0, fmt.Errorf("has an unknown unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 		num, mult = head[:i], p
 		if unit == 'b' {
@@ -248,21 +334,53 @@ func ParseBandwidth(s string) (int64, error) {
 			}
 		}
 		if mult == 0 {
-			return 0, fmt.Errorf("latency: bandwidth %q needs a unit (e.g. 100mbit, 1gbit, 12.5MB/s)", s)
+			return 0, fmt.Errorf("needs a unit: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("latency: bad bandwidth %q", s)
+		return 0, fmt.Errorf("is not a rate: %q (write 100mbit, 1gbit, 12.5MB/s)", s)
 	}
 	b := math.Round(v * mult)
 	if b > math.MaxInt64/2 {
-		return 0, fmt.Errorf("latency: bandwidth %q too large", s)
+		return 0, fmt.Errorf("is too large: %q", s)
 	}
 	if v > 0 && b < 1 {
-		return 0, fmt.Errorf("latency: bandwidth %q is below 1 byte/s", s)
+		return 0, fmt.Errorf("is below 1 byte per second: %q", s)
 	}
 	return int64(b), nil
+}
+
+// ParseLoss reads a loss probability: a percentage ("1%", "0.05%") or a fraction ("0.01");
+// "0" or "" is none. Values of 100 % and above are refused: every segment would be lost
+// forever.
+func ParseLoss(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" || t == "0" {
+		return 0, nil
+	}
+	num, pct := strings.CutSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("must be a percentage like 0.1%% or a fraction like 0.001, got %q", s)
+	}
+	if pct {
+		v /= 100
+	}
+	if v < 0 || v >= 1 {
+		return 0, fmt.Errorf("must be at least 0 and below 100%%, got %q", s)
+	}
+	return v, nil
+}
+
+// FormatLoss writes a loss probability as a percentage, as ParseLoss reads it back: "1%",
+// "0.05%", "0" for none.
+func FormatLoss(p float64) string {
+	if p == 0 {
+		return "0"
+	}
+	// Rounded to 9 significant digits of the percentage: 0.007 is "0.7%", not 0.7000000000000001%.
+	return strconv.FormatFloat(p*100, 'g', 9, 64) + "%"
 }
 
 // FormatBandwidth renders bytes per second in bits per second with tc's SI prefixes

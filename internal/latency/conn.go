@@ -21,11 +21,21 @@ type dirConfig struct {
 	delay int64      // base one-way delay, ns
 	table *quantiles // jitter distribution; nil without jitter
 	pacer *pacer     // bandwidth; nil when unlimited
+	loss  float64    // probability a segment is lost; 0: none
+	rto   time.Duration
+	// shape records the delay applied to each chunk; nil when the direction is not shaped
+	// (no jitter, bandwidth or loss: every chunk gets delay). With loss, clean records the
+	// delays of the chunks that no loss delayed (neither their own nor one ahead of them),
+	// whose spread is the jitter's and the queue's; lost counts the losses. Both nil
+	// without loss.
+	shape *delayStats
+	clean *delayStats
+	lost  *lossStats
 }
 
 // line reports whether the direction needs a delay line; otherwise chunks pass straight
 // through on the reading goroutine.
-func (d *dirConfig) line() bool { return d.delay > 0 || d.table != nil || d.pacer != nil }
+func (d *dirConfig) line() bool { return d.delay > 0 || d.shape != nil }
 
 // env is everything connections of one link share: the clock, the per-direction
 // configuration and accounting hooks. Tests build one around goClock and net.Pipe.
@@ -53,16 +63,27 @@ func newEnv(cfg Config, clk clock) *env {
 		lateness: [2]*histogram{{}, {}}, timers: &timerPool{clk: clk}}
 	u, d := cfg.oneWay()
 	e.rtt = int64(u + d)
+	var rto time.Duration
+	if cfg.Loss > 0 {
+		rto = cfg.RTO()
+	}
 	for i, x := range [2]struct {
 		delay time.Duration
 		bw    int64
 	}{{u, cfg.BandwidthUp}, {d, cfg.BandwidthDown}} {
-		e.dirs[i].delay = int64(x.delay)
+		dc := &e.dirs[i]
+		dc.delay = int64(x.delay)
 		if cfg.Jitter > 0 && x.delay > 0 {
-			e.dirs[i].table = newQuantiles(x.delay, cfg.Jitter, cfg.Distribution)
+			dc.table = newQuantiles(x.delay, cfg.Jitter, cfg.Distribution)
 		}
 		if x.bw > 0 {
-			e.dirs[i].pacer = newPacer(x.bw)
+			dc.pacer = newPacer(x.bw)
+		}
+		if cfg.Loss > 0 {
+			dc.loss, dc.rto, dc.lost, dc.clean = cfg.Loss, rto, &lossStats{}, &delayStats{}
+		}
+		if dc.table != nil || dc.pacer != nil || dc.lost != nil {
+			dc.shape = &delayStats{}
 		}
 	}
 	return e
@@ -171,9 +192,7 @@ func (e *env) newConn(id uint64, client, server net.Conn, accepted int64, onExit
 		if x.cfg.pacer != nil {
 			x.limit = x.cfg.pacer.chunkLimit()
 		}
-		if x.cfg.table != nil {
-			x.chain = newJitterChain(x.cfg.table, e.seed, id<<1|uint64(d))
-		}
+		x.sched.shapeFor(e, id, d)
 		if sc, ok := x.dst.(syscall.Conn); ok && e.rel != nil && x.cfg.line() {
 			if rc, err := sc.SyscallConn(); err == nil {
 				x.job = newReleaseJob(rc, e.lateness[d])
@@ -602,20 +621,46 @@ func (x *direction) release(c chunk) bool {
 }
 
 // sched computes the release times of one direction's chunks: arrival (no earlier than the
-// connection's gate or the end of a back-pressure wait), bandwidth, delay and jitter, in
-// TCP order. It is used by the one goroutine that stamps the direction's chunks.
+// connection's gate or the end of a back-pressure wait), bandwidth, delay, jitter and loss,
+// in TCP order. It is used by the one goroutine that stamps the direction's chunks.
 type sched struct {
 	cfg     *dirConfig
 	gate    int64 // earliest stamp (DelayConnect); 0 = none
 	resumed int64 // earliest stamp after the sender waited for queue space or bandwidth
 	chain   *jitterChain
+	loss    *lossDraw
 	lastRel int64 // release time of the previous chunk
+	lossRel int64 // release time of the last chunk a loss delayed
+}
+
+// shapeFor gives the direction d of connection id its own jitter and loss streams, each
+// derived from the link's seed.
+func (x *sched) shapeFor(e *env, id uint64, d int) {
+	c := &e.dirs[d]
+	if c.table != nil {
+		x.chain = newJitterChain(c.table, e.seed, id<<1|uint64(d))
+	}
+	if c.lost != nil {
+		x.loss = newLossDraw(c.loss, c.rto, e.seed, id<<1|uint64(d), c.lost)
+	}
 }
 
 // due returns the release time of a chunk of n bytes (0 for an end marker) that
 // arrived at `at`.
 func (x *sched) due(at int64, n int) int64 {
 	stamp := max(at, x.gate, x.resumed)
+	if x.cfg.shape == nil {
+		// A delay alone: the path of nearly every run, kept to one test.
+		rel := max(stamp+x.cfg.delay, x.lastRel) // TCP order, as below
+		x.lastRel = rel
+		return rel
+	}
+	return x.shaped(stamp, n)
+}
+
+// shaped is due for a direction with jitter, bandwidth or loss: it records the delay each
+// chunk is given.
+func (x *sched) shaped(stamp int64, n int) int64 {
 	dep := stamp
 	if x.cfg.pacer != nil && n > 0 {
 		dep = x.cfg.pacer.reserve(stamp, n)
@@ -624,9 +669,23 @@ func (x *sched) due(at int64, n int) int64 {
 	if x.chain != nil {
 		delay = x.chain.next(dep)
 	}
+	var lost int64
+	if x.loss != nil && n > 0 {
+		lost = x.loss.delay(n)
+	}
 	// TCP order: never before the previous chunk (see Distribution).
-	rel := max(dep+delay, x.lastRel)
+	rel := max(dep+delay+lost, x.lastRel)
 	x.lastRel = rel
+	if n > 0 {
+		x.cfg.shape.record(rel - stamp)
+		if c := x.cfg.clean; c != nil {
+			if lost > 0 {
+				x.lossRel = rel
+			} else if dep+delay >= x.lossRel { // not held behind a chunk a loss delayed
+				c.record(rel - stamp)
+			}
+		}
+	}
 	return rel
 }
 

@@ -153,13 +153,48 @@
 // Bulk through a 50 ms one-way delay: 495-640 MB/s with 34 MiB of heap, bound by
 // QueueLimit/delay (32 MiB / 50 ms = 671 MB/s); 0.6-1.35 GB/s through a pass-through link.
 //
+// # Loss
+//
+// The link terminates TCP on both sides, so it cannot drop a byte of the stream without
+// corrupting it (toxiproxy's maintainers say as much: model loss as latency). What a lost
+// segment does to an application is delay it: TCP sends it again when its retransmission
+// timeout expires, and delivers nothing behind it meanwhile. Config.Loss draws, per
+// direction and per connection, whether each segment of a chunk (MSS = 1448 bytes of it, at
+// least one per chunk) is lost; a chunk with a lost segment is released one RTO late, a
+// lost retransmission doubles the timeout (exponential backoff, RFC 6298 5.5, capped at
+// TCP_RTO_MAX), and the chunks behind it wait, in TCP order. The RTO is Linux's for the
+// path's shape (Config.RTO): the added RTT plus max(TCP_RTO_MIN = 200 ms, 4 × its mean
+// deviation), rather than a flat 200 ms, so that a long path's loss costs what it costs
+// there. Stats.LossUp and LossDown count the segments, the losses and the time they added.
+//
+// What it models: the tail loss of request/response traffic, where a lost segment is the
+// last (or only) one in flight and nothing after it can trigger a fast retransmit, so TCP
+// waits for its timer: the common case of OLTP messages of a few segments. What it does
+// not model: fast retransmit and recovery (a loss in a long stream followed by three
+// duplicate acknowledgements costs about one RTT, not an RTO), tail loss probes (Linux's
+// TLP resends after about 2 RTT, so on a short path a tail loss may cost less than 200 ms),
+// the congestion window's reduction after a loss (a bulk transfer's throughput is not cut),
+// a lost SYN (connection set-up costs no timeout), lost acknowledgements, and correlated
+// (bursty) loss: each segment is lost independently.
+//
 // # What it does not do
 //
 // It is an L4 proxy: TCP ends at the link, so the TCP handshake itself is not delayed (see
 // Config.DelayConnect for the emulation), TCP_INFO RTTs and ICMP ping on either side do not
 // see the delay (only application-level round trips do), loss and reordering cannot be
-// injected without corrupting the stream, and a single connection's TCP window dynamics over
-// a long path are not reproduced (throughput is bounded by QueueLimit instead). Jitter is
-// drawn per chunk (per read), not per message. There is no netem backend yet: only its
-// detection.
+// injected without corrupting the stream (loss is emulated as the delay it causes, see
+// "Loss"), and a single connection's TCP window dynamics over a long path are not
+// reproduced (throughput is bounded by QueueLimit instead). Jitter is drawn per chunk (per
+// read), not per message. There is no netem backend yet: only its detection.
+//
+// # What a link did
+//
+// Besides the lateness of its releases, a link records what its shape did to the traffic
+// (Stats, StatsSince): for each direction with jitter, bandwidth or loss, the one-way delay
+// it applied to each chunk (DelaySummary: quantiles and standard deviation), the same of
+// the chunks no loss delayed (SpreadUp, SpreadDown: Calibration.JitterOf reads the jitter
+// achieved from them, which a few retransmission timeouts would otherwise swamp), and its
+// losses; Carried is what its cables delivered, for the bandwidth used. A direction with a
+// delay alone applies exactly that delay and records nothing, so the path of nearly every
+// run pays nothing for it. CalibrateBandwidth measures the rate a bulk transfer achieves.
 package latency

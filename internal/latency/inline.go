@@ -157,11 +157,8 @@ func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, 
 		c.upSched.gate = at + e.rtt
 		c.downSch.gate = at + e.rtt + e.dirs[up].delay
 	}
-	for d, s := range []*sched{&c.upSched, &c.downSch} {
-		if e.dirs[d].table != nil {
-			s.chain = newJitterChain(e.dirs[d].table, e.seed, id<<1|uint64(d))
-		}
-	}
+	c.upSched.shapeFor(e, id, up)
+	c.downSch.shapeFor(e, id, down)
 	c.rd = newReader(server, e.clk, e.dirs[down].line())
 	if sc, ok := server.(syscall.Conn); ok && e.rel != nil {
 		if raw, err := sc.SyscallConn(); err == nil {

@@ -47,6 +47,20 @@ func newQuantiles(delay, spread time.Duration, dist Distribution) *quantiles {
 	return t
 }
 
+// moments returns the mean and standard deviation of the delays the table gives (the
+// piecewise-linear quantile function at a uniform quantile), exactly.
+func (t *quantiles) moments() (mean, sd float64) {
+	var m1, m2 float64
+	for i := range qtSize {
+		a, b := t.q[i], t.q[i+1]
+		m1 += (a + b) / 2
+		m2 += (a*a + a*b + b*b) / 3
+	}
+	m1 /= qtSize
+	m2 /= qtSize
+	return m1, math.Sqrt(max(m2-m1*m1, 0))
+}
+
 // width is the range of the table: max−min delay, at least 1 ns.
 func (t *quantiles) width() float64 { return max(t.q[qtSize]-t.q[0], 1) }
 

@@ -266,13 +266,44 @@ type Stats struct {
 	// (waking, spinning, writing) and the spin of every precise wait of its timers. The
 	// timer syscalls of waits without a spin are not in it.
 	TimingCPU time.Duration `json:"timing_cpu_ns"`
+	// DelayUp and DelayDown are the one-way delays the link applied to each chunk of a
+	// shaped direction (jitter, bandwidth or loss: see delayStats), from its arrival to
+	// its release time; zero for a direction with a delay alone, which applies exactly
+	// that delay to every chunk (Config.OneWay). What a chunk took in all is its delay
+	// plus its lateness.
+	DelayUp   DelaySummary `json:"delay_up"`
+	DelayDown DelaySummary `json:"delay_down"`
+	// SpreadUp and SpreadDown are the delays of DelayUp and DelayDown that no loss
+	// delayed (the chunk's own, or one ahead of it): their spread is the jitter's and the
+	// bandwidth queue's, what Calibration.JitterOf reads. Without loss, the same as
+	// DelayUp and DelayDown.
+	SpreadUp   DelaySummary `json:"spread_up"`
+	SpreadDown DelaySummary `json:"spread_down"`
+	// LossUp and LossDown are what the link's loss did per direction (zero without loss).
+	LossUp   LossCounts `json:"loss_up"`
+	LossDown LossCounts `json:"loss_down"`
+}
+
+// spread returns the statistics of direction d's delays that no loss delayed.
+func (c *dirConfig) spread() *delayStats {
+	if c.clean != nil {
+		return c.clean
+	}
+	return c.shape
 }
 
 // Stats returns counters and the in-band timing error of the link.
 func (l *Link) Stats() Stats {
+	e := l.env
 	s := Stats{Totals: l.Totals(), Accepted: l.accepted.Load(), Failed: l.failed.Load(),
-		LatenessUp: l.env.lateness[up].summary(), LatenessDown: l.env.lateness[down].summary(),
-		TimingCPU: time.Duration(l.env.timingCPU())}
+		LatenessUp: e.lateness[up].summary(), LatenessDown: e.lateness[down].summary(),
+		TimingCPU: time.Duration(e.timingCPU()), LossUp: e.dirs[up].lost.counts(), LossDown: e.dirs[down].lost.counts()}
+	if sh := e.dirs[up].shape; sh != nil {
+		s.DelayUp, s.SpreadUp = sh.summary(), e.dirs[up].spread().summary()
+	}
+	if sh := e.dirs[down].shape; sh != nil {
+		s.DelayDown, s.SpreadDown = sh.summary(), e.dirs[down].spread().summary()
+	}
 	l.mu.Lock()
 	s.Active = int64(len(l.conns))
 	l.mu.Unlock()
@@ -282,28 +313,64 @@ func (l *Link) Stats() Stats {
 	return s
 }
 
+// Carried returns the bytes the link has delivered so far each way, for measuring the
+// bandwidth it used: what its cable serialised where a bandwidth limit paces the direction
+// (the bytes queued behind it left out), else its traffic counts (Totals), which count the
+// client's bytes as they leave for the server and the server's as they arrive.
+func (l *Link) Carried() (up, down int64) {
+	t := l.Totals()
+	now := l.env.clk.now()
+	up, down = t.BytesUp, t.BytesDown
+	if p := l.env.dirs[0].pacer; p != nil {
+		up = p.sent(now)
+	}
+	if p := l.env.dirs[1].pacer; p != nil {
+		down = p.sent(now)
+	}
+	return up, down
+}
+
 // Mark is a moment of a link's life from which StatsSince measures.
 type Mark struct {
 	totals   Counts
 	up, down histSnap
 	timing   int64
+	delay    [2]delaySnap
+	spread   [2]delaySnap
+	loss     [2]LossCounts
 }
 
 // Mark returns the link's state now.
 func (l *Link) Mark() Mark {
-	return Mark{totals: l.Totals(), up: l.env.lateness[up].snapshot(), down: l.env.lateness[down].snapshot(),
-		timing: l.env.timingCPU()}
+	e := l.env
+	m := Mark{totals: l.Totals(), up: e.lateness[up].snapshot(), down: e.lateness[down].snapshot(),
+		timing: e.timingCPU()}
+	for d := range 2 {
+		if sh := e.dirs[d].shape; sh != nil {
+			m.delay[d], m.spread[d] = sh.snapshot(), e.dirs[d].spread().snapshot()
+		}
+		m.loss[d] = e.dirs[d].lost.counts()
+	}
+	return m
 }
 
-// StatsSince returns the link's traffic, lateness and timing CPU since m (a run's
-// measurement window); Accepted, Active, Failed and LastError are the link's so far. The
-// lateness's Max is the upper bound of its highest bucket.
+// StatsSince returns the link's traffic, lateness, timing CPU, applied delays and losses
+// since m (a run's measurement window); Accepted, Active, Failed and LastError are the
+// link's so far. The lateness's and delays' Max is the upper bound of its highest bucket.
 func (l *Link) StatsSince(m Mark) Stats {
+	e := l.env
 	s := l.Stats()
 	s.Totals = s.Totals.Sub(m.totals)
-	s.LatenessUp = l.env.lateness[up].since(m.up)
-	s.LatenessDown = l.env.lateness[down].since(m.down)
-	s.TimingCPU = time.Duration(l.env.timingCPU() - m.timing)
+	s.LatenessUp = e.lateness[up].since(m.up)
+	s.LatenessDown = e.lateness[down].since(m.down)
+	s.TimingCPU = time.Duration(e.timingCPU() - m.timing)
+	if sh := e.dirs[up].shape; sh != nil {
+		s.DelayUp, s.SpreadUp = sh.since(m.delay[up]), e.dirs[up].spread().since(m.spread[up])
+	}
+	if sh := e.dirs[down].shape; sh != nil {
+		s.DelayDown, s.SpreadDown = sh.since(m.delay[down]), e.dirs[down].spread().since(m.spread[down])
+	}
+	s.LossUp, s.LossDown = s.LossUp.Sub(m.loss[up]), s.LossDown.Sub(m.loss[down])
 	return s
 }
 

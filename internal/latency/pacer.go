@@ -15,6 +15,7 @@ type pacer struct {
 	bw        int64 // bytes per second
 	busyUntil int64 // clock time at which the cable is free
 	rem       int64 // sub-ns remainder of the last reservation, in units of 1/bw ns
+	total     int64 // bytes reserved so far
 }
 
 // maxBacklog is how far ahead of now a connection may reserve the cable before its reader
@@ -44,7 +45,17 @@ func (p *pacer) reserve(t int64, n int) int64 {
 	num := int64(n)*int64(time.Second) + p.rem
 	p.busyUntil = start + num/p.bw
 	p.rem = num % p.bw
+	p.total += int64(n)
 	return p.busyUntil
+}
+
+// sent returns how many bytes the cable has serialised by t: those reserved, less what is
+// still queued on it (it drains at bw).
+func (p *pacer) sent(t int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	queued := max(p.busyUntil-t, 0) * p.bw / int64(time.Second)
+	return max(p.total-queued, 0)
 }
 
 // backlog returns how long the cable is booked beyond t.

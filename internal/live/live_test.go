@@ -92,7 +92,7 @@ func TestMetricsDuringARun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 4, Duration: 4 * time.Second, Warmup: time.Second}, Workload: "select-only"}, Target: dsn, Link: &latency.Config{RTT: time.Millisecond}})
+		_, err := c.Run(ctx, nil, spec.Run{Params: spec.Params{Drive: spec.Drive{MaxTries: 1, Terminals: 4, Duration: 4 * time.Second, Warmup: time.Second}, Workload: "select-only", RTT: time.Millisecond}, Target: dsn, Link: &latency.Config{}})
 		done <- err
 	}()
 	deadline := time.Now().Add(20 * time.Second)

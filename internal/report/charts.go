@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Chart kinds.
@@ -222,6 +223,24 @@ func (r *Report) plans() []plan {
 			ps = append(ps, plan{x: term, lines: others(term)})
 		}
 	}
+	// The link's shape: a figure per varied bandwidth, jitter, loss or profile, the other
+	// factors as lines (terminals as panels, as above), so that a study of the network's
+	// shape reads along each of its axes.
+	for _, key := range shapeAxes {
+		x := r.factorIndex(key)
+		if x < 0 {
+			continue
+		}
+		p := plan{x: x, lines: others(x, term)}
+		if term >= 0 && term != x {
+			if len(p.lines) == 0 {
+				p.lines = []int{term}
+			} else {
+				p.panels = []int{term}
+			}
+		}
+		ps = append(ps, p)
+	}
 	if len(ps) == 0 {
 		if len(r.Factors) == 0 {
 			ps = append(ps, plan{x: -1})
@@ -230,6 +249,21 @@ func (r *Report) plans() []plan {
 		}
 	}
 	return ps
+}
+
+// shapeAxes are the link's fields that get a figure of their own when a study varies them,
+// in the order the figures come.
+var shapeAxes = []string{"jitter", "bandwidth", "loss", "profile"}
+
+// percentilePlan is the plan the response-time figures follow: against jitter when the
+// study varies it (jitter is what widens response-time percentiles), else the first.
+func (r *Report) percentilePlan(ps []plan) plan {
+	for _, p := range ps {
+		if p.x >= 0 && r.Factors[p.x].Key == "jitter" {
+			return p
+		}
+	}
+	return ps[0]
 }
 
 func (r *Report) factorIndex(key string) int {
@@ -312,7 +346,7 @@ func (r *Report) charts(fits []analysis.Fit, runs []results.Run) []Chart {
 	for _, p := range ps {
 		out = append(out, r.throughputChart(p, measured, fits, runs))
 	}
-	out = append(out, r.percentileCharts(ps[0], measured)...)
+	out = append(out, r.percentileCharts(r.percentilePlan(ps), measured)...)
 	return append(out, r.rateCharts()...)
 }
 
@@ -351,6 +385,9 @@ func (r *Report) xAxis(p plan, cells []*Cell, force string) (Axis, map[*Cell]flo
 	}
 	if !numeric || len(levels) < 2 {
 		a.Scale = ScaleCategorical
+		if f.Key == "bandwidth" && !numeric {
+			a.Label = "bandwidth each way" // unlimited among the levels: no unit to place them on
+		}
 		for i, l := range levels {
 			label := l
 			if numeric {
@@ -583,11 +620,24 @@ func valueAxis(label string, vals []float64, force string) Axis {
 	return a
 }
 
-// numericLevel returns the position of a level on a numeric axis: RTT in milliseconds,
-// other durations in seconds, numbers as they are.
+// numericLevel returns the position of a level on a numeric axis: RTT and the link's other
+// delays (up, down, jitter) in milliseconds, other durations in seconds, bandwidth in
+// Mbit/s (unlimited is not a number: a bandwidth axis that has it is categorical), loss in
+// per cent, numbers as they are.
 func numericLevel(key, level string) (float64, bool) {
+	switch key {
+	case "bandwidth":
+		b, err := spec.ParseBandwidth(level)
+		if err != nil || b == 0 {
+			return 0, false
+		}
+		return float64(b) * 8 / 1e6, true
+	case "loss":
+		p, err := spec.ParseLoss(level)
+		return p * 100, err == nil
+	}
 	if d, err := time.ParseDuration(level); err == nil {
-		if key == results.FactorRTT {
+		if key == results.FactorRTT || msAxis[key] {
 			return float64(d) / float64(time.Millisecond), true
 		}
 		return d.Seconds(), true
@@ -1014,6 +1064,9 @@ func factorLabel(key string) string {
 	return key
 }
 
+// msAxis are the factors besides RTT whose durations an axis shows in milliseconds.
+var msAxis = map[string]bool{"up": true, "down": true, "jitter": true}
+
 // axisLabel is a factor's axis title with its unit.
 func axisLabel(key string) string {
 	switch key {
@@ -1021,6 +1074,16 @@ func axisLabel(key string) string {
 		return ""
 	case results.FactorRTT:
 		return "added RTT, achieved (ms)"
+	case "up", "down":
+		return key + " one-way delay (ms)"
+	case "jitter":
+		return "jitter of each one-way delay (ms)"
+	case "bandwidth":
+		return "bandwidth each way (Mbit/s)"
+	case "loss":
+		return "segments lost each way (%)"
+	case "profile":
+		return "network profile"
 	case results.FactorTerminals, results.FactorConnections:
 		return key + " (count)"
 	case results.FactorWarehouses:
@@ -1058,6 +1121,12 @@ func displayLevel(key, level string) string {
 		return level + " " + key
 	case results.FactorEngine, results.FactorTarget:
 		return level
+	case "jitter", "up", "down":
+		if v, ok := numericLevel(key, level); ok {
+			return key + " " + trimFloat(v) + " ms"
+		}
+	case "bandwidth", "loss", "distribution", "profile":
+		return key + " " + level
 	}
 	return factorLabel(key) + "=" + level
 }

@@ -11,8 +11,10 @@
 //
 // Charts are figures, one per question, each of one or more panels (small multiples) with
 // one legend: throughput against the RTT the link achieved (other factors as lines,
-// terminals as panels), throughput against terminals (one line per RTT), and response time
-// as a row of panels per transaction type (p50 and p99). Points carry 95 % intervals over
+// terminals as panels), throughput against terminals (one line per RTT), throughput
+// against each varied field of the link's shape (jitter, bandwidth, loss, profile), and
+// response time as a row of panels per transaction type (p50 and p99), against jitter
+// where a study varies it. Points carry 95 % intervals over
 // repeats; the fitted latency model is drawn where it fits; numeric axes turn logarithmic
 // when their positive values span more than 10^LogSpan (Options override).
 //
@@ -36,7 +38,8 @@
 //
 // One run: WriteRunSummary writes its headline figures, what qualifies them (a window too
 // short for think times, retries, errors, client CPU, the link's timing, the scripts it
-// ran) and a line per transaction type, as `dblat run` prints it when the run ends and
+// ran, the link's shape and what it achieved each way: AchievedLines) and a line per
+// transaction type, as `dblat run` prints it when the run ends and
 // `dblat results show` opens with; RunLine is its one-line form (a study prints one per run),
 // RunSize and RunPath the pieces a run's first progress line names. They look up the
 // workload registry's declarations (scale names, the headline type, think times) only.

@@ -462,13 +462,13 @@ const pageHTML = `<!DOCTYPE html>
 <h2>Cells</h2>
 <p>{{.Metric}} per cell: mean of the finished repeats with its 95 % confidence interval, and the RTT the link achieved.</p>
 <div class="scroll"><table>
-{{$open := .OpenLoop}}{{$retried := .Retried}}
-<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th>{{if $retried}}<th class="num">retried</th>{{end}}{{if $open}}<th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th>{{end}}</tr></thead>
+{{$open := .OpenLoop}}{{$retried := .Retried}}{{$shaped := .Shaped}}
+<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th>{{if $retried}}<th class="num">retried</th>{{end}}{{if $open}}<th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th>{{end}}{{if $shaped}}<th>link used up/down mean (peak), jitter, lost</th>{{end}}</tr></thead>
 <tbody>
 {{range .Cells}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{if .Throughput.N}}{{rtt .AchievedRTT}}{{else}}–{{end}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput.N}}</td>
 {{- if eq .Throughput.N 0}}<td class="num" colspan="5">no finished run</td>
 {{- else if .Throughput.CI}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num">{{f1 .Throughput.CI.Half}}</td><td class="num">{{f1 .Throughput.CI.Low}}</td><td class="num">{{f1 .Throughput.CI.High}}</td><td class="num">{{f1 .Throughput.SD}}</td>
-{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}{{if $retried}}<td class="num">{{pct .RetryRate}}</td>{{end}}{{if $open}}<td class="num">{{rate .Offered}}</td><td class="num">{{rate .Achieved}}</td><td class="num">{{overload .}}</td>{{end}}</tr>
+{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}{{if $retried}}<td class="num">{{pct .RetryRate}}</td>{{end}}{{if $open}}<td class="num">{{rate .Offered}}</td><td class="num">{{rate .Achieved}}</td><td class="num">{{overload .}}</td>{{end}}{{if $shaped}}<td>{{.Link.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 </section>

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // Input is what a report is built from: one study's runs and how the study varied them.
@@ -157,6 +159,8 @@ type Cell struct {
 	// RetryRate is the share of the transactions that ended in the finished runs which
 	// needed more than one try (results.Summary.Retried).
 	RetryRate float64 `json:"retry_rate,omitempty"`
+	// Link is what the link did in the finished runs, nil when none recorded it.
+	Link *CellLink `json:"link,omitempty"`
 }
 
 // TxCell is one transaction type's figures in one cell, pooled over its finished runs. A
@@ -488,6 +492,7 @@ func (r *Report) cell(g *results.Cell) (Cell, error) {
 		}
 		c.AchievedRTT = (time.Duration(math.Round(sum/float64(len(fin))/1e3)) * time.Microsecond)
 	}
+	c.Link = cellLink(fin)
 	for _, typ := range slices.Sorted(maps.Keys(byType)) {
 		t, err := poolTx(typ, byType[typ], r.Latency == LatencyResponse)
 		if err != nil {
@@ -729,3 +734,67 @@ func metricDesc(m string) string {
 // Done reports whether the type completed any transaction (committed or designed
 // rollback) in the cell; without one its latencies and wire figures mean nothing.
 func (t *TxCell) Done() bool { return t.Committed+t.Rollbacks > 0 }
+
+// CellLink is what the link did in a cell's finished runs (results.LinkAchieved): the
+// bandwidth used each way, on average (the mean over the runs) and at its peak (the highest
+// over results.PeakInterval of any run), in bytes per second; the jitter achieved each way
+// (the mean over the runs; 0 where none was asked); the segments sent and lost, both ways,
+// over the runs.
+type CellLink struct {
+	MeanUp     float64       `json:"mean_up"`
+	MeanDown   float64       `json:"mean_down"`
+	PeakUp     float64       `json:"peak_up"`
+	PeakDown   float64       `json:"peak_down"`
+	JitterUp   time.Duration `json:"jitter_up,omitempty"`
+	JitterDown time.Duration `json:"jitter_down,omitempty"`
+	Sent       int64         `json:"sent,omitempty"`
+	Lost       int64         `json:"lost,omitempty"`
+	// Shaped is set when a run asked for more than a delay: jitter, a bandwidth limit,
+	// loss or a profile.
+	Shaped bool `json:"shaped,omitempty"`
+}
+
+// cellLink pools what the links of runs achieved; nil when none recorded it.
+func cellLink(runs []*results.Run) *CellLink {
+	var l CellLink
+	n := 0
+	for _, r := range runs {
+		if r.Link == nil || r.Link.Achieved == nil {
+			continue
+		}
+		a := r.Link.Achieved
+		n++
+		p := &r.Params
+		l.Shaped = l.Shaped || p.Jitter > 0 || p.Bandwidth > 0 || p.Loss > 0 || p.Profile != ""
+		l.MeanUp, l.MeanDown = l.MeanUp+a.Up.MeanRate, l.MeanDown+a.Down.MeanRate
+		l.PeakUp, l.PeakDown = max(l.PeakUp, a.Up.PeakRate), max(l.PeakDown, a.Down.PeakRate)
+		l.JitterUp, l.JitterDown = l.JitterUp+a.Up.Jitter, l.JitterDown+a.Down.Jitter
+		l.Sent, l.Lost = l.Sent+a.Up.Sent+a.Down.Sent, l.Lost+a.Up.Lost+a.Down.Lost
+	}
+	if n == 0 {
+		return nil
+	}
+	l.MeanUp, l.MeanDown = round(l.MeanUp/float64(n), 0), round(l.MeanDown/float64(n), 0)
+	l.PeakUp, l.PeakDown = round(l.PeakUp, 0), round(l.PeakDown, 0)
+	l.JitterUp = (l.JitterUp / time.Duration(n)).Round(time.Microsecond)
+	l.JitterDown = (l.JitterDown / time.Duration(n)).Round(time.Microsecond)
+	return &l
+}
+
+// Text says what the link did in a cell in a few words: the bandwidth used up/down in
+// Mbit/s, mean (peak), the jitter achieved up/down and the share of segments lost, where
+// asked: "0.21/0.95 (0.40/2.1) Mbit/s, jitter 498/503µs, lost 0.11 %"; "–" without.
+func (l *CellLink) Text() string {
+	if l == nil {
+		return "–"
+	}
+	mbit := func(b float64) string { return strconv.FormatFloat(b*8/1e6, 'g', 3, 64) }
+	s := fmt.Sprintf("%s/%s (%s/%s) Mbit/s", mbit(l.MeanUp), mbit(l.MeanDown), mbit(l.PeakUp), mbit(l.PeakDown))
+	if l.JitterUp > 0 || l.JitterDown > 0 {
+		s += fmt.Sprintf(", jitter %s/%s", spec.FormatDuration(l.JitterUp), spec.FormatDuration(l.JitterDown))
+	}
+	if l.Sent > 0 {
+		s += fmt.Sprintf(", lost %.3g %%", 100*float64(l.Lost)/float64(l.Sent))
+	}
+	return s
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -100,6 +101,9 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 		}
 		ew.Printf("  link: calibrated +%s (p50); released late by up %s, down %s; %s\n",
 			spec.FormatDuration(l.AchievedP50.Round(time.Microsecond)), lateText(l.LatenessUp), lateText(l.LatenessDown), hold)
+	}
+	for _, line := range AchievedLines(r) {
+		ew.Printf("  %s\n", line)
 	}
 	if line := scriptsLine(r.Scripts); line != "" {
 		ew.Printf("%s\n", line)
@@ -209,8 +213,9 @@ func RunSize(r *results.Run) string {
 	return strings.Join(parts, ", ")
 }
 
-// RunPath says how a run reached the server, with what its link's calibration measured:
-// "direct", "unix socket", "rtt 5ms (measured +5.02ms)".
+// RunPath says how a run reached the server, with its link's shape and what its
+// calibration measured: "direct", "unix socket", "rtt 5ms (measured +5.02ms)",
+// "rtt 2ms, profile cross-az, loss 0.1% (measured +2.01ms)".
 func RunPath(r *results.Run) string {
 	switch spec.PathOf(&r.Params, r.Link != nil) {
 	case spec.PathUnix:
@@ -219,7 +224,10 @@ func RunPath(r *results.Run) string {
 		return "direct"
 	}
 	l := r.Link
-	s := fmt.Sprintf("rtt %s", spec.FormatDuration(l.RTT))
+	s := "rtt " + spec.FormatDuration(l.RTT)
+	if shape := ShapeText(&r.Params); shape != "" {
+		s += ", " + shape
+	}
 	if l.Samples > 0 {
 		// The added RTT is the achieved one less the direct baseline: below zero at rtt 0
 		// when the baseline happened to be the slower measurement.
@@ -382,4 +390,93 @@ func seconds(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// ShapeText writes the link's shape a run asked for beyond its RTT, in the link fields'
+// words, "" when it asked for none: "up 1ms, down 3ms, jitter 500µs normal, bandwidth
+// 100mbit, loss 0.1%, profile lan-100mbit-loaded".
+func ShapeText(p *results.Params) string {
+	var parts []string
+	for _, key := range spec.LinkKeys() {
+		f, _ := spec.Lookup(key)
+		v := f.Value(p)
+		switch {
+		case key == "rtt" || key == "distribution" || v == f.Default:
+		case key == "jitter":
+			dist, _ := spec.Lookup("distribution")
+			parts = append(parts, key+" "+v+" "+dist.Value(p))
+		default:
+			parts = append(parts, key+" "+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// AchievedLines says what a run's link did in the window, a line per direction: the
+// one-way delay it applied (with the jitter that spread stands for, where one was asked),
+// the bandwidth used (mean and peak over results.PeakInterval), and the losses; none for a
+// run without a link or stored before it was recorded.
+func AchievedLines(r *results.Run) []string {
+	l := r.Link
+	if l == nil || l.Achieved == nil {
+		return nil
+	}
+	var out []string
+	for _, w := range []struct {
+		name string
+		way  results.LinkWay
+	}{{"up", l.Achieved.Up}, {"down", l.Achieved.Down}} {
+		d := w.way.Delay
+		line := fmt.Sprintf("link %s: delay %s", w.name, spec.FormatDuration(d.Mean.Round(time.Microsecond)))
+		if d.Measured {
+			line += fmt.Sprintf(" mean, sd %s, p99 %s over %s", spec.FormatDuration(d.SD.Round(time.Microsecond)),
+				spec.FormatDuration(d.P99.Round(time.Microsecond)), words.Count(int(d.N), "chunk"))
+		}
+		if w.way.Jitter > 0 {
+			line += fmt.Sprintf(" (jitter %s of %s asked)", spec.FormatDuration(w.way.Jitter.Round(time.Microsecond)), spec.FormatDuration(l.Jitter))
+		}
+		line += fmt.Sprintf("; %s, %s/s on average, %s/s at the peak", bytesText(w.way.Bytes), bitsText(w.way.MeanRate), bitsText(w.way.PeakRate))
+		if l.Loss > 0 {
+			line += fmt.Sprintf("; %d of %s lost (%s), %s delayed by %s in all (RTO %s)", w.way.Lost, words.Count(int(w.way.Sent), "segment"),
+				lossText(w.way.Lost, w.way.Sent), words.Count(int(w.way.LossChunks), "chunk"),
+				spec.FormatDuration(w.way.LossAdded.Round(time.Millisecond)), spec.FormatDuration(l.RTO.Round(time.Millisecond)))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// bitsText writes a rate in bytes per second as bits per second: "980kbit", "1.25gbit".
+func bitsText(bytesPerSec float64) string {
+	bits := bytesPerSec * 8
+	for _, u := range []struct {
+		name string
+		v    float64
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}} {
+		if bits >= u.v {
+			return strconv.FormatFloat(bits/u.v, 'f', 3, 64) + u.name
+		}
+	}
+	return strconv.FormatFloat(bits, 'f', 0, 64) + "bit"
+}
+
+// bytesText writes a byte count with an SI prefix: "12.3 MB".
+func bytesText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// lossText writes a share of segments lost as a percentage.
+func lossText(lost, sent int64) string {
+	if sent == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.3g %%", 100*float64(lost)/float64(sent))
 }

@@ -228,12 +228,16 @@ func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 	open, retries := r.OpenLoop(), r.Retried()
 	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
 	tw := ew.Table("  ")
+	shaped := r.Shaped()
 	head := append(factorKeys(r), "achieved rtt", "runs", "n", "mean", "±95%", "sd")
 	if retries {
 		head = append(head, "retried")
 	}
 	if open {
 		head = append(head, "offered/s", "achieved/s", "overload")
+	}
+	if shaped {
+		head = append(head, "link used up/down mean (peak), jitter, lost")
 	}
 	tw.Row(head...)
 	for i := range r.Cells {
@@ -254,6 +258,9 @@ func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 		}
 		if open {
 			row = append(row, fmtNum(c.Offered), fmtNum(c.Achieved), overloadText(c))
+		}
+		if shaped {
+			row = append(row, c.Link.Text())
 		}
 		tw.Row(row...)
 	}
@@ -387,6 +394,17 @@ func runList(ids []int64) string {
 func (r *Report) OpenLoop() bool {
 	for i := range r.Cells {
 		if r.Cells[i].Offered > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Shaped reports whether any cell's runs asked the link for more than a delay (jitter, a
+// bandwidth limit, loss, a profile): the cells table then says what the link did.
+func (r *Report) Shaped() bool {
+	for i := range r.Cells {
+		if l := r.Cells[i].Link; l != nil && l.Shaped {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ import (
 var ExportFormats = []string{"json", "csv"}
 
 // csvHeader is the header row of the CSV export.
-var csvHeader = []string{
+var csvHeader = append([]string{
 	"id", "study", "cell_key", "status", "reason", "started",
 	"engine", "server_version", "workload", "scale", "terminals", "connections",
 	"duration_s", "warmup_s", "rtt_ms",
@@ -26,7 +27,11 @@ var csvHeader = []string{
 	"rate", "achieved_rate", "skipped", "overload", "retries",
 	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "lag_p99_ms",
 	"path", "mode", "max_tries", "options",
-}
+}, csvLinkKeys...)
+
+// csvLinkKeys are the link's fields beyond its RTT (spec.LinkKeys), columns of the CSV
+// export after csvHeader's, each as a study file writes it.
+var csvLinkKeys = slices.DeleteFunc(spec.LinkKeys(), func(k string) bool { return k == FactorRTT })
 
 // CSVAllTypes is the tx_type of the run-wide row of the CSV export.
 const CSVAllTypes = "all"
@@ -42,8 +47,10 @@ const CSVAllTypes = "all"
 //     p50_ms … max_ms, response time resp_…, schedule lag lag_p99_ms). rate (0 for a
 //     closed-loop run) is on every row, retries on every row, the open-loop figures
 //     (achieved_rate, skipped, overload) on the run-wide row; path (direct, link or
-//     unix), mode, max_tries and every option ("k=v;k=v") on every row. Times are RFC 3339
-//     UTC, durations in the unit the column names.
+//     unix), mode, max_tries and every option ("k=v;k=v") on every row, and the link's
+//     shape beyond its RTT (up, down, jitter, distribution, bandwidth, loss, profile: each
+//     as a study file writes it, "500µs", "100mbit", "0.1%"). Times are RFC 3339 UTC,
+//     durations in the unit the column names.
 //
 // Any other format is an error naming the valid ones. Export only formats; it does not
 // touch a Store.
@@ -85,6 +92,10 @@ func exportCSV(w io.Writer, runs []Run) error {
 		// every option as stored.
 		tail := []string{spec.PathOf(&r.Params, r.Link != nil), r.Params.Options[spec.OptionMode],
 			strconv.Itoa(r.Params.Tries()), optionsText(r.Params.Options)}
+		for _, key := range csvLinkKeys {
+			f, _ := spec.Lookup(key)
+			tail = append(tail, f.Value(&r.Params))
+		}
 		row := append(run[:len(run):len(run)],
 			CSVAllTypes, int64s(r.Summary.Committed), int64s(r.Summary.Rollbacks),
 			int64s(sum(r.Summary.Errors)),

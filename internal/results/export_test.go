@@ -123,6 +123,12 @@ func TestExportCSV(t *testing.T) {
 		{5, "id", "2"},
 		{5, "reason", "boom, \"quoted\"\nsecond line"},
 		{5, "tx_type", "all"},
+		{1, "jitter", "100µs"},
+		{2, "distribution", "normal"},
+		{1, "bandwidth", "100mbit"},
+		{3, "loss", "0.1%"},
+		{1, "up", "500µs"},
+		{1, "profile", "own-dc"},
 	}
 	for _, tc := range cases {
 		if got := recs[tc.row][col[tc.col]]; got != tc.want {

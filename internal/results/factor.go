@@ -2,6 +2,7 @@ package results
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -104,8 +105,8 @@ func InferFactors(runs []Run) []string {
 	return out
 }
 
-// SortFactorValues orders values numerically when they all parse as numbers or durations,
-// else lexically.
+// SortFactorValues orders values numerically when they all parse as numbers, durations,
+// bandwidths (unlimited last) or percentages (a loss), else lexically.
 func SortFactorValues(vals []string) {
 	num := func(s string) (float64, bool) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil {
@@ -113,6 +114,17 @@ func SortFactorValues(vals []string) {
 		}
 		if d, err := time.ParseDuration(s); err == nil {
 			return float64(d), true
+		}
+		if s == spec.Unlimited {
+			return math.Inf(1), true
+		}
+		if b, err := spec.ParseBandwidth(s); err == nil {
+			return float64(b), true
+		}
+		if strings.HasSuffix(s, "%") {
+			if p, err := spec.ParseLoss(s); err == nil {
+				return p, true
+			}
 		}
 		return 0, false
 	}

@@ -46,6 +46,17 @@ func TestSortFactorValues(t *testing.T) {
 	if want := []string{"5", "20", "100"}; !reflect.DeepEqual(v, want) {
 		t.Errorf("got %v", v)
 	}
+	// The link's bandwidths, unlimited last, and its losses.
+	v = []string{"unlimited", "1gbit", "100mbit", "10mbit", "1mbit"}
+	SortFactorValues(v)
+	if want := []string{"1mbit", "10mbit", "100mbit", "1gbit", "unlimited"}; !reflect.DeepEqual(v, want) {
+		t.Errorf("got %v", v)
+	}
+	v = []string{"1%", "0", "0.05%", "0.5%"}
+	SortFactorValues(v)
+	if want := []string{"0", "0.05%", "0.5%", "1%"}; !reflect.DeepEqual(v, want) {
+		t.Errorf("got %v", v)
+	}
 }
 
 // TestFactorKeysAreFields: the factor keys that name run parameters are the keys spec.Fields

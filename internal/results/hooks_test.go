@@ -69,3 +69,18 @@ func CreateSQLiteAt(ctx context.Context, path string, version int) error {
 	}
 	return tx.Commit()
 }
+
+// FillLinkShape runs schema step 12's fill on s again: the link's shape of runs whose
+// shape columns are at their defaults, taken from their link column.
+func FillLinkShape(ctx context.Context, s Store) error {
+	st := s.(*sqlStore)
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fillLinkShape(st.d.pg)(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

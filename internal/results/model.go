@@ -190,6 +190,68 @@ type Link struct {
 	// precise wait's spin), part of
 	// Client.CPUSeconds; 0 when not measured.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// Loss is the share of segments lost each way that was asked for, and RTO the
+	// retransmission timeout each loss cost (latency.Config.RTO); both 0 without loss.
+	Loss float64       `json:"loss,omitempty"`
+	RTO  time.Duration `json:"rto,omitempty"`
+	// Achieved is what the link did to the traffic during the measurement window, per
+	// direction: the delays it applied, the bandwidth used, the losses. Nil for runs stored
+	// before it was recorded.
+	Achieved *LinkAchieved `json:"achieved,omitempty"`
+}
+
+// LinkAchieved is what a latency link did during a run's measurement window, each way.
+type LinkAchieved struct {
+	// Window is how long the measurement window lasted, which the rates are over.
+	Window time.Duration `json:"window_ns"`
+	Up     LinkWay       `json:"up"`
+	Down   LinkWay       `json:"down"`
+}
+
+// LinkWay is what the link did in one direction (up: terminals to server).
+type LinkWay struct {
+	// Delay is the one-way delay the link applied to each chunk, from its arrival to its
+	// release time (its lateness, Link.LatenessUp or LatenessDown, comes on top): measured
+	// chunk by chunk where jitter, bandwidth or loss shape the direction; otherwise the
+	// direction's delay, which every chunk got (Measured false, N the chunks released).
+	Delay Delay `json:"delay"`
+	// Jitter is the jitter the standard deviation of the delays no loss delayed stands
+	// for in the run's distribution (over latency.Distribution.Unit): what the link
+	// achieved of the Jitter asked for, a bandwidth queue's spread included; 0 without
+	// jitter.
+	Jitter time.Duration `json:"jitter,omitempty"`
+	// Bytes is what the direction carried in the window; MeanRate is that per second of
+	// the window and PeakRate the most the link delivered in one interval of PeakInterval
+	// (what its cable serialised where a bandwidth limit paces the direction), per second,
+	// both in bytes per second.
+	Bytes    int64   `json:"bytes"`
+	MeanRate float64 `json:"mean_rate"`
+	PeakRate float64 `json:"peak_rate"`
+	// Sent counts the segments the direction carried and their retransmissions, Lost
+	// those lost; LossChunks the chunks that waited for a retransmission, LossAdded how long
+	// they waited in all. Zero without loss.
+	Sent       int64         `json:"sent,omitempty"`
+	Lost       int64         `json:"lost,omitempty"`
+	LossChunks int64         `json:"loss_chunks,omitempty"`
+	LossAdded  time.Duration `json:"loss_added_ns,omitempty"`
+}
+
+// PeakInterval is the interval a link's peak bandwidth is measured over (LinkWay.PeakRate):
+// long enough to hold a few round trips of a LAN, short enough to see a burst.
+const PeakInterval = 100 * time.Millisecond
+
+// Delay is a distribution of one-way delays: quantiles accurate to 12.5 % (upper bounds of
+// log-linear buckets), mean and standard deviation exact.
+type Delay struct {
+	// Measured is set when each chunk's delay was recorded; otherwise every chunk had the
+	// one delay Mean.
+	Measured bool          `json:"measured,omitempty"`
+	N        int64         `json:"n"`
+	Mean     time.Duration `json:"mean_ns"`
+	SD       time.Duration `json:"sd_ns,omitempty"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Max      time.Duration `json:"max_ns"`
 }
 
 // Lateness is a distribution of how late the latency link released data, in nanoseconds;

@@ -31,7 +31,8 @@ func runSelect(d *dialect) string {
 	rate, arrival, latency_limit_ns, max_tries, retries, retried, late,
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
 	scripts, builtins, defines, init,
-	warmup_auto, warmup_used_ns, connect_timeout_ns, min_transactions, disturbances, set_aside
+	warmup_auto, warmup_used_ns, connect_timeout_ns, min_transactions, disturbances, set_aside,
+	up_ns, down_ns, jitter_ns, distribution, bandwidth, loss, profile
 FROM runs`
 }
 
@@ -76,6 +77,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		latencyLimit, skew, warmupUsed, connT int64
 		scripts, builtins, defines            sql.NullString
 		disturbances                          sql.NullString
+		up, down, jitter                      int64
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
 	dest = append(dest, started.dests()...)
@@ -92,7 +94,8 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Summary.Offered, &r.Summary.Skipped, &r.Summary.Backlog, &achieved, &r.Summary.Overload,
 		&r.Agents, &skew, &observation,
 		&scripts, &builtins, &defines, &r.Params.Init,
-		&r.Params.WarmupAuto, &warmupUsed, &connT, &r.Params.MinTransactions, &disturbances, &r.SetAside)
+		&r.Params.WarmupAuto, &warmupUsed, &connT, &r.Params.MinTransactions, &disturbances, &r.SetAside,
+		&up, &down, &jitter, &r.Params.Distribution, &r.Params.Bandwidth, &r.Params.Loss, &r.Params.Profile)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -104,6 +107,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	r.Summary.TPS, r.Summary.TPM, r.Summary.NOPM = tps.Float64, tpm.Float64, nopm.Float64
 	r.Params.Rate, r.Params.LatencyLimit, r.Summary.AchievedRate = rate.Float64, time.Duration(latencyLimit), achieved.Float64
 	r.Params.ConnectTimeout = time.Duration(connT)
+	r.Params.Up, r.Params.Down, r.Params.Jitter = time.Duration(up), time.Duration(down), time.Duration(jitter)
 	if r.Started, err = started.value(); err != nil {
 		return Run{}, fmt.Errorf("run %d: column started: %w", r.ID, err)
 	}

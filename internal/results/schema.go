@@ -356,6 +356,43 @@ CREATE TABLE run_signals (
 );
 CREATE INDEX run_signals_run ON run_signals (run_id);
 `},
+	// 13: the link's shape as run parameters (issue 43): the one-way split, jitter and its
+	// shape, bandwidth, loss and the network profile named. Runs stored before take them
+	// from the link they recorded (fillLinkShape).
+	{version: 13, sql: `
+ALTER TABLE runs ADD COLUMN up_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN down_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN jitter_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN distribution TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN bandwidth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN loss REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT '';
+`, fill: fillLinkShape(false)},
+}
+
+// fillLinkShape returns step 13's fill: a run stored before the link's shape was a run
+// parameter gets it from its link column, where it was recorded as the link ran: the
+// jitter and its shape (uniform as the empty text), the bandwidth (the same each way: dblat run's only
+// way to set it), and the one-way delays where they split the RTT otherwise than evenly.
+func fillLinkShape(pg bool) func(ctx context.Context, tx *sql.Tx) error {
+	num := func(key string) string { return "json_extract(link, '$." + key + "')" }
+	text := num
+	if pg {
+		num = func(key string) string { return "(link ->> '" + key + "')::bigint" }
+		text = func(key string) string { return "(link ->> '" + key + "')" }
+	}
+	q := `UPDATE runs SET
+	jitter_ns = coalesce(` + num("jitter") + `, 0),
+	distribution = CASE WHEN coalesce(` + num("jitter") + `, 0) > 0 AND ` + text("distribution") + ` <> 'uniform'
+		THEN ` + text("distribution") + ` ELSE '' END,
+	bandwidth = coalesce(` + num("bandwidth_up") + `, 0),
+	up_ns = CASE WHEN ` + num("up") + ` <> rtt_ns / 2 OR ` + num("down") + ` <> rtt_ns - rtt_ns / 2 THEN ` + num("up") + ` ELSE 0 END,
+	down_ns = CASE WHEN ` + num("up") + ` <> rtt_ns / 2 OR ` + num("down") + ` <> rtt_ns - rtt_ns / 2 THEN ` + num("down") + ` ELSE 0 END
+WHERE link IS NOT NULL`
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, q)
+		return err
+	}
 }
 
 // step is one schema migration: sql runs first, then fill (if any), in the transaction
@@ -717,6 +754,16 @@ CREATE TABLE run_signals (
 );
 CREATE INDEX run_signals_run ON run_signals (run_id);
 `},
+	// 13: as SQLite's step 13.
+	{version: 13, sql: `
+ALTER TABLE runs ADD COLUMN up_ns bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN down_ns bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN jitter_ns bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN distribution text NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN bandwidth bigint NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN loss double precision NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN profile text NOT NULL DEFAULT '';
+`, fill: fillLinkShape(true)},
 }
 
 // SchemaVersion returns the schema version this build of dblat writes, on either backend.

@@ -152,6 +152,13 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "min_transactions", val: r.Params.MinTransactions},
 		js(jsonSlice("disturbances", r.Disturbances)),
 		column{name: "set_aside", val: r.SetAside},
+		column{name: "up_ns", val: int64(r.Params.Up)},
+		column{name: "down_ns", val: int64(r.Params.Down)},
+		column{name: "jitter_ns", val: int64(r.Params.Jitter)},
+		column{name: "distribution", val: r.Params.Distribution},
+		column{name: "bandwidth", val: r.Params.Bandwidth},
+		column{name: "loss", val: finite(r.Params.Loss)},
+		column{name: "profile", val: r.Params.Profile},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

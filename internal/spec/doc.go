@@ -19,6 +19,15 @@
 // named from and, once read, their text (Dir, Files), so that a run handed to agents runs
 // what was read.
 //
+// The latency link's shape is fields too (Field.Link, LinkKeys: rtt, up, down, jitter,
+// distribution, bandwidth, loss, profile): dblat run's, dblat proxy's and dblat
+// calibrate's flags and a study's keys of the same names, stored with every run. A Run's
+// Link says that it goes through the link and how the link runs (connection set-up
+// delayed, queue limit); Resolve gives it the fields' shape (LinkConfig). A Profile is a
+// named set of the link fields' values (Profiles: the built-in networks, each with the
+// source of its figures; a study file may declare its own), which Apply writes into a
+// run's fields, those given beside it excepted.
+//
 // Resolve fills in what zero values stand for (Drive.Pool, Drive.Tries read them the same
 // way) and Validate is the one check of a Run that needs no server, workload or engine:
 // each field against its declared range, and the fields that exclude or need each other.

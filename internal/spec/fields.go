@@ -1,11 +1,13 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/option"
 )
 
@@ -44,6 +46,10 @@ type Field struct {
 	// weights (the scripts, the built-ins): a run's mix follows from it, so runs that differ
 	// in it differ in their mix by design.
 	Weighs bool
+	// Link marks a parameter of the latency link's shape (LinkKeys): dblat run's, dblat
+	// proxy's and dblat calibrate's flags of the same name, which a Profile sets together.
+	// A run that sets one goes through the link.
+	Link bool
 
 	set func(p *Params, text string) error
 	add func(p *Params, text string) error
@@ -59,10 +65,55 @@ func (f *Field) List() bool { return f.Kind == option.List || f.Kind == option.P
 // once; the front ends, the cell keys, the stored runs' factor values and the like-for-like
 // check of stored runs all read this table.
 var Fields = []Field{
-	{Option: option.Option{Name: "rtt", Kind: option.Duration, Default: "0", Flag: option.NoFlag, Usage: "round-trip time added between terminals and server"},
-		Factor: true, Mismatch: "a different added latency",
+	{Option: option.Option{Name: "rtt", Kind: option.Duration, Default: "0", Usage: "round-trip time added between terminals and server, half each way unless up and down split it; 0 still goes through the link"},
+		Factor: true, Link: true, Mismatch: "a different added latency",
 		set: func(p *Params, s string) (err error) { p.RTT, err = option.ParseDuration(s); return },
 		get: func(p *Params) string { return FormatDuration(p.RTT) }},
+	{Option: option.Option{Name: "up", Kind: option.Duration, Default: "0", Usage: "one-way delay terminals→server; with down, in place of rtt's even split (rtt is then up + down)"},
+		Factor: true, Late: true, Link: true, Mismatch: "another split of the added latency between the directions",
+		set: func(p *Params, s string) (err error) { p.Up, err = option.ParseDuration(s); return },
+		get: func(p *Params) string { return FormatDuration(p.Up) }},
+	{Option: option.Option{Name: "down", Kind: option.Duration, Default: "0", Usage: "one-way delay server→terminals; with up, in place of rtt's even split (rtt is then up + down)"},
+		Factor: true, Late: true, Link: true, Mismatch: "another split of the added latency between the directions",
+		set: func(p *Params, s string) (err error) { p.Down, err = option.ParseDuration(s); return },
+		get: func(p *Params) string { return FormatDuration(p.Down) }},
+	{Option: option.Option{Name: "jitter", Kind: option.Duration, Default: "0", Usage: "spread of each one-way delay, drawn per chunk without reordering: the half-width of uniform jitter, the standard deviation of normal and paretonormal"},
+		Factor: true, Late: true, Link: true, Mismatch: "another spread of the added latency (jitter widens response-time percentiles)",
+		set: func(p *Params, s string) (err error) { p.Jitter, err = option.ParseDuration(s); return },
+		get: func(p *Params) string { return FormatDuration(p.Jitter) }},
+	{Option: option.Option{Name: "distribution", Kind: option.String, Default: DefaultDistribution, Values: Distributions, Usage: "shape of the jitter: uniform, normal or paretonormal, as tc-netem's"},
+		Factor: true, Late: true, Link: true, Mismatch: "jitter of another shape",
+		set: func(p *Params, s string) error {
+			d := strings.TrimSpace(s)
+			if err := option.OneOf(d, Distributions); err != nil {
+				return err
+			}
+			p.Distribution = d
+			if d == DefaultDistribution {
+				p.Distribution = "" // the zero value, as runs stored before it hold
+			}
+			return nil
+		},
+		get: func(p *Params) string { return cmp.Or(p.Distribution, DefaultDistribution) }},
+	{Option: option.Option{Name: "bandwidth", Kind: option.String, Default: Unlimited, Usage: "capacity each way, shared by the connections like one cable: 100mbit, 1gbit, 12.5MB/s, or unlimited"},
+		Factor: true, Late: true, Link: true, Mismatch: "another capacity (a narrow link queues large messages behind each other)",
+		set: func(p *Params, s string) (err error) { p.Bandwidth, err = ParseBandwidth(s); return },
+		get: func(p *Params) string { return FormatBandwidth(p.Bandwidth) }},
+	{Option: option.Option{Name: "loss", Kind: option.String, Default: "0", Usage: "share of TCP segments lost each way, like 0.1%: a lost segment delays its data by a retransmission timeout (RTT + 200 ms at least), as TCP does"},
+		Factor: true, Late: true, Link: true, Mismatch: "another loss rate (each loss costs a retransmission timeout)",
+		set: func(p *Params, s string) (err error) { p.Loss, err = ParseLoss(s); return },
+		get: func(p *Params) string { return latency.FormatLoss(p.Loss) }},
+	{Option: option.Option{Name: "profile", Kind: option.String, Usage: "a named network's whole shape (same-host, lan-1gbe, lan-10gbe, lan-100mbit-loaded, same-az, cross-az, cross-region, or a study's own): its rtt, jitter, bandwidth and loss, which the link fields given beside it override"},
+		Factor: true, Late: true, Link: true, Mismatch: "another network profile",
+		set: func(p *Params, s string) error {
+			name := strings.TrimSpace(s)
+			if name != "" && !validProfile.MatchString(name) {
+				return fmt.Errorf("must be a profile's name (letters, digits, '-', '_', '.'), got %q", s)
+			}
+			p.Profile = name
+			return nil
+		},
+		get: func(p *Params) string { return p.Profile }},
 	{Option: option.Option{Name: "terminals", Kind: option.Int, Default: "10", Min: 1, Usage: "concurrent terminals (emulated users)"},
 		Factor: true, Mismatch: "a different load",
 		set: func(p *Params, s string) (err error) { p.Terminals, err = option.ParseInt(s); return },
@@ -183,6 +234,17 @@ func Keys() []string {
 	out := make([]string, len(Fields))
 	for i, f := range Fields {
 		out[i] = f.Name
+	}
+	return out
+}
+
+// LinkKeys lists the names of the link's fields (Field.Link), in order.
+func LinkKeys() []string {
+	var out []string
+	for _, f := range Fields {
+		if f.Link {
+			out = append(out, f.Name)
+		}
 	}
 	return out
 }

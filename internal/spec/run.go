@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"time"
@@ -119,9 +120,26 @@ type Params struct {
 	Mix map[string]float64 `json:"mix,omitempty"`
 	// Think turns on keying and think times, where the workload has them.
 	Think bool `json:"think"`
-	// RTT is the round-trip time added between terminals and server: what the Run's Link
-	// adds (Resolve derives it), 0 without a link.
+	// RTT is the round-trip time added between terminals and server, 0 without a link:
+	// split evenly between the directions, or Up + Down when they are set (Resolve fills
+	// it in).
 	RTT time.Duration `json:"rtt"`
+	// Up and Down are the one-way delays when the link splits RTT otherwise than evenly;
+	// both 0 for an even split.
+	Up   time.Duration `json:"up,omitempty"`
+	Down time.Duration `json:"down,omitempty"`
+	// Jitter is the spread of each one-way delay and Distribution its shape
+	// (latency.Config.Jitter, Distribution: "uniform", "normal", "paretonormal"; "" is
+	// uniform).
+	Jitter       time.Duration `json:"jitter,omitempty"`
+	Distribution string        `json:"distribution,omitempty"`
+	// Bandwidth is the link's capacity each way in bytes per second, 0 for unlimited.
+	Bandwidth int64 `json:"bandwidth,omitempty"`
+	// Loss is the probability that a TCP segment is lost each way (latency.Config.Loss).
+	Loss float64 `json:"loss,omitempty"`
+	// Profile names the network profile whose shape the link fields took (Profile.Apply);
+	// "" when they were given one by one.
+	Profile string `json:"profile,omitempty"`
 	// ConnectTimeout bounds the making of each connection to the server, the terminals'
 	// and dblat's own (engine.OpenOptions.ConnectTimeout); 0 leaves the driver's default.
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
@@ -176,7 +194,9 @@ type Run struct {
 	// Target is a managed server's name or a DSN (never stored: results keep a label).
 	Target string
 	// Link, when set, puts dblat's latency link between the terminals and the server; nil
-	// connects directly (TCP) or through the Unix socket (TransportUnix).
+	// connects directly (TCP) or through the Unix socket (TransportUnix). Its shape is the
+	// Params' link fields (Resolve writes them into it, LinkConfig): what it holds of its
+	// own is how the link runs (DelayConnect, QueueLimit, Spin).
 	Link *latency.Config
 	// Study and Cell tie the run to a study cell; "" for a run of its own.
 	Study, Cell string
@@ -233,16 +253,48 @@ func PathOf(p *Params, linked bool) string {
 }
 
 // Resolve fills in what a Run's zero values stand for: one connection per terminal, the
-// default arrival process of an open loop, and the RTT its link adds. It is idempotent;
-// Validate expects a resolved Run. (MaxTries has no zero default: front ends start from 1.)
+// default arrival process of an open loop, the RTT of a link split into Up and Down, and
+// the link's shape (its Link takes the link fields, and the run's seed for its draws). It
+// is idempotent; Validate expects a resolved Run. (MaxTries has no zero default: front ends
+// start from 1.)
 func (r *Run) Resolve() {
 	r.Connections = r.Pool()
 	if r.Rate > 0 && r.Arrival == "" {
 		r.Arrival = ArrivalConstant
 	}
-	if r.Link != nil {
-		r.RTT = r.Link.AddedRTT()
+	if r.RTT == 0 && (r.Up != 0 || r.Down != 0) {
+		r.RTT = r.Up + r.Down
 	}
+	if r.Link != nil {
+		c := r.Params.LinkConfig()
+		c.DelayConnect, c.QueueLimit, c.Spin = r.Link.DelayConnect, r.Link.QueueLimit, r.Link.Spin
+		*r.Link = c
+	}
+}
+
+// LinkConfig returns the link the link fields of p describe: its delays, jitter,
+// bandwidth (the same each way) and loss, its draws seeded by p's seed. Fields out of range
+// are passed on as they are (Validate reports them).
+func (p *Params) LinkConfig() latency.Config {
+	c := latency.Config{RTT: p.RTT, Up: p.Up, Down: p.Down, Jitter: p.Jitter, BandwidthUp: p.Bandwidth,
+		BandwidthDown: p.Bandwidth, Loss: p.Loss, Seed: p.Seed}
+	if p.Up != 0 || p.Down != 0 {
+		c.RTT = 0
+	}
+	c.Distribution, _ = latency.ParseDistribution(cmp.Or(p.Distribution, DefaultDistribution))
+	return c
+}
+
+// Shaped reports whether any of p's link fields (the profile's name aside) is away from its
+// default: a run with one must go through the link.
+func (p *Params) Shaped() bool {
+	for i := range Fields {
+		// A profile is its fields' values: it shapes nothing of its own.
+		if f := &Fields[i]; f.Link && f.Name != "profile" && f.Value(p) != f.Default {
+			return true
+		}
+	}
+	return false
 }
 
 // Clone returns r with maps of its own (the link configuration is a value, copied too).

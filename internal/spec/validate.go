@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dblat/dblat/internal/option"
 
@@ -97,7 +98,29 @@ func (r *Run) Validate() field.ErrorList {
 		// A study's run loads the data it runs on: "all loaded" names no size.
 		bad("warehouses", "must be at least 1, got 0")
 	}
-	inRange(&errs, "rtt", lookup("rtt").CheckDuration(r.RTT))
+	before := len(errs)
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"rtt", r.RTT}, {"up", r.Up}, {"down", r.Down}, {"jitter", r.Jitter}} {
+		inRange(&errs, d.key, lookup(d.key).CheckDuration(d.v))
+	}
+	if r.Distribution != "" {
+		inRange(&errs, "distribution", option.OneOf(r.Distribution, Distributions))
+	}
+	if r.Jitter == 0 && lookup("distribution").Value(&r.Params) != DefaultDistribution {
+		bad("distribution", "shapes the jitter, and there is none: give {jitter} too, or drop it")
+	}
+	if r.Bandwidth < 0 {
+		bad("bandwidth", "must not be negative, got %d bytes per second", r.Bandwidth)
+	}
+	if !(r.Loss >= 0 && r.Loss < 1) {
+		bad("loss", "must be at least 0 and below 100%%, got %v", r.Loss)
+	}
+	if (r.Up != 0 || r.Down != 0) && r.RTT != r.Up+r.Down {
+		bad("rtt", "is %s, but {up} and {down} add up to %s: give rtt, or up and down", FormatDuration(r.RTT), FormatDuration(r.Up+r.Down))
+	}
+	linkOK := len(errs) == before
 	inRange(&errs, "connect_timeout", lookup("connect_timeout").CheckDuration(r.ConnectTimeout))
 	if r.allWeightsZero() {
 		key := "scripts"
@@ -118,14 +141,23 @@ func (r *Run) Validate() field.ErrorList {
 	default:
 		errs = append(errs, Invalid(OptionPath(OptionTransport), "must be %s or %s, got %q", TransportTCP, TransportUnix, t))
 	}
-	if r.Link != nil && r.RTT >= 0 {
+	if r.Link != nil && linkOK {
 		if err := r.Link.Validate(); err != nil {
 			errs = append(errs, Invalid(LinkPath, "%v", err))
 		} else if r.RTT != r.Link.AddedRTT() {
 			bad("rtt", "is %s, but the link adds %s", FormatDuration(r.RTT), FormatDuration(r.Link.AddedRTT()))
 		}
-	} else if r.Link == nil && r.RTT != 0 {
-		bad("rtt", "of %s needs the latency link, which this run does not go through", FormatDuration(r.RTT))
+	} else if r.Link == nil && r.Shaped() {
+		for i := range Fields {
+			if f := &Fields[i]; f.Link && f.Name != "profile" && f.Value(&r.Params) != f.Default {
+				if r.Transport() == TransportUnix {
+					bad(f.Name, "of %s needs the latency link, which is TCP: a unix transport cannot go through it (use transport tcp, or leave the link's fields at their defaults)", f.Value(&r.Params))
+				} else {
+					bad(f.Name, "of %s needs the latency link, which this run does not go through", f.Value(&r.Params))
+				}
+				break
+			}
+		}
 	}
 	return errs
 }

@@ -29,7 +29,7 @@ func (s *Study) Cells() []Cell {
 func (s *Study) newCell(p Params, varied string) Cell {
 	p.Link = nil
 	if s.Linked() && p.Run.Transport() != spec.TransportUnix {
-		p.Link = &latency.Config{RTT: p.RTT, DelayConnect: true}
+		p.Link = &latency.Config{DelayConnect: true} // its shape: the link fields (Resolve)
 	}
 	p.Run.Resolve()
 	levels := make(map[string]string, len(s.Factors))
@@ -44,11 +44,11 @@ func (s *Study) fullCells() []Cell {
 	out := make([]Cell, 0, min(n, MaxCells))
 	idx := make([]int, len(s.Factors))
 	for {
-		p := s.Base.clone()
+		levels := make(map[string]string, len(s.Factors))
 		for i, f := range s.Factors {
-			_ = p.set(f.Key, f.Levels[idx[i]]) // canonical levels always parse
+			levels[f.Key] = f.Levels[idx[i]]
 		}
-		out = append(out, s.newCell(p, ""))
+		out = append(out, s.newCell(s.cellParams(levels), ""))
 		i := len(idx) - 1
 		for ; i >= 0; i-- {
 			if idx[i]++; idx[i] < len(s.Factors[i].Levels) {
@@ -63,19 +63,38 @@ func (s *Study) fullCells() []Cell {
 }
 
 func (s *Study) ofatCells() []Cell {
-	base := s.newCell(s.Base.clone(), "")
+	base := s.newCell(s.cellParams(nil), "")
 	out := []Cell{base}
 	for _, f := range s.Factors {
 		for _, l := range f.Levels {
 			if l == base.Levels[f.Key] {
 				continue // the base cell already runs this level
 			}
-			p := s.Base.clone()
-			_ = p.set(f.Key, l)
-			out = append(out, s.newCell(p, f.Key))
+			out = append(out, s.newCell(s.cellParams(map[string]string{f.Key: l}), f.Key))
 		}
 	}
 	return out
+}
+
+// cellParams returns the base with the given factor levels: first the profile (the cell's
+// level of a profile factor, else the base's), which gives the link its whole shape, then
+// every other level, so that a link field's level overrides the profile's value of it.
+func (s *Study) cellParams(levels map[string]string) Params {
+	p := s.Base.clone()
+	if l, ok := levels["profile"]; ok {
+		_ = p.set("profile", l) // canonical levels always parse
+	}
+	if p.Profile != "" {
+		if pr, ok := spec.LookupProfile(p.Profile, s.Profiles); ok {
+			_ = pr.Apply(&p.Run.Params, nil) // checked when parsed
+		}
+	}
+	for _, f := range s.Factors {
+		if l, ok := levels[f.Key]; ok && f.Key != "profile" {
+			_ = p.set(f.Key, l)
+		}
+	}
+	return p
 }
 
 // cellCount returns how many cells the design has; ok is false when that exceeds MaxCells

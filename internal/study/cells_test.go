@@ -53,7 +53,7 @@ func TestCellsFull(t *testing.T) {
 	last := cells[len(cells)-1]
 	wantParams := s.Base.clone()
 	wantParams.RTT, wantParams.Terminals, wantParams.Connections = 20*time.Millisecond, 16, 16
-	wantParams.Link = &latency.Config{RTT: 20 * time.Millisecond, DelayConnect: true}
+	wantParams.Link = &latency.Config{RTT: 20 * time.Millisecond, DelayConnect: true, Seed: 1}
 	wantParams.Settings["shared_buffers"] = "1GB"
 	if !reflect.DeepEqual(last.Params, wantParams) || last.Varied != "" {
 		t.Errorf("last cell %+v\nwant %+v", last.Params, wantParams)

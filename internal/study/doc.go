@@ -20,11 +20,51 @@
 //
 // # The path to the server
 //
-// A study that writes an RTT (base.rtt, even 0, or an rtt factor) sends every TCP cell
-// through dblat's latency link, at RTT 0 too, so that its cells compare like for like; one
-// that does not connects directly. A Unix-socket cell (opt.transport: unix) never goes
-// through the link. The path is thus the same for every cell unless the transport itself is
-// a factor (Study.Linked; `dblat study plan` prints each cell's path).
+// A study that writes a field of the link (base.rtt, even 0, or any key below, in base or
+// as a factor) sends every TCP cell through dblat's latency link, at RTT 0 too, so that its
+// cells compare like for like; one that does not connects directly. A Unix-socket cell
+// (opt.transport: unix) never goes through the link, so its link fields must stay at their
+// defaults (profile same-host is one). The path is thus the same for every cell unless the
+// transport itself is a factor (Study.Linked; `dblat study plan` prints each cell's path).
+//
+// # The link's shape
+//
+// The link's fields are keys of base and factors, and the flags of the same names of dblat
+// run, dblat proxy and dblat calibrate (package spec declares them once: spec.LinkKeys):
+//
+//   - rtt: round-trip time added between terminals and server, half each way unless up and
+//     down split it; 0 still goes through the link
+//   - up: one-way delay terminals→server; with down, in place of rtt's even split (rtt is
+//     then up + down)
+//   - down: one-way delay server→terminals; with up, in place of rtt's even split (rtt is
+//     then up + down)
+//   - jitter: spread of each one-way delay, drawn per chunk without reordering: the
+//     half-width of uniform jitter, the standard deviation of normal and paretonormal
+//   - distribution: shape of the jitter: uniform, normal or paretonormal, as tc-netem's
+//   - bandwidth: capacity each way, shared by the connections like one cable: 100mbit,
+//     1gbit, 12.5MB/s, or unlimited
+//   - loss: share of TCP segments lost each way, like 0.1%: a lost segment delays its data
+//     by a retransmission timeout (RTT + 200 ms at least), as TCP does
+//   - profile: a named network's whole shape (same-host, lan-1gbe, lan-10gbe,
+//     lan-100mbit-loaded, same-az, cross-az, cross-region, or a study's own): its rtt,
+//     jitter, bandwidth and loss, which the link fields given beside it override
+//
+// A profile sets every link field: those it names to its values, the others to their
+// defaults; in a cell, a factor of a link field then overrides the profile's value
+// (profile: [lan-100mbit-loaded] with bandwidth: [unlimited] is that network's latency
+// without its capacity). base.profile beside another base link key is refused as
+// ambiguous. The built-in profiles and the sources of their figures are spec.Profiles
+// (README.md lists them); a study declares its own under profiles:, each with the link
+// fields it sets, a description and a source:
+//
+//	profiles:
+//	  dolphin: {rtt: 300µs, description: "a Dolphin interconnect", source: "seed 004"}
+//	factors:
+//	  profile: [lan-100mbit-loaded, lan-1gbe, dolphin]
+//
+// Every link field is a factor: bandwidth: [1mbit, unlimited] × jitter: [0, 500us] at
+// base.rtt 1ms asks what a narrow or a jittery path does to throughput and to the
+// response-time percentiles, which the report then draws against bandwidth and jitter.
 //
 // # File format
 //
@@ -59,6 +99,7 @@
 //	  warmup: 10s             # default 10s; auto: until throughput is steady (at most 1m),
 //	                          # "auto 30s": at most 30s (package runner's rule)
 //	  rtt: 0                  # round-trip time added between terminals and server (default 0)
+//	  # jitter: 100µs, bandwidth: 100mbit, loss: 0.1%, profile: cross-az: see below
 //	  mode: client            # workload execution mode (default: the workload's own)
 //	  think: false            # TPC-C keying and think times (default false)
 //	  mix: "45,43,4,4,4"      # transaction weights (default: the workload's own)
@@ -84,7 +125,9 @@
 //	  terminals: [1, 4, 16]
 //	  set.shared_buffers: [128MB, 1GB]   # a server setting: the server restarts between levels
 //
-// Factor keys are those of package results: rtt, terminals, connections, warehouses,
+// Factor keys are those of package results: rtt and the link's other fields (up, down,
+// jitter, distribution, bandwidth, loss, profile: see "The link's shape"), terminals,
+// connections, warehouses,
 // duration, warmup, engine, think, target, server.version and server.install (the managed
 // server's version or installation), rate, arrival, latency_limit, max_tries, scripts and
 // builtins (a level is one script or a list of them: [a.sql, [b.sql@3, c.sql]]), set.NAME (a
@@ -137,6 +180,7 @@
 // layout of the file nor on whether a value came from the base or a factor, nor on repeat,
 // seed, order, cooldown, between_runs, max_failures or agents, which schedule runs but do not
 // change what one run measures (a run records how many agents drove it). Parameters added after the first studies (rate, arrival,
-// latency_limit, max_tries) enter the key only away from their defaults, so the keys of
-// existing studies, and the runs stored under them, stay as they were.
+// latency_limit, max_tries, and the link's fields but rtt) enter the key only away from
+// their defaults, so the keys of existing studies, and the runs stored under them, stay as
+// they were. A profile's cells hold its values, so a key says what the link was.
 package study

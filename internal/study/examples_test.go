@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/latency"
 )
 
 // TestExamples parses every study file in examples/ and checks the sizes their comments state.
@@ -20,6 +22,7 @@ func TestExamples(t *testing.T) {
 		"seed000-microseconds.yaml":     {72, 360, 9*time.Hour + 59*time.Minute + 50*time.Second},
 		"seed001-ofat.yaml":             {11, 55, 2*time.Hour + 26*time.Minute + 30*time.Second},
 		"seed003-pgbench.yaml":          {3, 15, 6*time.Minute + 43*time.Second},
+		"seed004-interconnects.yaml":    {7, 21, 10*time.Minute + 30*time.Second},
 		"seed000-response-at-rate.yaml": {6, 18, 12*time.Minute + 34*time.Second},
 		"seed000-reduced.yaml":          {24, 48, 11*time.Minute + 11*time.Second},
 		"seed002-vendor-test.yaml":      {12, 36, 21 * time.Minute},
@@ -88,5 +91,40 @@ func TestSeed000Levels(t *testing.T) {
 	}
 	if s.Base.Scale != 10 || s.Repeat < 5 || s.Base.Engine != "firebird" {
 		t.Errorf("base %+v, repeat %d", s.Base, s.Repeat)
+	}
+}
+
+// TestSeed004Networks checks that the seed-004 study asks the seed's questions: its three
+// networks at the seed's figures, the 100 Mb network's RTT with and without its bandwidth
+// limit, and the Unix socket against TCP on one host.
+func TestSeed004Networks(t *testing.T) {
+	s, err := Load("../../examples/seed004-interconnects.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]*latency.Config{}
+	for _, c := range s.Cells() {
+		links[s.Label(c)] = c.Params.Link
+	}
+	mbit := func(n int64) int64 { return n * 1e6 / 8 }
+	for label, want := range map[string]*latency.Config{
+		"profile=same-host bandwidth=unlimited opt.transport=tcp":           {},
+		"profile=dolphin bandwidth=unlimited opt.transport=tcp":             {RTT: 300 * time.Microsecond},
+		"profile=lan-1gbe bandwidth=1gbit opt.transport=tcp":                {RTT: 1100 * time.Microsecond, BandwidthUp: mbit(1000), BandwidthDown: mbit(1000)},
+		"profile=lan-100mbit-loaded bandwidth=100mbit opt.transport=tcp":    {RTT: 3500 * time.Microsecond, Jitter: 250 * time.Microsecond, BandwidthUp: mbit(100), BandwidthDown: mbit(100)},
+		"profile=lan-100mbit-latency bandwidth=unlimited opt.transport=tcp": {RTT: 3500 * time.Microsecond, Jitter: 250 * time.Microsecond},
+		"profile=same-host bandwidth=100mbit opt.transport=tcp":             {BandwidthUp: mbit(100), BandwidthDown: mbit(100)},
+		"profile=same-host bandwidth=unlimited opt.transport=unix":          nil,
+	} {
+		got, ok := links[label]
+		if want != nil {
+			want.DelayConnect, want.Seed = true, 1 // base.seed, the terminals' (seed: 4 orders the runs)
+		}
+		if !ok || (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			t.Errorf("%s: link %+v, want %+v (cells: %v)", label, got, want, labels(s, s.Cells()))
+		}
+	}
+	if len(links) != 7 || s.Base.Engine != "mariadb" || s.Base.Workload != "tpcc" {
+		t.Errorf("%d cells on %s running %s", len(links), s.Base.Engine, s.Base.Workload)
 	}
 }

@@ -24,7 +24,7 @@ import (
 // Keys of each block, in the order the documentation lists them.
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
-		"between_runs", "max_failures", "disturbed", "reruns", "agents", "server", "target", "base", "factors"}
+		"between_runs", "max_failures", "disturbed", "reruns", "agents", "server", "target", "profiles", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "storage", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
 	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
@@ -46,6 +46,9 @@ var (
 		"max_retries": "max_tries", "latency-limit": "latency_limit", "max-tries": "max_tries",
 		"script": "scripts", "files": "scripts", "file": "scripts", "builtin": "builtins",
 		"define": "defines", "variables": "defines", "vars": "defines", "schema": "init",
+		"bw": "bandwidth", "rate_limit": "bandwidth", "capacity": "bandwidth", "packet_loss": "loss",
+		"drop": "loss", "network": "profile", "net": "profile", "delay_distribution": "distribution",
+		"latency_up": "up", "latency_down": "down", "one_way": "up",
 	}
 )
 
@@ -398,6 +401,8 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 			p.server(s, v)
 		case "target":
 			set(&s.Target)(field(p, v, "target", checkTarget))
+		case "profiles":
+			p.profiles(s, v)
 		case "base":
 			p.base(&s.Base, v)
 		case "factors":
@@ -415,10 +420,12 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 		s.Server.Name = s.Name
 	}
 	s.Base.Engine, s.Base.Target = s.Server.Engine, s.Target
-	_, s.linked = p.pos["base.rtt"]
-	if s.hasFactor(results.FactorRTT) {
-		s.linked = true
+	for _, key := range spec.LinkKeys() {
+		if _, ok := p.pos["base."+key]; ok || s.hasFactor(key) {
+			s.linked = true
+		}
 	}
+	p.checkProfiles(s)
 	s.Base.Version, s.Base.Install = s.Server.Version, s.Server.Install
 	s.Base.Settings = maps.Clone(s.Server.Settings)
 	if s.Base.Settings == nil {
@@ -616,4 +623,76 @@ func (p *parser) factors(s *Study, n *yaml.Node) {
 		}
 		s.Factors = append(s.Factors, f)
 	})
+}
+
+// profileKeys are the keys of a study's own profile: its words, then the link's fields.
+var profileKeys = append([]string{"description", "source"}, slices.DeleteFunc(spec.LinkKeys(), func(k string) bool { return k == "profile" })...)
+
+// profiles reads the study's own network profiles: each a name with the link fields it
+// sets (those it leaves out are at their defaults), a description and a source.
+func (p *parser) profiles(s *Study, n *yaml.Node) {
+	p.mapping(n, "profiles", nil, func(name string, k, v *yaml.Node) {
+		if !validName.MatchString(name) {
+			p.errAt(k, "profile name %q: use letters, digits, '.', '_' or '-'", name)
+			return
+		}
+		if _, ok := spec.LookupProfile(name, nil); ok {
+			p.errAt(k, "profile %q is built in: give yours another name", name)
+			return
+		}
+		pr := spec.Profile{Name: name, Values: map[string]string{}}
+		var scratch spec.Params
+		p.mapping(v, "profiles."+name, profileKeys, func(key string, _, x *yaml.Node) {
+			raw, ok := p.scalar(x, key)
+			if !ok {
+				return
+			}
+			switch key {
+			case "description":
+				pr.Summary = raw
+			case "source":
+				pr.Source = raw
+			default:
+				f, _ := spec.Lookup(key)
+				if err := f.Set(&scratch, raw); err != nil {
+					p.errAt(x, "%s %v", key, err)
+					return
+				}
+				pr.Values[key] = f.Value(&scratch)
+			}
+		})
+		s.Profiles = append(s.Profiles, pr)
+	})
+}
+
+// checkProfiles checks that every profile the study names exists, and that its base does
+// not both name a profile and give link fields beside it (which would be ambiguous: a
+// factor's levels override a profile, the base's keys do not).
+func (p *parser) checkProfiles(s *Study) {
+	known := func(path, name string) {
+		if name == "" {
+			return
+		}
+		if _, ok := spec.LookupProfile(name, s.Profiles); !ok {
+			names := spec.ProfileNames(s.Profiles)
+			p.errPath(path, "unknown profile %q%s (known: %s)", name, suggest(name, names), strings.Join(names, ", "))
+		}
+	}
+	known("base.profile"+valueSuffix, s.Base.Profile)
+	for _, f := range s.Factors {
+		if f.Key != "profile" {
+			continue
+		}
+		for i, l := range f.Levels {
+			known(fmt.Sprintf("factors.profile[%d]", i), l)
+		}
+	}
+	if s.Base.Profile == "" {
+		return
+	}
+	for _, key := range spec.LinkKeys() {
+		if _, ok := p.pos["base."+key]; ok && key != "profile" {
+			p.errPath("base."+key, "base.%s and base.profile both shape the link: give the profile alone, the fields alone, or vary %s as a factor (a factor's levels override the profile's)", key, key)
+		}
+	}
 }

@@ -96,16 +96,22 @@ type Study struct {
 	// Source is the file as read, to be stored with the results.
 	Source []byte
 
+	// Profiles are the study's own network profiles (profiles:), which its profile keys
+	// may name beside the built-in ones (spec.Profiles).
+	Profiles []spec.Profile
+
 	pos map[string]pos
-	// linked is set when the file writes an RTT (base.rtt or an rtt factor); see Linked.
+	// linked is set when the file writes a field of the link (base.rtt, a jitter factor,
+	// a profile, ...); see Linked.
 	linked bool
 }
 
 // Linked reports whether the study's TCP cells go through dblat's latency link: when the file
-// writes an RTT (base.rtt, even 0, or an rtt factor), every TCP cell does, at RTT 0 too, so
-// that its cells compare like for like; otherwise they connect directly. A cell whose
-// transport is unix never does (the link is TCP). The path is therefore the same for every
-// cell unless the transport is itself a factor.
+// writes a field of the link (base.rtt, even 0, or any of spec.LinkKeys in base or as a
+// factor: up, down, jitter, distribution, bandwidth, loss, profile), every TCP cell does, at
+// RTT 0 too, so that its cells compare like for like; otherwise they connect directly. A
+// cell whose transport is unix never does (the link is TCP). The path is therefore the same
+// for every cell unless the transport is itself a factor.
 func (s *Study) Linked() bool { return s.linked }
 
 // ServerSpec describes the managed server a study starts.
