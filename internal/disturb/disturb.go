@@ -106,7 +106,7 @@ const (
 	// minLost is the least a stretch must cost to be named: less is within counting.
 	minLost = 20 * time.Millisecond
 	// slack widens a stretch on each side when its signals are read: the host's
-	// intervals are a quarter of a second long and need not line up with the runner's.
+	// intervals are half a second long and need not line up with the runner's.
 	slack = 250 * time.Millisecond
 
 	// Signal levels that name a cause over a stretch (the time-weighted mean over it):

@@ -22,8 +22,8 @@
 // kernel has no pressure information the sampler says so once (Sampler.Notes) and the
 // PSI signals are missing: a check can say less there, and says that.
 //
-// Sampling costs little: a handful of small /proc reads every Every (250 ms by default), a
-// goroutine that wakes every StallTick (10 ms), and one query of the server a second;
+// Sampling costs little: a handful of small /proc reads every Every (500 ms by default), a
+// goroutine that wakes every StallTick (100 ms), and one query of the server a second;
 // package execution's BenchmarkSignalsCost measures what that adds to dblat's CPU per
 // transaction. It runs in its own goroutines and never blocks a run: a server query that
 // hangs (the server stalled) only delays the server's next reading.

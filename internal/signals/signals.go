@@ -55,16 +55,18 @@ const (
 
 // Defaults of Config.
 const (
-	// DefaultEvery samples the host four times a second: a disk stall of half a second
-	// then spans two intervals at least, which places it to a quarter of a second.
-	DefaultEvery = 250 * time.Millisecond
+	// DefaultEvery samples the host twice a second: a disk stall of a second then spans
+	// two intervals at least, and is placed to half a second, finer than the runner's
+	// samples of a second.
+	DefaultEvery = 500 * time.Millisecond
 	// DefaultServerEvery reads the server's own view once a second, the runner's sample
 	// interval: a query a second costs the server little.
 	DefaultServerEvery = time.Second
 	// StallTick is how often the stall watch means to wake: a stall shorter than this is
-	// not seen, and at 100 wake-ups a second the watch costs a few hundredths of a
-	// percent of a CPU.
-	StallTick = 10 * time.Millisecond
+	// not seen (a disturbance that names dblat's own process lasts 200 ms at least), and at
+	// ten wake-ups a second, the host's reads among them, sampling costs about 3 ms of CPU
+	// a second (BenchmarkSignalsCost).
+	StallTick = 100 * time.Millisecond
 	// busyOthers is the CPUs other processes must keep busy in an interval before the
 	// sampler looks for them by name (a scan of /proc, which costs a millisecond or two).
 	busyOthers = 0.2
@@ -105,7 +107,7 @@ type Sampler struct {
 	psi    bool
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// stall is the longest lateness the stall watch saw since the host sampler last took it.
+	// stall is the longest lateness the stall watch saw since the host's last reading.
 	stall atomic.Int64
 
 	mu     sync.Mutex
@@ -134,7 +136,6 @@ func Start(cfg Config) *Sampler {
 	h := newHost(cfg)
 	s.psi = h.psi
 	s.note(h.notes...)
-	s.wg.Go(func() { s.watchStalls(ctx) })
 	s.wg.Go(func() { s.sampleHost(ctx, h) })
 	if cfg.Server != nil {
 		s.wg.Go(func() { s.sampleServer(ctx) })
@@ -231,43 +232,31 @@ func (s *Sampler) note(msgs ...string) {
 	s.mu.Unlock()
 }
 
-// watchStalls wakes every StallTick and keeps how late it woke at worst: the time dblat's
+// sampleHost wakes every StallTick, keeps how late it woke at worst — the time dblat's
 // process went without a CPU (the machine's other load, the hypervisor, a pause of the Go
-// runtime).
-func (s *Sampler) watchStalls(ctx context.Context) {
+// runtime) — and reads the host's signals every Every. One goroutine does both: on a
+// virtual machine each wake-up of an idle Go process costs about a tenth of a millisecond
+// of CPU, whatever it does once awake.
+func (s *Sampler) sampleHost(ctx context.Context, h *host) {
 	tick := time.NewTicker(StallTick)
 	defer tick.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			// A ticker drops ticks it could not deliver, so a long stall is one late tick.
-			late := int64(now.Sub(last) - StallTick)
-			last = now
-			for {
-				cur := s.stall.Load()
-				if late <= cur || s.stall.CompareAndSwap(cur, late) {
-					break
-				}
-			}
-		}
-	}
-}
-
-// sampleHost reads the host's signals every Every.
-func (s *Sampler) sampleHost(ctx context.Context, h *host) {
-	tick := time.NewTicker(s.cfg.Every)
-	defer tick.Stop()
 	prev := h.read(time.Now())
+	last := prev.at
 	for {
 		select {
 		case <-ctx.Done():
 			s.flushHost(h, prev, time.Now())
 			return
 		case now := <-tick.C:
-			prev = s.flushHost(h, prev, now)
+			// A ticker drops ticks it could not deliver, so a long stall is one late tick.
+			late := int64(now.Sub(last) - StallTick)
+			last = now
+			if late > s.stall.Load() {
+				s.stall.Store(late)
+			}
+			if now.Sub(prev.at) >= s.cfg.Every-StallTick/2 {
+				prev = s.flushHost(h, prev, now)
+			}
 		}
 	}
 }
