@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -105,5 +106,35 @@ func TestMemoryStudyTooLarge(t *testing.T) {
 	}
 	if list, _ := c.Servers.List(); len(list) > 0 {
 		t.Errorf("the plan started servers: %v", list)
+	}
+}
+
+// TestClientProcs: a study's client_procs holds the Go runtime to that many threads for
+// its runs, which record it, and gives the runtime back its own number at the end. (Not
+// parallel: GOMAXPROCS is the whole test binary's.)
+func TestClientProcs(t *testing.T) {
+	pgtest.Server(t)
+	c, store := newCore(t)
+	src := strings.Replace(strings.Replace(memoryStudy, "repeat: 2", "repeat: 1\nclient_procs: 1", 1), "terminals: [1, 2]", "terminals: [1]", 1)
+	st, err := study.Parse("procs.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.GOMAXPROCS(0)
+	ctx := context.Background()
+	if err := c.RunStudy(ctx, nil, st); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the study, %d before", after, before)
+	}
+	runs, err := store.List(ctx, results.Filter{Study: "memory"})
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Client.Procs != 1 {
+			t.Errorf("run %d recorded %d procs, want 1", r.ID, r.Client.Procs)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -384,6 +385,9 @@ func (c *Core) RunStudy(ctx context.Context, drain <-chan struct{}, st *study.St
 		c.info("study %s: %s to go, estimated %s", st.Name, words.Count(len(sp.Runs), "run"), sp.Estimate.Round(time.Second))
 	}
 	defer c.holdCPU()()
+	if st.ClientProcs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(st.ClientProcs))
+	}
 	sr := &studyRun{c: c, st: st, loaded: map[string]int{}}
 	defer func() {
 		for _, name := range sr.servers {

@@ -24,7 +24,7 @@ import (
 // Keys of each block, in the order the documentation lists them.
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
-		"between_runs", "max_failures", "disturbed", "reruns", "agents", "server", "target", "profiles", "base", "factors"}
+		"between_runs", "max_failures", "disturbed", "reruns", "client_procs", "agents", "server", "target", "profiles", "base", "factors"}
 	serverKeys = []string{"engine", "name", "version", "install", "storage", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
 	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
@@ -312,6 +312,7 @@ var studyKeys = option.Set{
 	{Name: "max_failures", Kind: option.Int, Default: strconv.Itoa(DefaultMaxFailures), Min: 1},
 	{Name: "disturbed", Kind: option.String, Default: DisturbedKeep, Values: []string{DisturbedKeep, DisturbedRerun, DisturbedStop}},
 	{Name: "reruns", Kind: option.Int, Default: strconv.Itoa(DefaultReruns), Min: 0},
+	{Name: "client_procs", Kind: option.Int, Default: "0", Min: 0},
 	// storage is server.storage: where the managed server keeps its data.
 	{Name: "storage", Kind: option.String, Values: managed.Storages},
 	{Name: "agents", Kind: option.Int, Default: "0", Min: 1},
@@ -395,6 +396,8 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 			setKey(p, v, key, &s.Disturbed, asText)
 		case "reruns":
 			setKey(p, v, key, &s.Reruns, option.ParseInt)
+		case "client_procs":
+			setKey(p, v, key, &s.ClientProcs, option.ParseInt)
 		case "agents":
 			setKey(p, v, key, &s.Agents, option.ParseInt)
 		case "server":

@@ -79,6 +79,12 @@ type Study struct {
 	// Reruns how many disturbed runs a cell may set aside under DisturbedRerun.
 	Disturbed string
 	Reruns    int
+	// ClientProcs, when positive, holds dblat's Go runtime to that many threads of Go code
+	// (GOMAXPROCS) for the study's runs, which record it (results.Client.Procs): on a
+	// machine of few CPUs that also runs the server, one keeps the client off the
+	// server's CPUs and out of the runtime's spinning between round trips. 0 leaves the
+	// runtime's default (one per CPU, or the GOMAXPROCS environment variable's).
+	ClientProcs int
 	// Agents, when positive, drives every run with that many `dblat agent` processes
 	// (internal/agent); 0 runs every terminal in the study's own process.
 	Agents int
