@@ -19,7 +19,7 @@ func (a *app) quickstartCommand() *cobra.Command {
 		Short: "Run the embedded default study on a managed PostgreSQL and write its report",
 		Long: `The embedded default (examples/quickstart.yaml): starts a managed PostgreSQL in the
 state directory, its data directory in memory (no disk stalls; durability is not measured),
-loads two TPC-C warehouses, runs TPC-C at RTT 0/0.05/0.2/1/5 ms × 2/4 terminals, two to four
+loads two TPC-C warehouses, runs TPC-C at RTT 0/0.2/0.5/1/5 ms × 2/4 terminals, two to four
 times each until each cell's interval is within ±10 % (within a budget of seven minutes),
 sets aside and reruns a run that the machine disturbed, stores every run, stops the server,
 and writes a self-contained HTML report whose path it prints. Run it again to resume an
