@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -106,7 +107,8 @@ func (c *checker) variation() {
 		if d := disturbedRuns(cl.Finished); d != "" {
 			line += "; " + d
 			disturbed++
-		} else if st, ok := hostBehind(cl.Finished, xs); ok {
+		}
+		if st, ok := hostBehind(cl.Finished, xs); ok {
 			line += "; " + st
 			slowHost++
 		}
@@ -116,10 +118,11 @@ func (c *checker) variation() {
 		return
 	}
 	fix := "look for what changed between the repeats (background load, checkpoints, a cold cache: see warm-up), lengthen the window, or add repeats"
+	if slowHost > 0 {
+		fix = "the machine itself was slower during the slower repeats (a busy virtual machine host, a lower clock): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over it; " + fix
+	}
 	if disturbed > 0 {
 		fix = "what disturbed the runs is named above (see the disturbed finding): run the study with disturbed: rerun, on a quieter machine, or with the data directory in memory (server storage: memory) when the question is not the disk; " + fix
-	} else if slowHost > 0 {
-		fix = "the machine itself was slower during the slower repeats (a busy virtual machine host, a lower clock): rerun when it is quiet, on a dedicated host, or with more repeats, so that the mean averages over it; " + fix
 	}
 	c.add(Finding{Rule: RuleVariation, Severity: Warning,
 		Message:  fmt.Sprintf("repeats of %s disagree by more than %s (coefficient of variation): the mean hides an unstable measurement", words.Count(len(cells), "cell"), pct(c.opt.MaxCV)),
@@ -145,10 +148,35 @@ func hostBehind(runs []*results.Run, xs []float64) (string, bool) {
 	if len(runs) < 2 {
 		return "", false
 	}
+	if st, ok := canaryBehind(runs, xs); ok {
+		return st, true
+	}
 	if st, ok := stealBehind(runs, xs); ok {
 		return st, true
 	}
 	return clientCPUBehind(runs, xs)
+}
+
+// canaryBehind says how fast the machine itself ran in each of runs when that plausibly
+// explains why they differ: the CPU time a fixed piece of work took (results.Client.
+// CanaryUs) was at least disturb.SlowHostMargin longer in the slowest run than in the
+// fastest. ok is false otherwise, or when not measured.
+func canaryBehind(runs []*results.Run, xs []float64) (string, bool) {
+	c := make([]float64, len(runs))
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		if r.Client.CanaryUs <= 0 {
+			return "", false
+		}
+		c[i] = r.Client.CanaryUs
+		parts[i] = strconv.FormatFloat(c[i], 'f', 0, 64)
+	}
+	slow, fast := extremes(xs)
+	if c[slow] < (1+disturb.SlowHostMargin)*c[fast] {
+		return "", false
+	}
+	return fmt.Sprintf("a fixed piece of work took %s µs of CPU in these runs: %s more in the slowest, so the machine itself ran slower (a neighbour on its host, a lower clock)",
+		strings.Join(parts, ", "), pct(c[slow]/c[fast]-1)), true
 }
 
 // extremes returns the indexes of the smallest and largest of vs, which is not empty.

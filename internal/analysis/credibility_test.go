@@ -609,6 +609,10 @@ func TestVariationNamesTheMachine(t *testing.T) {
 		}
 		return runs
 	}
+	canary := mk(false, run{550, 0, 1200}, run{420, 0, 1250}, run{540, 0, 1210})
+	for i, us := range []float64{350, 420, 352} {
+		canary[i].Client.CanaryUs = us
+	}
 	stolen := []run{{550, 0.002, 1200}, {420, 0.061, 1250}, {540, 0.005, 1210}}
 	slower := []run{{550, 0.002, 1240}, {420, 0.002, 1710}, {540, 0.003, 1450}}
 	for _, c := range []struct {
@@ -616,6 +620,7 @@ func TestVariationNamesTheMachine(t *testing.T) {
 		runs []results.Run
 		want string // in the evidence; "" for no word of the machine
 	}{
+		{"canary", canary, "a fixed piece of work took 350, 420, 352 µs of CPU in these runs: 20 % more in the slowest"},
 		{"steal", mk(true, stolen...), "0.2, 6.1, 0.5 % of its CPU time (steal)"},
 		{"client CPU", mk(true, slower...), "1240, 1710, 1450 µs in these runs: the same client work cost 38 % more in the slowest"},
 		{"no figures", mk(false, stolen...), ""},

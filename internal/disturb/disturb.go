@@ -52,6 +52,9 @@ const (
 	CauseVacuum     = "vacuum"
 	// CauseUnknown: the run lost time and no signal explains it.
 	CauseUnknown = "unknown"
+	// CauseHost: the machine itself ran slower than in the other runs it is compared with
+	// (SlowHost), over the whole run.
+	CauseHost = "host"
 )
 
 // External reports whether cause lies outside the system under test (the host, other
@@ -60,7 +63,7 @@ const (
 // no signal explains, are not.
 func External(cause string) bool {
 	switch cause {
-	case CauseDisk, CauseMemory, CauseCPU, CauseSteal, CauseClient:
+	case CauseDisk, CauseMemory, CauseCPU, CauseSteal, CauseClient, CauseHost:
 		return true
 	}
 	return false
@@ -83,6 +86,8 @@ func Describe(cause string) string {
 		return "the server's checkpoint"
 	case CauseVacuum:
 		return "the server's autovacuum"
+	case CauseHost:
+		return "a slower machine"
 	}
 	return "something no signal explains"
 }
@@ -135,6 +140,38 @@ const (
 	// few thousand transactions, and is a fifth of the 10 % a study's precision targets.
 	Material = 0.02
 )
+
+// SlowHostMargin is how much slower a run's canary (results.Client.CanaryUs) must be than
+// its comparison's for SlowHost to name it: a run's canary is the median of a few dozen
+// readings whose spread on a quiet VM is ±10 %, so its own noise is 2 to 3 %, and 8 % is
+// three times that.
+const SlowHostMargin = 0.08
+
+// SlowHost names a run whose machine ran slower than in the runs it is compared with:
+// its canary (the CPU time of a fixed piece of work) took more than SlowHostMargin longer
+// than baseline (theirs, a median). The time it lost is the share of the work the machine
+// did more slowly, times the share of the window its CPUs were busy: a run that waited on
+// the network most of its window lost little to a slower CPU. ok is false for a run the
+// margin does not name, or without canaries.
+func SlowHost(r *results.Run, baseline float64) (results.Disturbance, bool) {
+	c := r.Client.CanaryUs
+	if c <= 0 || baseline <= 0 || c < (1+SlowHostMargin)*baseline {
+		return results.Disturbance{}, false
+	}
+	elapsed := r.Summary.Elapsed
+	idx := newSignalIndex(r.Signals)
+	busy, _ := idx.mean(signals.HostBusy, 0, elapsed)
+	cpus, _ := idx.mean(signals.HostCPUs, 0, elapsed)
+	share := 1.0
+	if cpus > 0 {
+		share = min(1, busy/cpus)
+	}
+	d := results.Disturbance{Cause: CauseHost, From: 0, To: elapsed,
+		Lost: time.Duration((1 - baseline/c) * share * float64(elapsed)),
+		Evidence: fmt.Sprintf("throughout the run a fixed piece of work took %.0f µs of CPU against %.0f µs in the runs it is compared with: the machine itself ran %.0f %% slower (a neighbour on its host, a lower clock), while its CPUs were %.0f %% busy",
+			c, baseline, 100*(c/baseline-1), 100*share)}
+	return d, true
+}
 
 // Disturbed reports whether external causes took at least Material of r's window.
 func Disturbed(r *results.Run) bool {

@@ -203,3 +203,35 @@ func TestTooShort(t *testing.T) {
 
 func sqrt(x float64) float64   { return math.Sqrt(x) }
 func expNeg(x float64) float64 { return math.Exp(-x) }
+
+// TestSlowHost: a run whose canary took more than the margin longer than its comparison's
+// is named a slower machine, its cost the share of the work done slower times the share of
+// the window its CPUs were busy; within the margin, or without canaries, it is not.
+func TestSlowHost(t *testing.T) {
+	r := run(flat(5, 1000), flat(5, 5), func(name string, at time.Duration) (float64, bool) {
+		if name == signals.HostBusy {
+			return 1.5, true
+		}
+		return quiet(name, at)
+	})
+	r.Client.CanaryUs = 420
+	d, ok := SlowHost(r, 350)
+	if !ok || d.Cause != CauseHost || !External(d.Cause) {
+		t.Fatalf("%+v, %v", d, ok)
+	}
+	// (1 − 350/420) × 1.5/2 × 5 s = 625 ms.
+	if want := 625 * time.Millisecond; d.Lost < want-time.Millisecond || d.Lost > want+time.Millisecond {
+		t.Errorf("lost %v, want %v", d.Lost, want)
+	}
+	if !strings.Contains(d.Evidence, "20 % slower") {
+		t.Errorf("evidence %q", d.Evidence)
+	}
+	r.Client.CanaryUs = 370
+	if _, ok := SlowHost(r, 350); ok {
+		t.Error("6 % slower named: within the margin")
+	}
+	r.Client.CanaryUs = 0
+	if _, ok := SlowHost(r, 350); ok {
+		t.Error("named without a canary")
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,12 +22,6 @@ import (
 // hold the CPUs out of deep idle states, as runs do by default (Core.HoldCPULatency).
 //
 //	go test ./internal/execution -run '^$' -bench Link -benchtime 1x
-
-func medianOf(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
 
 func usOf(d time.Duration) float64 { return float64(d) / 1e3 }
 

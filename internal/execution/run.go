@@ -331,6 +331,7 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		var notes []string
 		run.Signals, notes = sampler.Stop(windowAt)
 		run.Client.Pressure = new(sampler.Pressure())
+		run.Client.CanaryUs = signals.Canary(run.Signals)
 		for _, n := range notes {
 			c.info("note: %s", n)
 		}

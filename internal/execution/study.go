@@ -463,6 +463,9 @@ type studyLoop struct {
 	failures   int
 	ran        int
 	prev       *study.Cell
+	// canaries are the machine's speed in the runs of this invocation (their canaries,
+	// results.Client.CanaryUs), against which a run's is judged.
+	canaries []float64
 }
 
 // schedule returns the progress the order counts and the runs still to do.
@@ -555,8 +558,18 @@ func (l *studyLoop) runOne(ctx context.Context, drain <-chan struct{}, pr *study
 
 // setAside is the study's policy for a run that external causes disturbed (study
 // Disturbed): under DisturbedRerun it is set aside while its cell has set aside fewer than
-// Reruns runs; otherwise, and under the other policies, it counts.
+// Reruns runs; otherwise, and under the other policies, it counts. First it names a run
+// whose machine ran slower than in the study's runs so far (disturb.SlowHost, against
+// their median canary once three have one).
 func (l *studyLoop) setAside(run *results.Run) string {
+	if c := run.Client.CanaryUs; c > 0 {
+		if len(l.canaries) >= 3 {
+			if d, ok := disturb.SlowHost(run, medianOf(l.canaries)); ok {
+				run.Disturbances = append(run.Disturbances, d)
+			}
+		}
+		l.canaries = append(l.canaries, c)
+	}
 	st := l.sr.st
 	if st.Disturbed != study.DisturbedRerun || !disturb.Disturbed(run) || l.progress[run.CellKey].SetAside >= st.Reruns {
 		return ""
@@ -836,4 +849,14 @@ func sleepOrDrain(ctx context.Context, drain <-chan struct{}, d time.Duration) b
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// medianOf is the median of xs (not changed).
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

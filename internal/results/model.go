@@ -308,6 +308,11 @@ type Client struct {
 	// the window (steal time, /proc/stat): on a shared virtual machine, the time a
 	// neighbour took. nil when not measured.
 	Steal *float64 `json:"steal,omitempty"`
+	// CanaryUs is the median CPU time, in µs, that a fixed piece of work took on the client
+	// machine over the run (package signals' host.canary_us): how fast the machine itself
+	// ran. Runs whose canaries differ by more than their noise ran on a machine of another
+	// speed. 0 when not measured.
+	CanaryUs float64 `json:"canary_us,omitempty"`
 	// Pressure says whether the machine had pressure stall information (/proc/pressure),
 	// by which a disturbed run's waits for the disk, memory and CPU are told; nil for runs
 	// stored before it was recorded.

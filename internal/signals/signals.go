@@ -26,6 +26,12 @@ const (
 	HostSteal  = "host.steal"
 	HostIOWait = "host.iowait"
 	HostCPUs   = "host.cpus"
+	// HostCanary is the CPU time, in µs, that a fixed piece of work (canaryWork) took on
+	// the sampler's thread: the machine's own speed. Its CPU time leaves out the time the
+	// thread waited for a CPU, so it does not grow with the run's own load; it grows when
+	// the machine runs slower for the same instructions — a neighbour on the virtual
+	// machine's host sharing its cores and caches, a lower clock.
+	HostCanary = "host.canary_us"
 	// HostDirty is the data the machine's page cache holds to write back (Dirty and
 	// Writeback of /proc/meminfo), in MiB at the interval's end: a restore's copy or
 	// another process's writes that a commit's fsync may have to wait behind.
@@ -182,6 +188,25 @@ func (s *Sampler) collect(windowStart time.Time) []results.Signal {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// Canary is the median of sigs' canaries (HostCanary): how fast the machine ran over
+// them, in µs of CPU for the canary's work; 0 without any.
+func Canary(sigs []results.Signal) float64 {
+	var xs []float64
+	for _, sg := range sigs {
+		if sg.Name == HostCanary {
+			xs = append(xs, sg.Value)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // Load is what a stretch of signals says of the machine, in means over its intervals: its

@@ -45,7 +45,7 @@ func TestSamplerRecordsHostSignals(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	sigs, notes := s.Stop(window)
 	names := byName(sigs)
-	want := []string{HostBusy, HostSteal, HostIOWait, HostCPUs, HostDirty, DblatCPU, DblatStall}
+	want := []string{HostBusy, HostSteal, HostIOWait, HostCPUs, HostDirty, HostCanary, DblatCPU, DblatStall}
 	if _, err := os.Stat("/proc/pressure/io"); err == nil {
 		want = append(want, HostIOSome, HostIOFull, HostCPUSome, HostMemorySome, HostMemoryFull)
 		if len(notes) > 0 {
@@ -208,5 +208,24 @@ func TestStallWatch(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != 0.3 || s.stall.Load() != 0 {
 		t.Errorf("stall %v, left %v: want [0.3] and 0", got, s.stall.Load())
+	}
+}
+
+// TestCanary: the canary's CPU time is positive, and Canary is the median of a run's.
+func TestCanary(t *testing.T) {
+	h := newHost(Config{})
+	us, ok := h.canary()
+	if !ok {
+		t.Skip("no thread CPU time here")
+	}
+	if us <= 0 {
+		t.Errorf("canary took %v µs", us)
+	}
+	sigs := []results.Signal{{Name: HostCanary, Value: 300}, {Name: HostBusy, Value: 9}, {Name: HostCanary, Value: 500}, {Name: HostCanary, Value: 320}}
+	if got := Canary(sigs); got != 320 {
+		t.Errorf("Canary %v, want the median 320", got)
+	}
+	if got := Canary(nil); got != 0 {
+		t.Errorf("Canary of none %v", got)
 	}
 }

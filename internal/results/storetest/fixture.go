@@ -86,7 +86,7 @@ func FullRun(t testing.TB, study, cell string, started time.Time) results.Run {
 		Client: results.Client{
 			Hostname: "bench-1", OS: "linux", Kernel: "6.1.0", CPUModel: "EPYC", Cores: 2, Procs: 2,
 			MemoryBytes: 8 << 30, GoVersion: "go1.26", DblatVersion: "0.1.0", PID: os.Getpid(),
-			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal, Pressure: &fixturePressure,
+			CPUSeconds: 12.5, CPULatencyHold: true, Steal: &fixtureSteal, Pressure: &fixturePressure, CanaryUs: 351.5,
 		},
 		Agents: 3, StartSkew: 1234567 * time.Nanosecond,
 		// Compact, its keys in the order PostgreSQL's jsonb keeps them (shorter first).
