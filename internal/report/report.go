@@ -380,7 +380,7 @@ func Build(in Input) (*Report, error) {
 	r.AtRate = analysis.ResponseAtRate(in.Runs, factors)
 	r.Charts = append(r.charts(fits, in.Runs), obsCharts...)
 	// A report of a run or two draws each one's timeline; a study's, the disturbed runs'.
-	r.Charts = append(r.Charts, timelines(in.Runs, len(in.Runs) <= 2)...)
+	r.Charts = append(r.Charts, r.timelines(in.Runs, len(in.Runs) <= 2)...)
 	r.Notes = r.notes(len(in.Factors) == 0 && len(factors) > 0)
 	if len(obs) > 0 {
 		r.Notes = append(r.Notes, observedNotes()...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dblat/dblat/internal/disturb"
@@ -28,7 +29,7 @@ const timelineRow = 150
 // timelines builds the timelines of runs that have samples: every such run when the
 // report is of runs alone (only), else the runs that were disturbed or set aside, most
 // disturbed first, at most maxTimelines.
-func timelines(runs []results.Run, only bool) []Chart {
+func (rep *Report) timelines(runs []results.Run, only bool) []Chart {
 	var picked []*results.Run
 	for i := range runs {
 		r := &runs[i]
@@ -54,16 +55,21 @@ func timelines(runs []results.Run, only bool) []Chart {
 	})
 	var out []Chart
 	for _, r := range picked[:min(len(picked), maxTimelines)] {
-		out = append(out, timeline(r))
+		var cell []string
+		levels := rep.levelsOf(r)
+		for i, f := range rep.Factors {
+			cell = append(cell, f.Key+"="+levels[i])
+		}
+		out = append(out, timeline(r, strings.Join(cell, " ")))
 	}
 	return out
 }
 
-// timeline is one run's timeline chart: three panels over the window's seconds, one above
-// the other — transactions per second, the longest stall in each interval, and the host's
-// signals (IO and memory pressure, CPU taken by other processes, steal, dblat's own
-// stall), each a share in per cent.
-func timeline(r *results.Run) Chart {
+// timeline is one run's timeline chart, titled with its cell's levels: three panels over
+// the window's seconds, one above the other — transactions per second, the longest stall
+// in each interval, and the host's signals (IO and memory pressure, CPU taken by other
+// processes, steal, dblat's own stall), each a share in per cent.
+func timeline(r *results.Run, cell string) Chart {
 	end := r.Summary.Elapsed.Seconds()
 	in := func(off time.Duration) bool { return off > 0 && off.Seconds() <= end+0.001 }
 	var tps, stall Series
@@ -91,8 +97,8 @@ func timeline(r *results.Run) Chart {
 		}
 	}
 	title := fmt.Sprintf("Run %d: its window, second by second", r.ID)
-	if r.CellKey != "" {
-		title = fmt.Sprintf("Run %d (%s): its window, second by second", r.ID, r.CellKey)
+	if cell != "" {
+		title = fmt.Sprintf("Run %d (%s): its window, second by second", r.ID, cell)
 	}
 	note := "Each point is one sample interval of the window: the transactions that ended in it per second, and the longest time in it during which none ended (every terminal waiting at once)."
 	if len(host) > 0 {
