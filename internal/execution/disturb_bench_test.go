@@ -27,10 +27,11 @@ import (
 //     it (on a shared cloud VM the host's disk stalls every few seconds);
 //   - memory: the same eight with the data directory in memory (storage: memory), with
 //     selection: deck, and the CV of NOPM over the runs that no external cause disturbed;
-//   - injected: runs in memory with a disturbance started a second into their window —
-//     another process writing 2 GB and fsyncing them to the state directory's disk, then
-//     as many busy loops as the machine has CPUs — each followed by a quiet run: each
-//     disturbance must be named as what it is in its run, and the quiet run after it not;
+//   - injected: a run on disk, then runs in memory, with a disturbance started a second
+//     into their window — another process writing 2 GB to the state directory's disk with
+//     direct IO, then as many busy loops as the machine has CPUs — each followed by a
+//     quiet run: each disturbance must be named as what it is in its run, and the quiet
+//     run after it not;
 //   - quiet: ten runs in memory, counted with any disturbance named (target: none).
 //
 // It prints a line per run and the figures the issue judges. Run it alone.
@@ -43,7 +44,8 @@ func BenchmarkDisturbances(b *testing.B) {
 		disk := disturbedSeries(b, c, ctx, "dist-disk", managed.StorageDisk, 8, nil)
 		mem := disturbedSeries(b, c, ctx, "dist-mem", managed.StorageMemory, 8, nil)
 		storm := func(at time.Duration) func() {
-			return inject(b, at, "dd", "if=/dev/zero", "of="+filepath.Join(c.Servers.Root, "storm"), "bs=1M", "count=2048", "conv=fsync")
+			// Direct IO: the disk, not the page cache and the CPU that fills it.
+			return inject(b, at, "dd", "if=/dev/zero", "of="+filepath.Join(c.Servers.Root, "storm"), "bs=1M", "count=2048", "oflag=direct", "conv=fsync")
 		}
 		spin := func(at time.Duration) func() {
 			var stops []func()
@@ -56,6 +58,7 @@ func BenchmarkDisturbances(b *testing.B) {
 				}
 			}
 		}
+		diskStorm := disturbedSeries(b, c, ctx, "dist-disk", managed.StorageDisk, 2, []func(time.Duration) func(){storm, nil})
 		injected := disturbedSeries(b, c, ctx, "dist-mem", managed.StorageMemory, 4, []func(time.Duration) func(){storm, nil, spin, nil})
 		_ = os.Remove(filepath.Join(c.Servers.Root, "storm"))
 		quiet := disturbedSeries(b, c, ctx, "dist-mem", managed.StorageMemory, 10, nil)
@@ -69,28 +72,34 @@ func BenchmarkDisturbances(b *testing.B) {
 			}
 			return n
 		}
-		b.Logf("disk:   %d of %d runs disturbed; NOPM CV %s over all, %s over the undisturbed",
-			named(disk), len(disk), cvText(disk, false), cvText(disk, true))
-		b.Logf("memory: %d of %d runs disturbed; NOPM CV %s over all, %s over the undisturbed",
-			named(mem), len(mem), cvText(mem, false), cvText(mem, true))
+		b.Logf("disk:   %d of %d runs disturbed; NOPM CV %s over all, %s over the undisturbed, %s where the machine's speed held",
+			named(disk), len(disk), cvText(disk, false), cvText(disk, true), cvHeld(disk))
+		b.Logf("memory: %d of %d runs disturbed; NOPM CV %s over all, %s over the undisturbed, %s where the machine's speed held",
+			named(mem), len(mem), cvText(mem, false), cvText(mem, true), cvHeld(mem))
+		for i, r := range diskStorm {
+			what := []string{"a 2 GB direct write, on disk", "(quiet, on disk)"}[i]
+			b.Logf("injected %-26s run %d: %s", what, r.ID, causes(r))
+		}
 		for i, r := range injected {
-			what := []string{"a 2 GB write with fsync", "(quiet)", "busy loops on every CPU", "(quiet)"}[i]
+			what := []string{"a 2 GB direct write", "(quiet)", "busy loops on every CPU", "(quiet)"}[i]
 			b.Logf("injected %-26s run %d: %s", what, r.ID, causes(r))
 		}
 		b.Logf("quiet:  %d of %d runs with a disturbance named (target 0)", named(quiet), len(quiet))
 	}
 }
 
-// disturbedSeries runs n TPC-C runs on the managed server name (created with storage,
-// loaded with 2 warehouses once), the i-th with the disturbance inject[i] started a second
+// disturbedSeries runs n TPC-C runs on the managed server name (started with storage and
+// loaded with 2 warehouses the first time), the i-th with the disturbance inject[i] started a second
 // into its window when there is one, and logs each.
 func disturbedSeries(b *testing.B, c *Core, ctx context.Context, name, storage string, n int, injects []func(time.Duration) func()) []*results.Run {
 	b.Helper()
-	if _, err := c.Start(ctx, ServerStart{Engine: "postgres", Name: name, Storage: storage, Settings: map[string]string{"shared_buffers": "128MB"}}); err != nil {
-		b.Fatal(err)
-	}
-	if err := c.Load(ctx, name, LoadSpec{Workload: "tpcc", Scale: 2, Seed: 1}); err != nil {
-		b.Fatal(err)
+	if inst, err := c.Servers.Load(name); err != nil || inst.PID == 0 {
+		if _, err := c.Start(ctx, ServerStart{Engine: "postgres", Name: name, Storage: storage, Settings: map[string]string{"shared_buffers": "128MB"}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Load(ctx, name, LoadSpec{Workload: "tpcc", Scale: 2, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var out []*results.Run
 	for i := range n {
@@ -107,7 +116,7 @@ func disturbedSeries(b *testing.B, c *Core, ctx context.Context, name, storage s
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%-9s run %3d: NOPM %6.0f  %s", name, r.ID, r.Summary.NOPM, causes(r))
+		b.Logf("%-9s run %3d: NOPM %6.0f  canary %3.0f µs  %s", name, r.ID, r.Summary.NOPM, r.Client.CanaryUs, causes(r))
 		out = append(out, r)
 	}
 	return out
@@ -151,11 +160,37 @@ func causes(r *results.Run) string {
 // cvText is the coefficient of variation of rs's NOPM, over the runs no external cause
 // disturbed when undisturbed.
 func cvText(rs []*results.Run, undisturbed bool) string {
-	var xs []float64
+	var keep []*results.Run
 	for _, r := range rs {
 		if !undisturbed || !disturb.Disturbed(r) {
-			xs = append(xs, r.Summary.NOPM)
+			keep = append(keep, r)
 		}
+	}
+	return cvOf(keep)
+}
+
+// cvHeld is cvText over the undisturbed runs whose canary was within
+// disturb.SlowHostMargin of the series' median: where the machine's own speed held.
+func cvHeld(rs []*results.Run) string {
+	var cs []float64
+	for _, r := range rs {
+		cs = append(cs, r.Client.CanaryUs)
+	}
+	base := medianOf(cs)
+	var keep []*results.Run
+	for _, r := range rs {
+		if _, slow := disturb.SlowHost(r, base); !slow && !disturb.Disturbed(r) {
+			keep = append(keep, r)
+		}
+	}
+	return cvOf(keep)
+}
+
+// cvOf is the coefficient of variation of rs's NOPM, and how many runs it is over.
+func cvOf(rs []*results.Run) string {
+	var xs []float64
+	for _, r := range rs {
+		xs = append(xs, r.Summary.NOPM)
 	}
 	if len(xs) < 2 {
 		return fmt.Sprintf("– (%d runs)", len(xs))
