@@ -6,7 +6,7 @@ BIN     := bin/dblat
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/dblat/dblat/internal/sysinfo.version=$(VERSION)
 
-.PHONY: all setup build test quickstart bench bench-all clients vet clean
+.PHONY: all setup build test quickstart bench bench-all clients vet lint clean
 
 all: build
 
@@ -20,11 +20,16 @@ build:
 # Packages run side by side (go test's default, one per CPU) and so do the tests of a
 # package that use servers of their own: every test asserts what the code guarantees,
 # whatever else the machine runs, and its runs' windows overlap instead of adding up.
-test: setup vet
+test: setup vet lint
 	DBLAT_REQUIRE_SERVERS=1 $(GO) test -count=1 -timeout 30m ./...
 
 vet:
 	$(GO) vet ./...
+
+# golangci-lint (pinned by scripts/setup.sh; .golangci.yml): correctness linters, functions
+# of at most 120 lines, no duplicated blocks.
+lint: setup
+	bin/golangci-lint run ./...
 
 quickstart: setup build
 	./$(BIN) quickstart

@@ -651,8 +651,3 @@ func slug(name string) string {
 		return '_'
 	}, name)
 }
-
-// sortedRows orders the table by engine, then client.
-func (h *harness) sortedRows() {
-	sort.SliceStable(h.rows, func(i, j int) bool { return h.rows[i].engine < h.rows[j].engine })
-}

@@ -2,7 +2,7 @@
 # Installs what dblat, its tests and its benchmarks need on a fresh Debian/Ubuntu machine,
 # idempotently: the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services
 # are never started), Chromium, socat, tcpdump, gcc and libmariadb-dev, an unprivileged "dblat" user
-# for managed servers when run as root, and the Go modules.
+# for managed servers when run as root, the Go modules, and the pinned golangci-lint (in bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,3 +56,11 @@ if [ "$(id -u)" -eq 0 ] && ! id dblat >/dev/null 2>&1; then
 fi
 
 go mod download
+
+# The linter `make lint` (and so `make test`) runs, pinned: its findings change between
+# versions. Built from the Go module proxy into bin/ once, and again when the pin moves.
+lint_version=v2.15.0
+if ! bin/golangci-lint version 2>/dev/null | grep -q "version ${lint_version#v} "; then
+	echo "setup: installing golangci-lint ${lint_version} into bin/"
+	GOBIN="$PWD/bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${lint_version}"
+fi

@@ -55,7 +55,7 @@ func Read(ctx context.Context, r io.Reader, f *Follower) (FileStats, error) {
 		ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
 	}
 	var src source
-	linkOf := func(gopacket.CaptureInfo) layers.LinkType { return 0 }
+	var linkOf func(gopacket.CaptureInfo) layers.LinkType
 	if binary.LittleEndian.Uint32(head) == pcapngMagic {
 		st.Format = "pcapng"
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{})

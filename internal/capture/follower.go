@@ -2,7 +2,6 @@ package capture
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -434,9 +433,6 @@ func medianNs(v []int64) int64 {
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
-
-// errClosed is Close's answer after the first.
-var errClosed = errors.New("capture: closed")
 
 // Close ends every connection the Follower follows (the data reassembly still holds is
 // given to them first; their open transactions are abandoned) and ignores packets after

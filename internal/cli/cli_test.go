@@ -387,8 +387,8 @@ func TestKilledRunIsMarkedAbortedOnNextStart(t *testing.T) {
 		}
 	}
 	if !started {
-		cmd.Process.Kill()
-		cmd.Wait()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		t.Fatal("child never reached its window")
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +69,7 @@ self-contained (inline SVG charts, no network needed).`,
 				return err
 			}
 			runs := rep.Runs
-			var w io.Writer = a.st.Stdout
+			w := a.st.Stdout
 			var f *os.File
 			if out != "" && out != "-" {
 				if f, err = os.Create(out); err != nil {

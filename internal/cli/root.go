@@ -309,11 +309,3 @@ func (a *app) stopProfile() {
 		a.profFile = nil
 	}
 }
-
-// mkdirState creates the state directory.
-func (a *app) mkdirState() error {
-	if err := os.MkdirAll(a.stateDir, 0o755); err != nil {
-		return fmt.Errorf("state directory %s: %w (choose another with --state)", a.stateDir, err)
-	}
-	return nil
-}

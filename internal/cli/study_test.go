@@ -199,7 +199,7 @@ func TestStudyResumeAfterKill9(t *testing.T) {
 		}
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
-	go io.Copy(io.Discard, stderr)
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 	_ = cmd.Wait()
 
 	before := e.runsOf("killed")

@@ -323,7 +323,7 @@ func (c *Core) checkStartSettings(e engine.Engine, req ServerStart) error {
 		cfg.Install, cfg.Version = prev.Install, prev.Version
 	}
 	if sc.CheckSettings(cfg, nil) != nil {
-		return nil
+		return nil //nolint:nilerr // binaries that cannot be found are left to the start to report
 	}
 	return asInput(sc.CheckSettings(cfg, req.Settings))
 }

@@ -151,14 +151,6 @@ func (ls *linkSet) link(upstream string) (*latency.Link, error) {
 	return l, nil
 }
 
-// rtt is the RTT the run asked the link to add (0 without a link).
-func (ls *linkSet) rtt() time.Duration {
-	if ls.cfg == nil {
-		return 0
-	}
-	return ls.cfg.AddedRTT()
-}
-
 // describe returns the stored description of the link, with its totals, or nil.
 func (ls *linkSet) describe(cal *latency.Calibration) *results.Link {
 	if ls.cfg == nil {

@@ -263,7 +263,7 @@ func fitsStudy(st *study.Study, cells []study.Cell) error {
 	}
 	def, err := workload.Lookup(cells[0].Params.Workload)
 	if err != nil {
-		return nil // reported with the cells
+		return nil //nolint:nilerr // reported with the cells
 	}
 	scale := 0
 	for _, c := range cells {

@@ -97,7 +97,7 @@ func (c *Core) restoreTemplate(ctx context.Context, t *Target, dsn string, field
 	key := TemplateKey(fields)
 	dir := filepath.Join(c.templateRoot(), key)
 	if _, err := os.Stat(filepath.Join(dir, templateMeta)); err != nil {
-		return false, nil
+		return false, nil //nolint:nilerr // no template kept: load instead
 	}
 	start := time.Now()
 	if err := t.Engine.(engine.Templater).RestoreTemplate(ctx, dsn, dir); err != nil {

@@ -66,7 +66,7 @@ func replyServer(tb testing.TB, reqSize, repSize int) (addr string, stop func())
 // cpuTime returns the CPU time used by the process so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 

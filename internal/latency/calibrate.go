@@ -231,7 +231,7 @@ func pingPong(ctx context.Context, clk clock, dial func(context.Context) (net.Co
 	}
 	stop := context.AfterFunc(ctx, func() {
 		for _, c := range conns {
-			c.SetDeadline(time.Unix(1, 0))
+			_ = c.SetDeadline(time.Unix(1, 0))
 		}
 	})
 	defer stop()
@@ -503,9 +503,9 @@ func CalibrateBandwidth(ctx context.Context, cfg Config, size int64, inline bool
 		if err != nil {
 			return nil, err
 		}
-		stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 		b := []byte{mode}
-		if _, err := c.Write(b); err == nil {
+		if _, err = c.Write(b); err == nil {
 			_, err = io.ReadFull(c, b)
 		}
 		if err != nil || !stop() {
@@ -541,7 +541,7 @@ func CalibrateBandwidth(ctx context.Context, cfg Config, size int64, inline bool
 		return nil, err
 	}
 	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if _, err := io.CopyBuffer(io.Discard, io.LimitReader(c, size), buf); err != nil {
 		return nil, fmt.Errorf("latency: calibrate bandwidth down: %w", cmpErr(ctx, err))

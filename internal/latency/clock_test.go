@@ -41,7 +41,7 @@ func TestPreciseClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := overshoots(200, 300*time.Microsecond, clk.now, func(u int64) { tm.wait(u, true) })
+		o := overshoots(200, 300*time.Microsecond, clk.now, func(u int64) { _ = tm.wait(u, true) })
 		tm.close()
 		t.Logf("noSpin=%v: 300µs waits late by p50 %v p90 %v p99 %v", noSpin, pct(o, .5), pct(o, .9), pct(o, .99))
 		limit := 250 * time.Microsecond
@@ -100,7 +100,7 @@ func TestFromWall(t *testing.T) {
 	const slack = int64(10 * time.Microsecond)
 	var ts syscall.Timeval
 	before := clk.now()
-	syscall.Gettimeofday(&ts)
+	_ = syscall.Gettimeofday(&ts)
 	after := clk.now()
 	got, _ := clk.fromWall(ts.Nano())
 	if got < before-slack || got > after+slack {
@@ -130,19 +130,19 @@ func BenchmarkClock(b *testing.B) {
 	}{
 		{"sleep", goc.now, func(u int64) { time.Sleep(time.Duration(u - goc.now())) }},
 		{"timer", goc.now, func(u int64) { tmr.Reset(time.Duration(u - goc.now())); <-tmr.C }},
-		{"timerfd", noSpin.now, func(u int64) { nt.wait(u, true) }},
-		{"timerfd+spin", spin.now, func(u int64) { st.wait(u, true) }},
+		{"timerfd", noSpin.now, func(u int64) { _ = nt.wait(u, true) }},
+		{"timerfd+spin", spin.now, func(u int64) { _ = st.wait(u, true) }},
 	}
 	for _, d := range []time.Duration{50 * time.Microsecond, 200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond} {
 		for _, w := range ways {
 			b.Run(w.name+"/"+d.String(), func(b *testing.B) {
 				n := max(b.N, min(400, int(time.Second/d)))
 				var ru0, ru1 syscall.Rusage
-				syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				start := time.Now()
 				o := overshoots(n, d, w.now, w.wait)
 				el := time.Since(start)
-				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 				cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 				b.ReportMetric(float64(pct(o, .5))/1e3, "p50-late-us")
 				b.ReportMetric(float64(pct(o, .99))/1e3, "p99-late-us")

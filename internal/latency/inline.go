@@ -174,30 +174,28 @@ func newInlineConn(l *Link, id uint64, server net.Conn, at int64) (*inlineConn, 
 // timer, so the data leaves at the caller's own wake-up, the one a real network costs too.
 // A read deadline interrupts the wait; the data stays for the next Read.
 func (c *inlineConn) Read(b []byte) (int, error) {
-	for {
-		if c.pend == nil && c.pendKind == kData {
-			c.takeOverUp()
-			if err := c.fill(); err != nil {
-				return 0, err
-			}
-		}
-		if err := c.waitDue(); err != nil {
+	if c.pend == nil && c.pendKind == kData {
+		c.takeOverUp()
+		if err := c.fill(); err != nil {
 			return 0, err
 		}
-		if c.pend == nil {
-			if c.pendKind == kEOF {
-				return 0, eof
-			}
-			return 0, c.pendErr
-		}
-		n := copy(b, (*c.pend)[c.pendOff:c.pendEnd])
-		c.pendOff += n
-		if c.pendOff == c.pendEnd {
-			putBuf(c.pend)
-			c.pend = nil
-		}
-		return n, nil
 	}
+	if err := c.waitDue(); err != nil {
+		return 0, err
+	}
+	if c.pend == nil {
+		if c.pendKind == kEOF {
+			return 0, eof
+		}
+		return 0, c.pendErr
+	}
+	n := copy(b, (*c.pend)[c.pendOff:c.pendEnd])
+	c.pendOff += n
+	if c.pendOff == c.pendEnd {
+		putBuf(c.pend)
+		c.pend = nil
+	}
+	return n, nil
 }
 
 // fill reads the next chunk from the upstream and computes its release time.

@@ -71,7 +71,7 @@ func TestLinkDial(t *testing.T) {
 			}
 			defer c.Close()
 			l.Close()
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			if _, err := c.Read(buf); err == nil {
 				t.Error("read from an in-process conn after the link closed")
 			}
@@ -139,12 +139,12 @@ func TestInlineConnExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, server, e := inlinePipe(t, Config{Up: 3 * time.Millisecond, Down: 7 * time.Millisecond})
 		start := time.Now()
-		go c.Write([]byte("ping"))
+		go func() { _, _ = c.Write([]byte("ping")) }()
 		if b, at := readAt(t, server, 4); string(b) != "ping" || at.Sub(start) != 3*time.Millisecond {
 			t.Fatalf("upstream got %q after %v, want ping after 3ms", b, at.Sub(start))
 		}
 		mid := time.Now()
-		go server.Write([]byte("pong!"))
+		go func() { _, _ = server.Write([]byte("pong!")) }()
 		if b, at := readAt(t, c, 5); string(b) != "pong!" || at.Sub(mid) != 7*time.Millisecond {
 			t.Fatalf("client got %q after %v, want pong! after 7ms", b, at.Sub(mid))
 		}
@@ -165,13 +165,13 @@ func TestInlineConnDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, server, _ := inlinePipe(t, Config{Down: 10 * time.Millisecond})
 		start := time.Now()
-		go server.Write([]byte("late"))
-		c.SetReadDeadline(start.Add(4 * time.Millisecond))
+		go func() { _, _ = server.Write([]byte("late")) }()
+		_ = c.SetReadDeadline(start.Add(4 * time.Millisecond))
 		buf := make([]byte, 4)
 		if _, err := c.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(start) != 4*time.Millisecond {
 			t.Fatalf("Read past its deadline: %v after %v, want a timeout after 4ms", err, time.Since(start))
 		}
-		c.SetReadDeadline(time.Time{})
+		_ = c.SetReadDeadline(time.Time{})
 		if n, err := c.Read(buf); err != nil || string(buf[:n]) != "late" || time.Since(start) != 10*time.Millisecond {
 			t.Fatalf("next Read: %q %v after %v, want late after 10ms", buf[:n], err, time.Since(start))
 		}

@@ -49,12 +49,12 @@ func TestDelayLineExact(t *testing.T) {
 		cfg := Config{Up: 3 * time.Millisecond, Down: 7 * time.Millisecond}
 		client, server, c := pipeConn(t, cfg)
 		start := time.Now()
-		go client.Write([]byte("ping"))
+		go func() { _, _ = client.Write([]byte("ping")) }()
 		if b, at := readAt(t, server, 4); string(b) != "ping" || at.Sub(start) != 3*time.Millisecond {
 			t.Fatalf("server got %q after %v, want ping after 3ms", b, at.Sub(start))
 		}
 		mid := time.Now()
-		go server.Write([]byte("pong!"))
+		go func() { _, _ = server.Write([]byte("pong!")) }()
 		if b, at := readAt(t, client, 5); string(b) != "pong!" || at.Sub(mid) != 7*time.Millisecond {
 			t.Fatalf("client got %q after %v, want pong! after 7ms", b, at.Sub(mid))
 		}
@@ -73,7 +73,7 @@ func TestDelayLinePipelines(t *testing.T) {
 		start := time.Now()
 		go func() {
 			for i := range 50 {
-				client.Write([]byte{byte(i)})
+				_, _ = client.Write([]byte{byte(i)})
 				time.Sleep(time.Millisecond)
 			}
 		}()
@@ -97,7 +97,7 @@ func TestDelayLineJitterStream(t *testing.T) {
 		go func() {
 			for i := range n {
 				sent[i] = time.Now()
-				client.Write([]byte{byte(i), byte(i >> 8)})
+				_, _ = client.Write([]byte{byte(i), byte(i >> 8)})
 				time.Sleep(time.Millisecond)
 			}
 		}()
@@ -125,7 +125,7 @@ func TestDelayLineBandwidth(t *testing.T) {
 		client, server, _ := pipeConn(t, Config{Up: 10 * time.Millisecond, BandwidthUp: 1_000_000})
 		start := time.Now()
 		msg := bytes.Repeat([]byte("x"), 100_000)
-		go client.Write(msg)
+		go func() { _, _ = client.Write(msg) }()
 		_, first := readAt(t, server, 1)
 		_, last := readAt(t, server, len(msg)-1)
 		// Chunks are 1500 bytes (1 ms of cable at 1 MB/s is below one MTU).
@@ -145,8 +145,8 @@ func TestDelayLineConnect(t *testing.T) {
 		// the handshake's last ACK arrives (RTT+Up) and takes 3 ms to the client.
 		client, server, _ := pipeConn(t, Config{Up: 2 * time.Millisecond, Down: 3 * time.Millisecond, DelayConnect: true})
 		start := time.Now()
-		go client.Write([]byte("q"))
-		go server.Write([]byte("greeting"))
+		go func() { _, _ = client.Write([]byte("q")) }()
+		go func() { _, _ = server.Write([]byte("greeting")) }()
 		if _, at := readAt(t, server, 1); at.Sub(start) != 7*time.Millisecond {
 			t.Errorf("first request after %v, want 7ms", at.Sub(start))
 		}
@@ -155,7 +155,7 @@ func TestDelayLineConnect(t *testing.T) {
 		}
 		// Later traffic is not gated.
 		mid := time.Now()
-		go client.Write([]byte("q"))
+		go func() { _, _ = client.Write([]byte("q")) }()
 		if _, at := readAt(t, server, 1); at.Sub(mid) != 2*time.Millisecond {
 			t.Errorf("second request after %v, want 2ms", at.Sub(mid))
 		}
@@ -167,7 +167,7 @@ func TestDelayLineConnectPassThrough(t *testing.T) {
 		// Up is zero (no delay line that way), but the gate still holds the first request.
 		client, server, _ := pipeConn(t, Config{Down: 4 * time.Millisecond, DelayConnect: true})
 		start := time.Now()
-		go client.Write([]byte("q"))
+		go func() { _, _ = client.Write([]byte("q")) }()
 		if _, at := readAt(t, server, 1); at.Sub(start) != 4*time.Millisecond {
 			t.Errorf("first request after %v, want 4ms (1 RTT)", at.Sub(start))
 		}
@@ -179,7 +179,7 @@ func TestDelayLineEOF(t *testing.T) {
 		client, server, _ := pipeConn(t, Config{Up: 5 * time.Millisecond})
 		start := time.Now()
 		go func() {
-			client.Write([]byte("last words"))
+			_, _ = client.Write([]byte("last words"))
 			client.Close()
 		}()
 		b, err := io.ReadAll(server)

@@ -59,7 +59,7 @@ func (s *server) stop() {
 	s.wg.Wait()
 }
 
-func echo(c net.Conn) { io.Copy(c, c) }
+func echo(c net.Conn) { _, _ = io.Copy(c, c) }
 
 func startLink(t testing.TB, upstream string, cfg Config) *Link {
 	t.Helper()
@@ -147,7 +147,7 @@ func TestLinkHalfClose(t *testing.T) {
 			l := startLink(t, s.addr(), lc.cfg)
 			c := dial(t, l.Addr())
 			defer c.Close()
-			c.Write(make([]byte, 100_000))
+			_, _ = c.Write(make([]byte, 100_000))
 			if err := c.CloseWrite(); err != nil {
 				t.Fatal(err)
 			}
@@ -171,15 +171,15 @@ func TestLinkResetPropagates(t *testing.T) {
 				if _, err := io.ReadFull(c, make([]byte, 2)); err != nil {
 					return
 				}
-				c.Write([]byte("hi"))
+				_, _ = c.Write([]byte("hi"))
 				_, err := io.ReadAll(c)
 				got <- err
 			})
 			l := startLink(t, s.addr(), lc.cfg)
 			c := dial(t, l.Addr())
-			c.Write([]byte("hi"))
-			io.ReadFull(c, make([]byte, 2))
-			c.SetLinger(0)
+			_, _ = c.Write([]byte("hi"))
+			_, _ = io.ReadFull(c, make([]byte, 2))
+			_ = c.SetLinger(0)
 			c.Close()
 			select {
 			case err := <-got:
@@ -192,14 +192,14 @@ func TestLinkResetPropagates(t *testing.T) {
 		})
 		t.Run(lc.name+"/server resets", func(t *testing.T) {
 			s := startServer(t, func(c net.Conn) {
-				io.ReadFull(c, make([]byte, 2))
-				c.(*net.TCPConn).SetLinger(0)
+				_, _ = io.ReadFull(c, make([]byte, 2))
+				_ = c.(*net.TCPConn).SetLinger(0)
 			})
 			l := startLink(t, s.addr(), lc.cfg)
 			c := dial(t, l.Addr())
 			defer c.Close()
-			c.Write([]byte("hi"))
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, _ = c.Write([]byte("hi"))
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			if _, err := io.ReadAll(c); !isReset(err) {
 				t.Errorf("client saw %v, want connection reset", err)
 			}
@@ -226,7 +226,7 @@ func TestLinkUpstreamDown(t *testing.T) {
 	c, err := net.Dial("tcp", l.Addr())
 	if err == nil {
 		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err = c.Read(make([]byte, 1))
 	}
 	if !isReset(err) || time.Since(start) > time.Second {
@@ -241,13 +241,13 @@ func TestLinkUpstreamDown(t *testing.T) {
 // TestLinkCloseUnblocks: Close returns promptly even with data held in long delay lines and
 // a peer that does not read, and the clients see their connections end.
 func TestLinkCloseUnblocks(t *testing.T) {
-	s := startServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	s := startServer(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 	l := startLink(t, s.addr(), Config{RTT: 10 * time.Second})
 	var cs []*net.TCPConn
 	for range 5 {
 		c := dial(t, l.Addr())
 		defer c.Close()
-		c.Write(make([]byte, 1<<20))
+		_, _ = c.Write(make([]byte, 1<<20))
 		cs = append(cs, c)
 	}
 	waitFor(t, func() bool { return l.Stats().Active == 5 })
@@ -257,7 +257,7 @@ func TestLinkCloseUnblocks(t *testing.T) {
 		t.Errorf("Close took %v", d)
 	}
 	for _, c := range cs {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("client read after Close: %v", err)
 		}
@@ -286,7 +286,7 @@ func TestLinkManyConnections(t *testing.T) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < 8*uint64(batch)+1000 {
 		lim.Cur = min(lim.Max, 8*uint64(batch)+1000)
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
 	s := startServer(t, echo)
 	links := []*Link{
@@ -296,8 +296,8 @@ func TestLinkManyConnections(t *testing.T) {
 	// Warm up pools and the runtime so they do not count as leaks.
 	for _, l := range links {
 		c := dial(t, l.Addr())
-		c.Write([]byte{1})
-		io.ReadFull(c, make([]byte, 1))
+		_, _ = c.Write([]byte{1})
+		_, _ = io.ReadFull(c, make([]byte, 1))
 		c.Close()
 		waitFor(t, func() bool { return l.Stats().Active == 0 })
 	}
@@ -360,8 +360,8 @@ func TestLinkBulkIntegrity(t *testing.T) {
 		size = 64 << 20
 	}
 	s := startServer(t, func(c net.Conn) {
-		io.Copy(c, c) // until the client's FIN has come through
-		c.(*net.TCPConn).CloseWrite()
+		_, _ = io.Copy(c, c) // until the client's FIN has come through
+		_ = c.(*net.TCPConn).CloseWrite()
 	})
 	bw, _ := ParseBandwidth("16gbit")
 	l := startLink(t, s.addr(), Config{RTT: 4 * time.Millisecond, Jitter: 500 * time.Microsecond, Distribution: ParetoNormal,
@@ -386,7 +386,7 @@ func TestLinkBulkIntegrity(t *testing.T) {
 			}
 			n += k
 		}
-		c.CloseWrite()
+		_ = c.CloseWrite()
 		sent <- h.Sum(nil)
 	}()
 	h := sha256.New()
@@ -455,8 +455,8 @@ func TestLinkBandwidth(t *testing.T) {
 	defer b.Close()
 	stalls := stalltest.Watch()
 	start := time.Now()
-	go a.Write(make([]byte, size/2))
-	go b.Write(make([]byte, size/2))
+	go func() { _, _ = a.Write(make([]byte, size/2)) }()
+	go func() { _, _ = b.Write(make([]byte, size/2)) }()
 	<-done
 	last := <-done
 	st := stalls()

@@ -42,8 +42,8 @@ func TestMeteredConn(t *testing.T) {
 			if err != nil {
 				return
 			}
-			b.Write(buf[:n])
-			b.Write(buf[:n]) // every request gets a reply in two writes
+			_, _ = b.Write(buf[:n])
+			_, _ = b.Write(buf[:n]) // every request gets a reply in two writes
 		}
 	}()
 	buf := make([]byte, 8)

@@ -76,12 +76,12 @@ func TestQuickIO(t *testing.T) {
 			if n, err := r.Read(nil); n != 0 || err != nil {
 				t.Errorf("Read of nothing: %d, %v; want 0, nil", n, err)
 			}
-			c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 			var ne net.Error
 			if _, err := r.Read(back); !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Errorf("Read past its deadline: %v; want a timeout", err)
 			}
-			c.SetReadDeadline(time.Time{})
+			_ = c.SetReadDeadline(time.Time{})
 
 			peer.Close()
 			if n, err := r.Read(back); n != 0 || err != io.EOF {

@@ -180,7 +180,7 @@ func (r *preciseReleaser) loop() {
 		}
 		now := clk.now()
 		lead := r.lead()
-		cutoff := now // jobs due by then leave on this pass
+		var cutoff int64 // jobs due by then leave on this pass; every branch below sets it
 		if len(r.jobs) > 0 && r.clk.noSpin {
 			// Without spinning: wake early by the predicted wake-up latency and release on
 			// waking (see wakeEarly).

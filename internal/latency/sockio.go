@@ -32,6 +32,6 @@ func closeWrite(c net.Conn) error {
 // peer sees "connection reset" when its counterpart on the other side of the link reset.
 func abortive(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetLinger(0)
+		_ = tc.SetLinger(0)
 	}
 }

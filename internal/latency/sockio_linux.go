@@ -130,7 +130,7 @@ func (r *reader) read(limit int) (b *[]byte, n int, at int64, err error) {
 	}
 	now := r.clk.now()
 	if r.errno != 0 {
-		return nil, 0, now, &net.OpError{Op: "read", Net: "tcp", Source: r.conn.LocalAddr(), Addr: r.conn.RemoteAddr(), Err: syscall.Errno(r.errno)}
+		return nil, 0, now, &net.OpError{Op: "read", Net: "tcp", Source: r.conn.LocalAddr(), Addr: r.conn.RemoteAddr(), Err: r.errno}
 	}
 	if r.n == 0 {
 		putBuf(r.buf)

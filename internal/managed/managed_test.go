@@ -58,7 +58,7 @@ func TestStopPIDEscalatesToKill(t *testing.T) {
 	if _, err := out.Read(make([]byte, 6)); err != nil {
 		t.Fatal(err)
 	}
-	go cmd.Wait()
+	go func() { _ = cmd.Wait() }()
 	err = StopPID(cmd.Process.Pid, syscall.SIGTERM, 300*time.Millisecond)
 	if err == nil {
 		t.Error("no error for a process that ignored SIGTERM")
@@ -140,7 +140,7 @@ func TestStopServerVerifiesThePID(t *testing.T) {
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go server.Wait()
+	go func() { _ = server.Wait() }()
 	if !RunsCommand(server.Process.Pid, "\x00"+dir) {
 		t.Fatalf("RunsCommand does not find %q in the server's command line", dir)
 	}

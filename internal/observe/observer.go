@@ -3,7 +3,6 @@ package observe
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -95,7 +94,6 @@ type Observer struct {
 	nextID    uint64
 	noted     map[string]bool
 	unfollow  Unfollowed
-	closedAgg bool
 }
 
 // span is a connection's life in transactions: from its first transaction's start to its
@@ -507,12 +505,4 @@ func (o *Observer) snapshot() *Observation {
 		ob.Shapes = []Shape{}
 	}
 	return ob
-}
-
-// finite turns NaN and infinities into 0 for JSON.
-func finite(f float64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
 }

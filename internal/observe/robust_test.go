@@ -71,7 +71,7 @@ func conversation(t *testing.T, l *latency.Link, srv net.Listener, c wiretest.Ca
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	srv.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	_ = srv.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
 	sv, err := srv.Accept()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func conversation(t *testing.T, l *latency.Link, srv net.Listener, c wiretest.Ca
 		if _, err := from.Write(ch.Data); err != nil {
 			t.Fatalf("chunk %d: write: %v", i, err)
 		}
-		to.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_ = to.SetReadDeadline(time.Now().Add(10 * time.Second))
 		got := make([]byte, len(ch.Data))
 		if _, err := io.ReadFull(to, got); err != nil {
 			t.Fatalf("chunk %d (%s, %d bytes): %v", i, ch.Dir, len(ch.Data), err)

@@ -215,7 +215,7 @@ func (s *Session) snapshot() (*Snapshot, error) {
 	n, err := s.obs.Recorder().Script(&b, ScriptInfo{Upstream: s.cfg.Upstream, Started: o.Started})
 	if err != nil {
 		snap.NotRecorded = err
-		return snap, nil
+		return snap, nil //nolint:nilerr // said in the snapshot: the observation is written all the same
 	}
 	// The recording holds the application's values: readable by its owner only.
 	if err := WriteWhole(s.cfg.Script, b.Bytes(), 0o600); err != nil {

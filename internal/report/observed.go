@@ -438,16 +438,6 @@ func msValue(ms float64) string {
 	return fmt.Sprintf("%.3f ms", ms)
 }
 
-func clipLabel(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 func fmtDuration(d time.Duration) string {
 	if d == 0 {
 		return "0"

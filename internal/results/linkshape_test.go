@@ -107,7 +107,7 @@ func checkShapes(t *testing.T, s results.Store) {
 	}
 	for _, r := range runs {
 		var i int
-		fmt.Sscanf(r.CellKey, "c%d", &i)
+		_, _ = fmt.Sscanf(r.CellKey, "c%d", &i)
 		if got := shapeOf(r.Params); got != oldLinks[i].want {
 			t.Errorf("run of %s: shape %+v, want %+v", oldLinks[i].link, got, oldLinks[i].want)
 		}

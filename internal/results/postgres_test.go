@@ -143,7 +143,7 @@ func TestPostgresOpenErrors(t *testing.T) {
 	missingSchema := withUser(t, dsn, "dblat", "", "search_path", "nosuchschema")
 	missingDB := *u
 	missingDB.Path = "/no_such_database"
-	closedPort := fmt.Sprintf("postgres://dblat@127.0.0.1:1/x?sslmode=disable&connect_timeout=5")
+	closedPort := "postgres://dblat@127.0.0.1:1/x?sslmode=disable&connect_timeout=5"
 
 	cases := []struct {
 		name     string

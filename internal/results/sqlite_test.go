@@ -24,12 +24,6 @@ import (
 	"github.com/dblat/dblat/internal/results/storetest"
 )
 
-func openTemp(t testing.TB) (results.Store, string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "results.db")
-	return storetest.Open(t, path), path
-}
-
 func rawQuery[T any](t *testing.T, path, query string) T {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)

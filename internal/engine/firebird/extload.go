@@ -709,7 +709,7 @@ func (c *connector) probeExternal(ctx context.Context, conn *sql.Conn) error {
 		if err := c.ddl(ctx, conn, "CREATE TABLE "+name+" EXTERNAL FILE "+sqlString(path)+" (X INTEGER)"); err != nil {
 			return errNoExternal
 		}
-		defer c.ddl(context.WithoutCancel(ctx), conn, "DROP TABLE "+name)
+		defer func() { _ = c.ddl(context.WithoutCancel(ctx), conn, "DROP TABLE "+name) }()
 		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err

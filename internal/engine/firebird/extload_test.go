@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"reflect"
@@ -49,7 +50,7 @@ func allTypesRows() [][]any {
 		{1, 1, int64(1) << 40, "12.34", "-123456.789", "12345678901234.5678", "0.1234", 1.5, 2.25, at, at, at, true, "abc", "héllo wörld", []byte{0, 1, 255}},
 		{2, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 		{3, -32768, int64(-1), &money, 0.5, int64(3), "-0.5", -1e10, 3.0, &at, at, &at, false, "", "trail  ", []byte("xyz")},
-		{&i, 32767, int64(9007199254740993), "99.99", "0", "-0.0001", "0", 0.0, -0.0, at.AddDate(-200, 0, 0), time.Date(0, 1, 1, 23, 59, 59, 999900000, time.UTC), at.AddDate(100, 0, 0), true, "ünï", "", []byte{}},
+		{&i, 32767, int64(9007199254740993), "99.99", "0", "-0.0001", "0", 0.0, math.Copysign(0, -1), at.AddDate(-200, 0, 0), time.Date(0, 1, 1, 23, 59, 59, 999900000, time.UTC), at.AddDate(100, 0, 0), true, "ünï", "", []byte{}},
 	}
 }
 

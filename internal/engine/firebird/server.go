@@ -705,7 +705,7 @@ func runCmd(ctx context.Context, cmd *exec.Cmd) (string, error) {
 		return out.String(), err
 	case <-ctx.Done():
 		_ = managed.StopPID(cmd.Process.Pid, syscall.SIGTERM, 2*time.Second)
-		<-done
+		<-done //nolint:errcheck // waits for the stopped process: its exit status says nothing more
 		return out.String(), ctx.Err()
 	}
 }

@@ -562,9 +562,9 @@ func (d *fbDecoder) fetch(x *xdr, op int32) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	x.skip("ii") // message number, messages
+	_ = x.skip("ii") // message number, messages
 	if op == opFetchScroll {
-		x.skip("ii")
+		_ = x.skip("ii")
 	}
 	n, err := x.done()
 	if err != nil {

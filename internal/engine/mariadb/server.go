@@ -212,53 +212,73 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return err
 	}
 
+	if err := l.awaitReady(ctx, inst, sock, pws[rootUser], exited, logPath, logStart); err != nil {
+		return fail(err)
+	}
+	_ = os.Remove(initPath) // the server has run it
+	if err := l.setUp(ctx, inst, sock, pws); err != nil {
+		return fail(err)
+	}
+	inst.Started = time.Now()
+	return nil
+}
+
+// awaitReady waits until the server started as inst accepts root's connections on sock,
+// up to StartTimeout; exited says when its process ended first. Its error says why not;
+// inst.PID is 0 when the process had exited.
+func (l Launcher) awaitReady(ctx context.Context, inst *managed.Instance, sock, rootPassword string, exited <-chan error, logPath string, logStart int64) error {
 	timeout := l.StartTimeout
 	if timeout == 0 {
 		timeout = 2 * time.Minute
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := ping(ctx, sock, pws[rootUser])
+		err := ping(ctx, sock, rootPassword)
 		if err == nil {
-			break
+			return nil
 		}
 		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == erAccessDenied {
-			return fail(fmt.Errorf("mariadbd refuses the password of root kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
-				inst.PasswordFile(rootUser), me.Message, inst.Dir))
+			return fmt.Errorf("mariadbd refuses the password of root kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
+				inst.PasswordFile(rootUser), me.Message, inst.Dir)
 		}
 		select {
 		case werr := <-exited:
 			inst.PID = 0
 			return fmt.Errorf("mariadbd exited at start (%v): %s (log: %s)", werr, logError(logPath, logStart), logPath)
 		case <-ctx.Done():
-			return fail(ctx.Err())
+			return ctx.Err()
 		case <-time.After(pollInterval):
 		}
 		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("mariadbd did not accept connections within %v (log: %s)", timeout, logPath))
+			return fmt.Errorf("mariadbd did not accept connections within %v (log: %s)", timeout, logPath)
 		}
 	}
-	_ = os.Remove(initPath) // the server has run it
+}
+
+// setUp readies a server that accepts connections: dblat's own accounts and no open one,
+// its settings read back and saved (warning of those the server changed), and the client's
+// option file; it fills in inst's DSN and client command.
+func (l Launcher) setUp(ctx context.Context, inst *managed.Instance, sock string, pws map[string]string) error {
 	root, err := rootDB(sock, pws[rootUser])
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer root.Close()
 	for _, q := range setupSQL {
 		if _, err := root.ExecContext(ctx, q); err != nil {
-			return fail(fmt.Errorf("set up managed server: %s: %w", q, err))
+			return fmt.Errorf("set up managed server: %s: %w", q, err)
 		}
 	}
 	if err := l.dropOpenAccounts(ctx, root); err != nil {
-		return fail(err)
+		return err
 	}
 	vars := map[string]string{}
 	if err := nameValues(ctx, root, "SHOW GLOBAL VARIABLES", func(n, v string) { vars[n] = v }); err != nil {
-		return fail(fmt.Errorf("read back settings: %w", err))
+		return fmt.Errorf("read back settings: %w", err)
 	}
 	back := readBack(inst.Settings, vars)
 	if err := saveSettings(inst.Dir, back); err != nil {
-		return fail(err)
+		return err
 	}
 	if l.Warn != nil {
 		for _, s := range back {
@@ -268,11 +288,10 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		}
 	}
 	if err := inst.WriteCredentials(clientFile, []byte(clientConf(inst, pws[benchUser]))); err != nil {
-		return fail(err)
+		return err
 	}
 	inst.DSN = DatabaseDSN(inst, "dblat")
 	inst.Client = "mariadb --defaults-extra-file=" + OptionFile(inst) + " dblat"
-	inst.Started = time.Now()
 	return nil
 }
 

@@ -72,7 +72,7 @@ func checkSettings(server string, settings map[string]string) error {
 	}
 	known, err := knownOptions(server)
 	if err != nil {
-		return nil // cannot list them: mariadbd's own check at start still applies
+		return nil //nolint:nilerr // cannot list them: mariadbd's own check at start still applies
 	}
 	for _, k := range keys {
 		if knownOption(optionName(k), known) {
@@ -261,7 +261,7 @@ func parseSize(s string) (float64, bool) {
 		return 0, false
 	}
 	mult := 1.0
-	if i := strings.IndexByte("KMGTPE", byte(strings.ToUpper(s[len(s)-1:])[0])); i >= 0 {
+	if i := strings.IndexByte("KMGTPE", strings.ToUpper(s[len(s)-1:])[0]); i >= 0 {
 		mult = math.Pow(1024, float64(i+1))
 		s = s[:len(s)-1]
 	}

@@ -204,7 +204,7 @@ func (c *scriptConn) sync() error {
 // result, the first error of the pipeline being its error.
 func (c *scriptConn) EndPipeline(context.Context) error {
 	if err := c.sync(); err != nil {
-		c.closePipe()
+		_ = c.closePipe()
 		return err
 	}
 	err := c.drain()

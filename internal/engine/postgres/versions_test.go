@@ -48,7 +48,7 @@ func TestVersionsInstallAndRun(t *testing.T) {
 			if err := l.Start(sctx, inst); err != nil {
 				t.Fatal(err)
 			}
-			defer l.Stop(ctx, inst)
+			defer func() { _ = l.Stop(ctx, inst) }()
 			if inst.Binaries != filepath.Join(dir, "bin") {
 				t.Errorf("server runs %s, want the installed %s", inst.Binaries, dir)
 			}

@@ -571,7 +571,7 @@ func (s *pgServer) Message(h, body []byte) error {
 		if err := d.rfq.Decode(body); err != nil {
 			return err
 		}
-		st := wire.StatusUnknown
+		var st wire.Status
 		switch d.rfq.TxStatus {
 		case 'I':
 			st = wire.StatusIdle

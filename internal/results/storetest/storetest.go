@@ -999,7 +999,7 @@ func testAgentsAndParts(t *testing.T, loc string) {
 	s := Open(t, loc)
 	ctx := context.Background()
 	now, err := s.Clock(ctx)
-	if err != nil || now.Sub(time.Now()).Abs() > time.Minute {
+	if err != nil || time.Until(now).Abs() > time.Minute {
 		t.Fatalf("Clock: %v, %v (this machine: %v)", now, err, time.Now())
 	}
 	for _, name := range []string{"a2", "a1", "a3"} {

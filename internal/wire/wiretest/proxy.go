@@ -138,7 +138,7 @@ func (p *Proxy) pump(c *Conn, from wire.Direction, wg *sync.WaitGroup) {
 			case wire.Answer:
 				reply := bytes.Clone(ic.Bytes)
 				c.mu.Unlock()
-				c.write(back, src, reply)
+				_ = c.write(back, src, reply)
 				continue
 			case wire.Replace:
 				out = bytes.Clone(ic.Bytes)

@@ -115,8 +115,8 @@ func startSocat(b *testing.B, upstream string) (string, func()) {
 		b.Fatal(err)
 	}
 	stop := func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 	}
 	for range 100 {
 		if c, err := net.Dial("tcp", addr); err == nil {

@@ -126,7 +126,7 @@ func queryInt(t testing.TB, db *sql.DB, q string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Commit()
+	defer func() { _ = tx.Commit() }()
 	if err := tx.QueryRow(q).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

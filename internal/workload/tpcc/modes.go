@@ -65,10 +65,7 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 	case ModeProcedure:
 		lang := e.Dialect().ProcedureLanguage
 		if procLanguages[lang] == nil {
-			known := make([]string, 0, len(procLanguages))
-			for _, l := range procLanguageNames {
-				known = append(known, l)
-			}
+			known := append(make([]string, 0, len(procLanguages)), procLanguageNames...)
 			have := "none"
 			if lang != "" {
 				have = strconv.Quote(lang)

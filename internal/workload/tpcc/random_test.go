@@ -111,7 +111,7 @@ func TestCRunDeltaRule(t *testing.T) {
 			}
 		}
 	}
-	if newRunConstants(1, 7) != newRunConstants(1, 7) {
+	if a, b := newRunConstants(1, 7), newRunConstants(1, 7); a != b {
 		t.Error("run constants not reproducible")
 	}
 }

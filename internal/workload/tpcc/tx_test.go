@@ -280,7 +280,7 @@ func TestTransactions(t *testing.T) {
 		var ids []int
 		for rows.Next() {
 			var id int
-			rows.Scan(&id)
+			_ = rows.Scan(&id)
 			ids = append(ids, id)
 		}
 		rows.Close()
@@ -392,7 +392,7 @@ func TestTransactions(t *testing.T) {
 			var items []int
 			for rows.Next() {
 				var i int
-				rows.Scan(&i)
+				_ = rows.Scan(&i)
 				items = append(items, i)
 			}
 			rows.Close()

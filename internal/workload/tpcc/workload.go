@@ -42,10 +42,6 @@ func (m Mix) weights() [numTxTypes]float64 {
 	return [numTxTypes]float64{m.NewOrder, m.Payment, m.OrderStatus, m.Delivery, m.StockLevel}
 }
 
-func mixOf(w [numTxTypes]float64) Mix {
-	return Mix{NewOrder: w[0], Payment: w[1], OrderStatus: w[2], Delivery: w[3], StockLevel: w[4]}
-}
-
 // String renders m as workload.ParseMix reads it: "new_order=45,payment=43,...".
 func (m Mix) String() string {
 	var b strings.Builder
