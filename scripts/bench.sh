@@ -46,7 +46,7 @@ fig latency-bulk ./internal/latency '^BenchmarkBulk$' 1x 2 30m "" \
 	'internal/latency/doc.go, "Accuracy and cost"; internal/latency/pool.go (maxChunk)' \
 	'delay=50ms: 495-640 MB/s, 34 MiB heap, bound QueueLimit/delay = 671 MB/s; delay=0: 0.6-1.35 GB/s (1.28-1.35 GB/s with 256 KiB reads)'
 fig link-cost ./internal/latency '^BenchmarkLinkCost$' 1x 1 30m "" \
-	'README.md, "The link'"'"'s shape" (the data path with the shape'"'"'s fields unset); its doc comment (internal/latency/cost_bench_test.go)' \
+	'docs/link.md, "The link'"'"'s shape" (the data path with the shape'"'"'s fields unset); its doc comment (internal/latency/cost_bench_test.go)' \
 	'issue 43: CPU per round trip (cpu-us/rt) and the scheduling of a chunk (due-ns) no more than 1.02× the build before the link'"'"'s shape became fields, the two builds run alternately on one machine'
 fig sleeper-lateness ./internal/latency '^BenchmarkSleeperLateness$' 1x 1 30m "" \
 	'its doc comment (internal/latency/sleeper_test.go)' \
@@ -54,10 +54,10 @@ fig sleeper-lateness ./internal/latency '^BenchmarkSleeperLateness$' 1x 1 30m ""
 
 # --- the link in front of PostgreSQL ----------------------------------------------------------
 fig link-overhead-pgbench ./internal/workload/simple '^BenchmarkLinkOverheadPgbench$' 1x 1 30m "" \
-	'internal/latency/doc.go, "Accuracy and cost"; internal/latency/inline.go (Dial); README.md, "Added RTT" (any loopback proxy halves pgbench -S)' \
+	'internal/latency/doc.go, "Accuracy and cost"; internal/latency/inline.go (Dial); docs/figures.md, "Added RTT" (any loopback proxy halves pgbench -S)' \
 	'pgbench -S -c 10 through the link 0.442 and through socat 0.427 of direct, in one run (issue 3 asked ≥ 0.85 of the link)'
 fig link-overhead-runner ./internal/workload/simple '^BenchmarkLinkOverheadRunner$' 1x 1 30m "" \
-	'internal/latency/doc.go, "Accuracy and cost"; README.md, "Added RTT" (--rtt 0 costs next to nothing)' \
+	'internal/latency/doc.go, "Accuracy and cost"; docs/figures.md, "Added RTT" (--rtt 0 costs next to nothing)' \
 	'select-only at 10 terminals: in process (Link.Dial) 0.987 of direct, through the proxy (Link.Addr) 0.404'
 fig proxy-pgbench-20ms ./internal/workload/simple '^BenchmarkProxyPgbench20ms$' 1x 1 30m "" \
 	'its doc comment (internal/workload/simple/link_bench_test.go)' \
@@ -134,7 +134,7 @@ fig agents ./internal/cli '^BenchmarkAgents$' 1x 1 30m "" \
 
 # --- TPC-C -----------------------------------------------------------------------------------
 fig tpcc-modes ./internal/workload/tpcc '^BenchmarkModes$' 1x 1 30m "" \
-	'internal/workload/tpcc/doc.go, "Transactions" (37 round trips); README.md, "Using it" (New-Order in 37, 2 or 1 round trips)' \
+	'internal/workload/tpcc/doc.go, "Transactions" (37 round trips); docs/workloads.md (New-Order in 37, 2 or 1 round trips)' \
 	'round trips per New-Order (RT/NO) on PostgreSQL: client 37, batched 2, procedure 1 (Firebird'"'"'s procedure 3)'
 fig tpcc-load4 ./internal/workload/tpcc '^BenchmarkLoad4Warehouses$' 1x 1 30m "" \
 	'its doc comment (internal/workload/tpcc/bench_test.go)' \

@@ -18,3 +18,22 @@ func CommandPaths() [][]string {
 	walk(a.rootCommand(), nil)
 	return out
 }
+
+// ParseCommandLine finds the command args name below dblat and parses its flags and
+// arguments as the command would, without running it: an unknown command or flag, a bad
+// flag value or the wrong number of arguments is an error.
+func ParseCommandLine(args []string) error {
+	a := &app{st: &State{Getenv: func(string) string { return "" }}}
+	root := a.rootCommand()
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	if cmd.Args != nil {
+		return cmd.ValidateArgs(cmd.Flags().Args())
+	}
+	return nil
+}

@@ -54,7 +54,7 @@
 // (profile: [lan-100mbit-loaded] with bandwidth: [unlimited] is that network's latency
 // without its capacity). base.profile beside another base link key is refused as
 // ambiguous. The built-in profiles and the sources of their figures are spec.Profiles
-// (README.md lists them); a study declares its own under profiles:, each with the link
+// (docs/link.md lists them); a study declares its own under profiles:, each with the link
 // fields it sets, a description and a source:
 //
 //	profiles:
