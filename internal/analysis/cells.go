@@ -2,12 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // Metric names, as in packages results and report.
@@ -84,28 +84,5 @@ func (g *grouping) seriesOf(exclude ...string) []*series {
 	return ss
 }
 
-// meanSD returns the mean and the sample standard deviation (n−1; 0 when n < 2) of xs.
-func meanSD(xs []float64) (mean, sd float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
-}
-
-// round rounds x to places decimals, so that output is byte-for-byte reproducible across
-// platforms (fused multiply-add may change the last bits).
-func round(x float64, places int) float64 {
-	p := math.Pow10(places)
-	return math.Round(x*p) / p
-}
+// round rounds x to places decimals (stats.Round).
+func round(x float64, places int) float64 { return stats.Round(x, places) }

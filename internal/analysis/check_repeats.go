@@ -8,6 +8,7 @@ import (
 
 	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -81,7 +82,7 @@ func (c *checker) variation() {
 		for i, r := range cl.Finished {
 			xs[i] = results.MetricValue(r, c.g.metric)
 		}
-		m, sd := meanSD(xs)
+		m, sd := stats.MeanSD(xs)
 		// Counting alone makes repeats differ: a window that counted k transactions has a
 		// relative standard deviation of 1/√k (Poisson). Repeats disagree when they differ
 		// by more than MaxCV and by more than twice what counting explains.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -187,7 +188,7 @@ func restDispersion(windows []window) float64 {
 		if len(w.perSecond) < 2 {
 			continue
 		}
-		m, sd := meanSD(w.perSecond)
+		m, sd := stats.MeanSD(w.perSecond)
 		if m <= 0 {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // Model names: which form of the latency model a Fit uses.
@@ -448,38 +449,32 @@ func (c curve) xAt(p xy, n int) float64 { return float64(n) / c.tAt(p) }
 func (c curve) x(r float64, n int) float64 { return float64(n) / max(c.R*r+c.s, c.tau) }
 
 // fitNetwork fits s in T = R·r + s by least squares weighted by 1/T², with each point's
-// own round trips (the series' R where a point has none).
+// own round trips (the series' R where a point has none): s is the weighted mean of
+// T − R·r.
 func fitNetwork(pts []xy, R float64) curve {
-	var num, den float64
-	for _, p := range pts {
-		w := 1 / (p.t * p.t)
+	rest, w := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
 		pr := p.R
 		if pr <= 0 {
 			pr = R
 		}
-		num += w * (p.t - pr*p.r)
-		den += w
+		rest[i], w[i] = p.t-pr*p.r, 1/(p.t*p.t)
 	}
-	return curve{R: R, s: num / den}
+	return curve{R: R, s: stats.WeightedMean(rest, w)}
 }
 
-// fitNetworkFree fits R and s in T = R·r + s by least squares weighted by 1/T².
+// fitNetworkFree fits R and s in T = R·r + s by least squares weighted by 1/T²; the zero
+// curve where every point has the same r.
 func fitNetworkFree(pts []xy) curve {
-	var sw, sx, sy, sxx, sxy float64
-	for _, p := range pts {
-		w := 1 / (p.t * p.t)
-		sw += w
-		sx += w * p.r
-		sy += w * p.t
-		sxx += w * p.r * p.r
-		sxy += w * p.r * p.t
+	r, t, w := make([]float64, len(pts)), make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		r[i], t[i], w[i] = p.r, p.t, 1/(p.t*p.t)
 	}
-	d := sw*sxx - sx*sx
-	if d == 0 {
+	s, R, ok := stats.FitLine(r, t, w)
+	if !ok {
 		return curve{}
 	}
-	R := (sw*sxy - sx*sy) / d
-	return curve{R: R, s: (sy - R*sx) / sw}
+	return curve{R: R, s: s}
 }
 
 // fitCapacity fits T = max(R·r + s, tau) with R known: for each split of the points (sorted
@@ -491,14 +486,12 @@ func fitNetworkFree(pts []xy) curve {
 func fitCapacity(pts []xy, R float64) (curve, bool) {
 	best, bestErr, found := curve{}, math.Inf(1), false
 	for k := 1; k <= len(pts)-2; k++ {
-		var tn, td float64
-		for _, p := range pts[:k] {
-			w := 1 / (p.t * p.t)
-			tn += w * p.t
-			td += w
+		plateau, w := make([]float64, k), make([]float64, k)
+		for i, p := range pts[:k] {
+			plateau[i], w[i] = p.t, 1/(p.t*p.t)
 		}
 		c := fitNetwork(pts[k:], R)
-		c.tau = tn / td
+		c.tau = stats.WeightedMean(plateau, w)
 		r0 := pts[0].R
 		if r0 <= 0 {
 			r0 = c.R

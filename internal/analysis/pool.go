@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // EnoughFraction is how close to the best throughput a pool size must come to be "enough":
@@ -97,7 +98,7 @@ func PoolSizing(runs []results.Run, factors []string) []PoolAdvice {
 			for i, r := range c.Finished {
 				xs[i] = results.MetricValue(r, g.metric)
 			}
-			m, _ := meanSD(xs)
+			m, _ := stats.MeanSD(xs)
 			a.Levels = append(a.Levels, PoolLevel{Size: size, Runs: len(c.Finished), Mean: round(m, 3)})
 		}
 		if len(a.Levels) < 2 {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 var (
@@ -91,12 +91,6 @@ func cpuNow() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // BenchmarkCapturePredictPgbench is issue 37's pgbench target: pgbench -N (simple
 // protocol), 4 clients, 6 s, straight to PostgreSQL and captured by tcpdump on lo;
 // `dblat observe --pcap` counts its transactions (pgbench's count, ± those in flight at the
@@ -147,7 +141,7 @@ func BenchmarkCapturePredictPgbench(b *testing.B) {
 				r+1, f.TPS, f.LatencyMs, tps, lat, 100*(f.TPS/tps-1), 100*(f.LatencyMs/lat-1))
 		}
 		for k, v := range errs {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 	}
 }
@@ -233,7 +227,7 @@ func BenchmarkCapturePredictMysqlslap(b *testing.B) {
 				r+1, f.TPS, f.LatencyMs, tps, lat, 100*(f.TPS/tps-1), 100*(f.LatencyMs/lat-1))
 		}
 		for k, v := range errs {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 	}
 }
@@ -438,7 +432,7 @@ func BenchmarkCapturePredictIsql(b *testing.B) {
 				r+1, f.TPS, f.LatencyMs, tps, lat, 100*(f.TPS/tps-1), 100*(f.LatencyMs/lat-1))
 		}
 		for k, v := range errs {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 	}
 }

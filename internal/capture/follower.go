@@ -14,6 +14,7 @@ import (
 	"github.com/gopacket/gopacket/reassembly"
 
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/wire"
 )
 
@@ -418,20 +419,9 @@ func network(hs, ts []rttSample, nhs, nts int64) *observe.Network {
 			cl = append(cl, s.client)
 		}
 	}
-	n.ServerSideNs, n.ClientSideNs = medianNs(sv), medianNs(cl)
+	n.ServerSideNs, n.ClientSideNs = stats.Median(sv), stats.Median(cl)
 	n.RTTNs = n.ServerSideNs + n.ClientSideNs
 	return n
-}
-
-func medianNs(v []int64) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // Close ends every connection the Follower follows (the data reassembly still holds is

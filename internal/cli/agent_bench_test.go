@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // dblatChild runs dblat as a child process (this test binary, see TestMain) with its state
@@ -72,19 +72,10 @@ func BenchmarkAgents(b *testing.B) {
 			ratios = append(ratios, m.Summary.TPS/one)
 		}
 	}
-	b.ReportMetric(median(skews), "skew-µs")
-	b.ReportMetric(median(ratios), "merged/single")
+	b.ReportMetric(stats.Median(skews), "skew-µs")
+	b.ReportMetric(stats.Median(ratios), "merged/single")
 	b.Logf("select-only, 12 terminals, %d rounds (shared 2-core machine): start skew µs %v (median %.0f); TPS one process %v, 3 agents × 4 %v; ratio median %.3f",
-		len(ratios), skews, median(skews), rounded(single), rounded(merged), median(ratios))
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
+		len(ratios), skews, stats.Median(skews), rounded(single), rounded(merged), stats.Median(ratios))
 }
 
 func rounded(xs []float64) []float64 {

@@ -25,6 +25,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // BenchmarkReplayPgbench is issue 24's replay target: pgbench's tpcb-like (scale 1, 4
@@ -203,7 +204,7 @@ func BenchmarkReplayPgbench(b *testing.B) {
 				case "pgconn":
 					unit = "pgconn-ratio-" + strings.TrimSuffix(rtt.String(), "0s") + "rtt"
 				}
-				b.ReportMetric(medianOf(ratios[m.name]), unit)
+				b.ReportMetric(stats.Median(ratios[m.name]), unit)
 			}
 		}
 	}
@@ -263,15 +264,3 @@ func pgconnTPCB(b *testing.B, dsn string, n int, window time.Duration) float64 {
 }
 
 var processedTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-
-func medianOf(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
-}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/signals"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // The causes a Disturbance names.
@@ -271,8 +272,8 @@ func stretches(ivs []Interval) []stretch {
 		rates[i] = iv.Rate()
 		stalls[i] = float64(iv.Stall)
 	}
-	rate := median(rates)
-	usual := time.Duration(median(stalls))
+	rate := stats.Median(rates)
+	usual := time.Duration(stats.Median(stalls))
 	var out []stretch
 	var cur *stretch
 	for _, iv := range ivs {
@@ -304,19 +305,6 @@ func stretches(ivs []Interval) []stretch {
 		}
 	}
 	return out
-}
-
-// median is the median of xs (which it sorts).
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // signalIndex holds a run's signals by name.

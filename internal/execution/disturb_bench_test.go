@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // BenchmarkDisturbances is issue 41's experiment, on a managed PostgreSQL (2 warehouses, 2
@@ -176,7 +177,7 @@ func cvHeld(rs []*results.Run) string {
 	for _, r := range rs {
 		cs = append(cs, r.Client.CanaryUs)
 	}
-	base := medianOf(cs)
+	base := stats.Median(cs)
 	var keep []*results.Run
 	for _, r := range rs {
 		if _, slow := disturb.SlowHost(r, base); !slow && !disturb.Disturbed(r) {

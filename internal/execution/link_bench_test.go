@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // The benchmarks in this file measure the latency link inside real runs, through the
@@ -77,11 +78,11 @@ func BenchmarkLinkInRunTPCC(b *testing.B) {
 		"  in-run lateness down p50 %6.1f µs (target ≤ 15)   p99 %7.1f µs (target ≤ 100)\n"+
 		"  calibration error        %+6.1f µs (target within ±25)\n"+
 		"  client CPU %.1f µs per transaction, of which the link's timing %.1f",
-		medianOf(upP50), medianOf(upP99), medianOf(downP50), medianOf(downP99), medianOf(calErr), medianOf(cpu), medianOf(linkCPU))
-	b.ReportMetric(medianOf(upP50), "late-up-p50-us")
-	b.ReportMetric(medianOf(downP50), "late-down-p50-us")
-	b.ReportMetric(medianOf(upP99), "late-up-p99-us")
-	b.ReportMetric(medianOf(downP99), "late-down-p99-us")
+		stats.Median(upP50), stats.Median(upP99), stats.Median(downP50), stats.Median(downP99), stats.Median(calErr), stats.Median(cpu), stats.Median(linkCPU))
+	b.ReportMetric(stats.Median(upP50), "late-up-p50-us")
+	b.ReportMetric(stats.Median(downP50), "late-down-p50-us")
+	b.ReportMetric(stats.Median(upP99), "late-up-p99-us")
+	b.ReportMetric(stats.Median(downP99), "late-down-p99-us")
 }
 
 // BenchmarkLinkCPU: select-only, 10 terminals, 8 s windows, three rounds alternating the
@@ -146,22 +147,22 @@ func BenchmarkLinkCPU(b *testing.B) {
 	}
 	var t strings.Builder
 	fmt.Fprintf(&t, "%-12s %10s %14s %10s %22s %16s\n", "path", "TPS", "CPU µs/tx", "× direct", "lateness p50 up+down", "lateness p99")
-	direct := medianOf(cpu["direct"])
+	direct := stats.Median(cpu["direct"])
 	for _, p := range paths {
 		l50, l99 := "–", "–"
 		if v := late50[p.name]; len(v) > 0 {
-			l50, l99 = fmt.Sprintf("%.1f µs", medianOf(v)), fmt.Sprintf("%.1f µs", medianOf(late99[p.name]))
+			l50, l99 = fmt.Sprintf("%.1f µs", stats.Median(v)), fmt.Sprintf("%.1f µs", stats.Median(late99[p.name]))
 		}
-		fmt.Fprintf(&t, "%-12s %10.0f %14.1f %10.2f %22s %16s\n", p.name, medianOf(tps[p.name]), medianOf(cpu[p.name]),
-			medianOf(cpu[p.name])/direct, l50, l99)
+		fmt.Fprintf(&t, "%-12s %10.0f %14.1f %10.2f %22s %16s\n", p.name, stats.Median(tps[p.name]), stats.Median(cpu[p.name]),
+			stats.Median(cpu[p.name])/direct, l50, l99)
 	}
 	fmt.Fprintf(&t, "TPS at RTT 0 through the link: %.3f of direct (target ≥ 0.97); CPU through the link: target ≤ 2× direct",
-		medianOf(tps["rtt 0"])/medianOf(tps["direct"]))
+		stats.Median(tps["rtt 0"])/stats.Median(tps["direct"]))
 	b.Logf("select-only, 10 terminals, medians of 3 rounds:\n%s", t.String())
-	b.ReportMetric(medianOf(tps["rtt 0"])/medianOf(tps["direct"]), "rtt0/direct")
-	b.ReportMetric(medianOf(cpu["1 ms"])/direct, "cpu-1ms/direct")
-	b.ReportMetric(medianOf(cpu["1 ms 1P"])/medianOf(cpu["direct 1P"]), "cpu-1ms/direct-1P")
-	b.ReportMetric(medianOf(cpu["1 ms"])/medianOf(cpu["direct paced"]), "cpu-1ms/direct-paced")
+	b.ReportMetric(stats.Median(tps["rtt 0"])/stats.Median(tps["direct"]), "rtt0/direct")
+	b.ReportMetric(stats.Median(cpu["1 ms"])/direct, "cpu-1ms/direct")
+	b.ReportMetric(stats.Median(cpu["1 ms 1P"])/stats.Median(cpu["direct 1P"]), "cpu-1ms/direct-1P")
+	b.ReportMetric(stats.Median(cpu["1 ms"])/stats.Median(cpu["direct paced"]), "cpu-1ms/direct-paced")
 }
 
 // rssKB reads a field of /proc/self/status in kB ("VmRSS", "VmHWM").

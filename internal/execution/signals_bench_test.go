@@ -8,6 +8,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // BenchmarkSignalsCost is issue 41's cost target: TPC-C on the shared test PostgreSQL (2
@@ -54,11 +55,11 @@ func BenchmarkSignalsCost(b *testing.B) {
 					b.Logf("RTT %v, round %d, signals %-5v: %.1f µs CPU per transaction, %.0f TPS", rtt, round+1, with, cpu, tps)
 				}
 			}
-			ratio := medianOf(on) / medianOf(off)
+			ratio := stats.Median(on) / stats.Median(off)
 			b.Logf("RTT %v, medians of 5 runs each:\n"+
 				"  client CPU per transaction: with signals %.1f µs, without %.1f µs: %.3f×%s\n"+
 				"  TPS: with signals %.0f, without %.0f: %.3f×",
-				rtt, medianOf(on), medianOf(off), ratio, map[bool]string{true: " (target ≤ 1.02)"}[rtt == 0], medianOf(onTPS), medianOf(offTPS), medianOf(onTPS)/medianOf(offTPS))
+				rtt, stats.Median(on), stats.Median(off), ratio, map[bool]string{true: " (target ≤ 1.02)"}[rtt == 0], stats.Median(onTPS), stats.Median(offTPS), stats.Median(onTPS)/stats.Median(offTPS))
 			if rtt == 0 {
 				b.ReportMetric(ratio, "cpu-ratio")
 			} else {

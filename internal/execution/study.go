@@ -18,6 +18,7 @@ import (
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
 	"github.com/dblat/dblat/internal/workload"
@@ -564,7 +565,7 @@ func (l *studyLoop) runOne(ctx context.Context, drain <-chan struct{}, pr *study
 func (l *studyLoop) setAside(run *results.Run) string {
 	if c := run.Client.CanaryUs; c > 0 {
 		if len(l.canaries) >= 3 {
-			if d, ok := disturb.SlowHost(run, medianOf(l.canaries)); ok {
+			if d, ok := disturb.SlowHost(run, stats.Median(l.canaries)); ok {
 				run.Disturbances = append(run.Disturbances, d)
 			}
 		}
@@ -849,14 +850,4 @@ func sleepOrDrain(ctx context.Context, drain <-chan struct{}, d time.Duration) b
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// medianOf is the median of xs (not changed).
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }

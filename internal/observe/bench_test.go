@@ -18,6 +18,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/wire"
 	"github.com/dblat/dblat/internal/wire/wiretest"
 )
@@ -93,12 +94,6 @@ func measureRun(b *testing.B, bin string, u *url.URL, rtt time.Duration, args ..
 	return tps, lat
 }
 
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // predictBench observes pgbench with args at no added RTT, then measures it through links
 // adding each of rtts, for rounds rounds (observation and measurements alternate, since
 // the machine is shared), and reports the median error of the predicted TPS and mean
@@ -139,7 +134,7 @@ func predictBench(b *testing.B, scale int, clients int, args ...string) {
 			}
 		}
 		for k, v := range errs {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 	}
 }
@@ -237,10 +232,10 @@ func BenchmarkObserveCost(b *testing.B) {
 			b.Logf("round %d: ratios so far %v", r+1, ratios)
 		}
 		for k, v := range ratios {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 		for k, v := range late {
-			b.ReportMetric(median(v), k)
+			b.ReportMetric(stats.Median(v), k)
 		}
 	}
 }

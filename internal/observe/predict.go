@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/signals"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -539,7 +540,7 @@ func shapeCaveat(s Shape) (Caveat, bool) {
 	if len(s.RoundTripServerMs) < 2 {
 		return Caveat{}, false
 	}
-	med := median(s.RoundTripServerMs)
+	med := stats.Median(s.RoundTripServerMs)
 	for k, v := range s.RoundTripServerMs {
 		if v > slowRoundTripMs && v > slowRoundTrip*med {
 			return Caveat{Bound: true,
@@ -578,15 +579,6 @@ func firstUseCaveat(o *Observation, ranks []int) []Caveat {
 		Text: fmt.Sprintf("%s shapes (%s) take more round trips in some transactions than usually, no more such transactions than one per connection: %s",
 			strconv.Itoa(len(ranks)), list, why),
 		Brief: fmt.Sprintf("%d shapes take more round trips on a connection's first use (statements prepared once per connection)", len(ranks))}}
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // fmtRTT writes an RTT as dblat's flags take it.

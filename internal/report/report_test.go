@@ -107,16 +107,6 @@ func TestBuildDeterministic(t *testing.T) {
 	}
 }
 
-// TestTQuantile checks the critical values against a printed table of Student's t
-// (two-sided 95 %).
-func TestTQuantile(t *testing.T) {
-	for df, want := range map[int]float64{1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262, 29: 2.045, 1000: 1.962} {
-		if got := tQuantile(0.95, df); math.Abs(got-want) > 0.0005 {
-			t.Errorf("t(0.975, %d) = %.4f, want %.3f", df, got, want)
-		}
-	}
-}
-
 func TestEstimate(t *testing.T) {
 	for _, tc := range []struct {
 		name           string

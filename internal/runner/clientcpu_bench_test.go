@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 	"github.com/dblat/dblat/internal/workload/tpcc"
@@ -100,15 +100,15 @@ func BenchmarkClientCPU(b *testing.B) {
 			per["pgconn"] = append(per["pgconn"], us)
 			b.Logf("round %d bare pgconn loop, same statement: %.2f µs of CPU per round trip", r+1, us)
 		}
-		pgbench := median(per["pgbench"])
+		pgbench := stats.Median(per["pgbench"])
 		b.ReportMetric(pgbench, "pgbench-us/roundtrip")
 		for _, name := range []string{"select", "pgconn"} {
-			m := median(per[name])
+			m := stats.Median(per[name])
 			b.ReportMetric(m, name+"-us/roundtrip")
 			b.ReportMetric(m/pgbench, name+"-x-pgbench")
 		}
 		for _, name := range []string{"postgres", "firebird", "postgres-1p", "firebird-1p"} {
-			m := median(per[name])
+			m := stats.Median(per[name])
 			b.ReportMetric(m, "tpcc-"+name+"-us/roundtrip")
 			b.ReportMetric(m/pgbench, "tpcc-"+name+"-x-pgbench")
 		}
@@ -247,16 +247,4 @@ func pgbenchCPUPerTx(b *testing.B, bin, dsn string, clients int, window time.Dur
 	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	return cpu / (tps * window.Seconds()) * 1e6
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/dblat/dblat/internal/stats"
 )
 
 // Sequential repeats. A study with `repeat: MIN..MAX` and `precision: P%` gives each cell
@@ -32,15 +32,10 @@ const (
 	DefaultRepeatMax = 10
 )
 
-// Interval is the 95 % confidence interval of a cell's mean over its finished runs.
-type Interval struct {
-	// N is how many runs it is over; Mean their mean and SD their standard deviation.
-	N        int
-	Mean, SD float64
-	// Half is the interval's half-width, t(0.975, N−1) · SD / √N; +Inf for fewer than two
-	// runs, which have no interval.
-	Half float64
-}
+// Interval is the 95 % confidence interval of a cell's mean over its finished runs: N runs,
+// their mean and standard deviation, and the half-width t(0.975, N−1) · SD / √N (+Inf for
+// fewer than two runs, which have no interval).
+type Interval stats.Summary
 
 // IntervalOf returns the interval of values, one per finished run.
 func IntervalOf(values []float64) Interval { return IntervalWith(values, nil) }
@@ -51,51 +46,12 @@ func IntervalOf(values []float64) Interval { return IntervalWith(values, nil) }
 // than it, so that two windows that counted the same 64 New-Orders are not an interval of
 // ±0.
 func IntervalWith(values, resolutions []float64) Interval {
-	iv := Interval{N: len(values), Half: math.Inf(1)}
-	if iv.N == 0 {
-		return iv
-	}
-	for _, v := range values {
-		iv.Mean += v
-	}
-	iv.Mean /= float64(iv.N)
-	if iv.N < 2 {
-		return iv
-	}
-	var ss float64
-	for _, v := range values {
-		ss += (v - iv.Mean) * (v - iv.Mean)
-	}
-	iv.SD = math.Sqrt(ss / float64(iv.N-1))
-	if len(resolutions) > 0 {
-		var rr float64
-		for _, r := range resolutions {
-			rr += r * r
-		}
-		iv.SD = max(iv.SD, math.Sqrt(rr/float64(len(resolutions))))
-	}
-	iv.Half = tQuantile(iv.N-1) * iv.SD / math.Sqrt(float64(iv.N))
-	return iv
+	return Interval(stats.Summarize(values, Confidence, resolutions))
 }
 
 // Relative is the half-width as a share of the mean: 0.1 for ±10 %. It is +Inf without an
 // interval, or when the mean is 0 and the runs differ.
-func (iv Interval) Relative() float64 {
-	switch {
-	case math.IsInf(iv.Half, 1):
-		return math.Inf(1)
-	case iv.Half == 0:
-		return 0
-	case iv.Mean == 0:
-		return math.Inf(1)
-	}
-	return iv.Half / math.Abs(iv.Mean)
-}
-
-// tQuantile is Student's t quantile at 1 − (1 − Confidence)/2 with df degrees of freedom.
-func tQuantile(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - (1-Confidence)/2)
-}
+func (iv Interval) Relative() float64 { return stats.Summary(iv).Relative() }
 
 // Adaptive reports whether the study's cells get a number of runs that depends on what
 // they measured (repeat: MIN..MAX with MIN < MAX).
@@ -155,7 +111,7 @@ func (s *Study) ExpectedRuns(cv float64, limit int) int {
 		return s.Repeat
 	}
 	for n := 2; n <= limit; n++ {
-		if tQuantile(n-1)*cv/math.Sqrt(float64(n)) <= s.Precision {
+		if stats.TQuantile(Confidence, float64(n-1))*cv/math.Sqrt(float64(n)) <= s.Precision {
 			return n
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dblat/dblat/internal/stats"
 )
 
 const adaptiveSrc = head + `repeat: 2..6
@@ -112,7 +114,7 @@ func TestStoppingRuleSynthetic(t *testing.T) {
 			for _, x := range v {
 				ss += (x - m) * (x - m)
 			}
-			if tQuantile(len(v)-1)*math.Sqrt(ss/float64(len(v)-1))/math.Sqrt(float64(len(v))) <= 0.1*m {
+			if stats.TQuantile(Confidence, float64(len(v)-1))*math.Sqrt(ss/float64(len(v)-1))/math.Sqrt(float64(len(v))) <= 0.1*m {
 				want = n
 				break
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
@@ -94,17 +95,11 @@ func BenchmarkScriptVsPgbench(b *testing.B) {
 			}
 		}
 		for _, key := range slices.Sorted(maps.Keys(tpsRatio)) {
-			b.ReportMetric(median(tpsRatio[key]), key+"-tps-ratio")
-			b.ReportMetric(median(cpuRatio[key]), key+"-cpu-ratio")
+			b.ReportMetric(stats.Median(tpsRatio[key]), key+"-tps-ratio")
+			b.ReportMetric(stats.Median(cpuRatio[key]), key+"-cpu-ratio")
 			b.ReportMetric(trips[key], key+"-round-trips")
 		}
 	}
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 var pgbenchTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)

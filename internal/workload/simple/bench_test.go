@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
 
@@ -56,16 +56,10 @@ func BenchmarkSelectOnlyVsPgbench(b *testing.B) {
 			b.Logf("round %d: dblat %.0f tps (%.1f µs CPU/tx), pgbench %.0f tps (%.1f µs CPU/tx): ratio %.3f",
 				r+1, res.Summary.TPS, cpu[len(cpu)-2], tps, cpu[len(cpu)-1], res.Summary.TPS/tps)
 		}
-		b.ReportMetric(median(dblat), "dblat-tps")
-		b.ReportMetric(median(pgb), "pgbench-tps")
-		b.ReportMetric(median(ratios), "ratio")
+		b.ReportMetric(stats.Median(dblat), "dblat-tps")
+		b.ReportMetric(stats.Median(pgb), "pgbench-tps")
+		b.ReportMetric(stats.Median(ratios), "ratio")
 	}
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 var tpsRe = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
@@ -136,8 +130,8 @@ func BenchmarkSelectOnlyPaths(b *testing.B) {
 			}
 		}
 		for _, p := range paths {
-			b.ReportMetric(median(tps[p.name]), p.name+"-tps")
-			b.ReportMetric(median(cpu[p.name]), p.name+"-cpu-us/tx")
+			b.ReportMetric(stats.Median(tps[p.name]), p.name+"-tps")
+			b.ReportMetric(stats.Median(cpu[p.name]), p.name+"-cpu-us/tx")
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/runner"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/stats"
 	"github.com/dblat/dblat/internal/workload"
 	"github.com/dblat/dblat/internal/workload/simple"
 )
@@ -65,7 +66,7 @@ func BenchmarkLinkOverheadPgbench(b *testing.B) {
 			if !strings.HasSuffix(name, "-ratio") {
 				unit += "-tps"
 			}
-			b.ReportMetric(median(v), unit)
+			b.ReportMetric(stats.Median(v), unit)
 		}
 	}
 }
@@ -191,7 +192,7 @@ func BenchmarkLinkOverheadRunner(b *testing.B) {
 			}
 		}
 		for unit, v := range m {
-			b.ReportMetric(median(v), unit)
+			b.ReportMetric(stats.Median(v), unit)
 		}
 	}
 }
@@ -251,8 +252,8 @@ func BenchmarkProxyPgbench20ms(b *testing.B) {
 		}
 		st := l.Stats()
 		b.Logf("median added %.3f ms over direct flat out, %.3f ms over direct at the same rate, for %v requested (target 19.6-20.4 ms); link lateness up %v, down %v",
-			median(added), median(paced), rtt, st.LatenessUp, st.LatenessDown)
-		b.ReportMetric(median(added), "added-ms")
-		b.ReportMetric(median(paced), "added-ms-paced")
+			stats.Median(added), stats.Median(paced), rtt, st.LatenessUp, st.LatenessDown)
+		b.ReportMetric(stats.Median(added), "added-ms")
+		b.ReportMetric(stats.Median(paced), "added-ms-paced")
 	}
 }
