@@ -13,11 +13,11 @@ import (
 
 // proxyFlags are dblat proxy's flags.
 type proxyFlags struct {
-	listen, upstream, backend string
-	link                      spec.Params
-	lo                        linkOptions
-	every                     time.Duration
-	po                        proxyObserve
+	listen, upstream string
+	link             spec.Params
+	lo               linkOptions
+	every            time.Duration
+	po               proxyObserve
 }
 
 func (a *app) proxyCommand() *cobra.Command {
@@ -34,10 +34,7 @@ its data by a retransmission timeout, as TCP does), or a named network's whole s
 and its own timing error measured on the real traffic (how late it released data, per
 direction: p50, p90, p99, p99.9 and max).
 
-` + proxyObserveHelp + `
-
---backend netem would use the kernel's netem qdisc on a veth pair in a private network
-namespace; it is refused, in one line, on kernels without sch_netem.`,
+` + proxyObserveHelp,
 		Example: `  dblat proxy --listen 127.0.0.1:6543 --upstream 127.0.0.1:5432 --rtt 10ms
   dblat proxy --upstream 127.0.0.1:3306 --rtt 1ms --jitter 100us --distribution normal --bandwidth 100mbit
   dblat proxy --upstream 127.0.0.1:5432 --profile cross-region --loss 0.1%
@@ -48,7 +45,6 @@ namespace; it is refused, in one line, on kernels without sch_netem.`,
 	}
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (loopback by default)")
 	cmd.Flags().StringVar(&f.upstream, "upstream", "", "HOST:PORT of the server (required)")
-	cmd.Flags().StringVar(&f.backend, "backend", "proxy", "proxy (dblat's userspace delay line) or netem (kernel qdisc, where available)")
 	cmd.Flags().DurationVar(&f.every, "print-every", 10*time.Second, "how often to print counters (0: only at the end)")
 	f.po.add(cmd)
 	f.link = spec.Defaults()
@@ -116,16 +112,6 @@ func (a *app) proxy(cmd *cobra.Command, f *proxyFlags) error {
 func (f *proxyFlags) config(cmd *cobra.Command) (latency.Config, error) {
 	if f.upstream == "" {
 		return latency.Config{}, usagef("--upstream is required: the HOST:PORT of the server to forward to")
-	}
-	switch f.backend {
-	case "proxy":
-	case "netem":
-		if err := latency.NetemAvailable(); err != nil {
-			return latency.Config{}, usageError{err}
-		}
-		return latency.Config{}, usagef("--backend netem: the netem backend is not built yet; use --backend proxy")
-	default:
-		return latency.Config{}, usagef("--backend %q: use proxy or netem", f.backend)
 	}
 	if err := f.lo.resolve(cmd); err != nil {
 		return latency.Config{}, err

@@ -14,8 +14,8 @@
 // every chunk it reads, before the chunk can reach the other side, and forwards it
 // unchanged unless the Observer asks otherwise (package observe follows database protocols
 // with it, for dblat proxy --observe); without one, the data path pays a nil check per
-// chunk. NetemAvailable says whether the kernel path
-// (tc-netem) exists on this machine. Its neighbours: package execution gives a run's
+// chunk.
+// Its neighbours: package execution gives a run's
 // terminals their connections through Link.Dial (with a MeterSlot-aware dialer, MeterInto)
 // and calibrates the link first (Calibrate); package runner attributes each MeteredConn's
 // counts to transactions and wakes its terminals with a Sleeper; package observe's Session
@@ -185,7 +185,8 @@
 // injected without corrupting the stream (loss is emulated as the delay it causes, see
 // "Loss"), and a single connection's TCP window dynamics over a long path are not
 // reproduced (throughput is bounded by QueueLimit instead). Jitter is drawn per chunk (per
-// read), not per message. There is no netem backend yet: only its detection.
+// read), not per message. The kernel's netem, which would reproduce the packet level, is
+// not used: many cloud kernels (this project's CI's among them) are built without it.
 //
 // # What a link did
 //

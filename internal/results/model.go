@@ -156,8 +156,9 @@ type Params = spec.Params
 // calibration measured just before the run.
 type Link struct {
 	// Kind is "inline" (dblat's delay line in the terminals' own process, what runs use
-	// since they stopped going through a loopback proxy), "proxy" (the same delay line as
-	// a TCP proxy) or "netem" (the kernel's). Runs of different kinds do not compare.
+	// since they stopped going through a loopback proxy) or "proxy" (the same delay line
+	// as a TCP proxy); an observed run's "pcap" or "interface". Runs of different kinds do
+	// not compare.
 	Kind string `json:"kind"`
 	// RTT, Up and Down are the added delays requested (Up/Down one way).
 	RTT  time.Duration `json:"rtt"`
