@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,6 +41,8 @@ type app struct {
 	// runAs and binDirs are set by `server start`'s flags; other commands use the defaults.
 	runAs   string
 	binDirs map[string]string
+	// tapes are the recordings (--capture) of the observation sessions that write one.
+	tapes sync.Map // *observe.Session → *replay.Tape
 }
 
 // registry returns the managed servers of the state directory. Its root is absolute: servers

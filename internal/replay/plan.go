@@ -1,0 +1,268 @@
+package replay
+
+import (
+	"github.com/dblat/dblat/internal/wire"
+)
+
+// step is one client chunk to resend, with what it waited for in the capture.
+type step struct {
+	data []byte
+	// at is when the client sent it, on the recording's clock.
+	at int64
+	// pause is how long the client waited, in the capture, after it could have sent it:
+	// from the later of its previous chunk and the last server chunk before it.
+	pause int64
+	// completed is how many requests the capture's server had completed since the first
+	// replayed chunk when the client sent it: the replay waits for as many.
+	completed int
+	// answered is set when the server sent something between the client's previous chunk
+	// and this one (a turn of the conversation): the replay waits for the server too.
+	answered bool
+	// idle is set when no transaction was open when it was sent (a transaction starts with
+	// it, for --order commits).
+	idle bool
+}
+
+// request is one request of a session as the capture saw it: its statements and the
+// server's answer.
+type request struct {
+	stmts []string // as sent (values included)
+	// prepared is set for a request that only prepares (no statement ran).
+	prepared bool
+	// failed is the decoder's verdict on the answer (an error).
+	failed bool
+	// outcomes are the protocol's answers per statement, where it has a reader for them.
+	outcomes []outcome
+	// commit is set when the request's answer committed a transaction (the status went
+	// back to idle after a statement, not by a rollback); at is the answer's time.
+	commit bool
+	at     int64
+}
+
+// outcome is the server's answer to one statement: its command tag (with the rows it
+// affected or returned, as the protocol writes them), the rows it returned, or the error.
+type outcome struct {
+	Tag  string `json:"tag,omitempty"`
+	Rows int64  `json:"rows"`
+	Err  string `json:"error,omitempty"`
+}
+
+func (o outcome) String() string {
+	if o.Err != "" {
+		return "error " + o.Err
+	}
+	if o.Tag == "" {
+		return "ok"
+	}
+	return o.Tag
+}
+
+// plan is one session prepared for replay.
+type plan struct {
+	conn  *Conn
+	proto wire.Protocol
+	// why, when not "", says why the session is not replayed (one line).
+	why   string
+	steps []step
+	reqs  []request
+	// opened is when the session opened, on the recording's clock.
+	opened int64
+	// startup holds the client's start-up chunks (authentication), which are not resent.
+	startup [][]byte
+	// commitTimes are the capture times of its commits, in order.
+	commitTimes []int64
+	// completions counts the requests the capture's server completed from the first
+	// replayed message on.
+	completions int
+}
+
+// planSink collects a captured session's events.
+type planSink struct {
+	p         *plan
+	started   bool // the first request was seen
+	reqOpen   bool // statements go to the request being sent
+	next      int  // the next request to complete
+	status    wire.Status
+	completed int
+	stop      string
+	note      string
+	at        int64
+	hadStmt   []bool
+	lex       wire.Lexicon
+	// onCommit, when set, is told of each commit (numbered from 0).
+	onCommit func(k int)
+	commits  int
+}
+
+func (s *planSink) Event(e *wire.Event) {
+	switch e.Kind {
+	case wire.EvStatement, wire.EvPrepare:
+		s.started = true
+		if !s.reqOpen {
+			s.p.reqs = append(s.p.reqs, request{prepared: true})
+			s.hadStmt = append(s.hadStmt, false)
+			s.reqOpen = true
+		}
+		r := &s.p.reqs[len(s.p.reqs)-1]
+		if e.Kind == wire.EvStatement {
+			r.prepared = false
+			r.stmts = append(r.stmts, string(e.Text))
+			s.hadStmt[len(s.hadStmt)-1] = true
+		}
+	case wire.EvSent:
+		s.started = true
+		if !s.reqOpen {
+			s.p.reqs = append(s.p.reqs, request{})
+			s.hadStmt = append(s.hadStmt, false)
+		}
+		s.reqOpen = false
+	case wire.EvCompleted:
+		if s.next < len(s.p.reqs) {
+			r := &s.p.reqs[s.next]
+			r.failed, r.at = e.Failed, s.at
+			if e.Status == wire.StatusIdle && e.End != wire.EndRollback && s.hadStmt[s.next] {
+				r.commit = true
+				s.p.commitTimes = append(s.p.commitTimes, s.at)
+				if s.onCommit != nil {
+					s.onCommit(s.commits)
+				}
+				s.commits++
+			}
+		}
+		s.next++
+		s.completed++
+		if e.Status != wire.StatusUnknown {
+			s.status = e.Status
+		}
+	case wire.EvCannotFollow:
+		if s.stop == "" {
+			s.stop = e.Reason
+		}
+	}
+}
+
+// answers reads a protocol's answers per statement from the server's bytes (outcomes),
+// where the replay knows the protocol; it is fed the server's chunks in order, from the
+// first chunk after the start-up (for a session followed from its start) and returns the
+// outcomes of each request completed so far.
+type answers interface {
+	server(b []byte)
+	take() [][]outcome
+}
+
+// newAnswers returns the answer reader of a protocol, nil when there is none (the
+// divergence of its requests is then an error against no error).
+func newAnswers(proto string) answers {
+	switch proto {
+	case protoPostgres:
+		return &pgAnswers{}
+	}
+	return nil
+}
+
+// makePlan prepares a recorded connection for replay with the protocols known.
+func makePlan(c *Conn, protos []wire.Protocol) *plan {
+	p := &plan{conn: c, opened: c.Opened()}
+	if len(c.Chunks) == 0 {
+		p.why = "it sent nothing"
+		return p
+	}
+	for _, pr := range protos {
+		if pr.Name() == c.Protocol {
+			p.proto = pr
+		}
+	}
+	if p.proto == nil {
+		if c.Protocol == "" {
+			p.why = "its protocol was not followed in the capture"
+		} else {
+			p.why = "dblat does not replay " + c.Protocol
+		}
+		return p
+	}
+	if !replays(p.proto.Name()) {
+		p.why = "dblat does not replay " + p.proto.Name() + " yet: only PostgreSQL"
+		return p
+	}
+	sink := &planSink{p: p, lex: p.proto.Lexicon()}
+	var dec wire.Decoder
+	if c.Resumed {
+		r, ok := p.proto.(wire.Resumer)
+		if !ok {
+			p.why = "it was followed from its middle, which " + p.proto.Name() + " cannot be"
+			return p
+		}
+		dec = r.ResumeScanner().Decoder(sink)
+		sink.started = true
+	} else {
+		dec = p.proto.NewDecoder(sink)
+	}
+	ans := newAnswers(p.proto.Name())
+	var (
+		first     = -1 // the first replayed chunk
+		base      int  // completions before it
+		lastSrv   int64
+		lastCli   int64
+		answered  bool
+		haveSteps bool
+	)
+	for i, ch := range c.Chunks {
+		sink.at = ch.At
+		if ch.ToServer {
+			before := sink.started
+			status := sink.status
+			completed := sink.completed
+			dec.ClientData(ch.Data, ch.At)
+			if !sink.started && !before {
+				p.startup = append(p.startup, ch.Data)
+				lastCli = ch.At
+				continue
+			}
+			if first < 0 {
+				first, base = i, completed
+				lastSrv, answered = 0, false
+			}
+			ready := max(lastCli, lastSrv)
+			st := step{data: ch.Data, at: ch.At, completed: completed - base, answered: answered && haveSteps,
+				idle: status != wire.StatusInTx && status != wire.StatusFailed}
+			if haveSteps {
+				st.pause = max(0, ch.At-ready)
+			}
+			p.steps = append(p.steps, st)
+			haveSteps = true
+			lastCli, answered = ch.At, false
+			continue
+		}
+		dec.ServerData(ch.Data, ch.At)
+		if ans != nil && (first >= 0 || c.Resumed) {
+			ans.server(ch.Data)
+		}
+		lastSrv, answered = ch.At, true
+	}
+	dec.Close(c.Closed)
+	if first >= 0 {
+		p.completions = sink.completed - base
+	}
+	if sink.stop != "" && len(p.steps) == 0 {
+		p.why = "it could not be followed: " + sink.stop
+		return p
+	}
+	if len(p.steps) == 0 {
+		p.why = "it ran no request"
+		return p
+	}
+	if ans != nil {
+		for i, o := range ans.take() {
+			if i < len(p.reqs) {
+				p.reqs[i].outcomes = o
+			}
+		}
+	}
+	return p
+}
+
+// Names of the protocols replayed (wire.Protocol.Name).
+const protoPostgres = "PostgreSQL"
+
+// replays reports whether the replay can open sessions of a protocol.
+func replays(proto string) bool { return proto == protoPostgres }
