@@ -141,6 +141,8 @@ const (
 	SourcePcap = "pcap"
 	// SourceInterface: a live capture on a network interface (dblat observe --interface).
 	SourceInterface = "interface"
+	// SourceReplay: dblat replay's own sessions (package replay).
+	SourceReplay = "replay"
 )
 
 // New returns an Observer.

@@ -16,12 +16,21 @@ import (
 // CommandComplete's tag, the DataRows before it, EmptyQueryResponse, PortalSuspended,
 // ErrorResponse's SQLSTATE; ReadyForQuery ends a request (a Sync or a Query), as the wire
 // decoder's EvCompleted does. It is fed the server's bytes after the start-up.
+//
+// A commit, for --order commits, is a ReadyForQuery with status idle after a request
+// whose last command was not a ROLLBACK and did not fail: the end of a transaction block,
+// or a statement run in autocommit mode.
 type pgAnswers struct {
-	buf  []byte
-	cur  []outcome
-	rows int64
-	done [][]outcome
+	buf      []byte
+	cur      []outcome
+	rows     int64
+	done     [][]outcome
+	n        int
+	commits  int
+	onCommit func(k int)
 }
+
+func (a *pgAnswers) completed() int { return a.n }
 
 func (a *pgAnswers) server(b []byte) {
 	a.buf = append(a.buf, b...)
@@ -59,8 +68,17 @@ func (a *pgAnswers) message(t byte, body []byte) {
 		a.cur = append(a.cur, outcome{Err: pgErrorCode(body)})
 		a.rows = 0
 	case 'Z':
+		if len(body) == 1 && body[0] == 'I' && len(a.cur) > 0 {
+			if last := a.cur[len(a.cur)-1]; last.Err == "" && last.Tag != "ROLLBACK" {
+				if a.onCommit != nil {
+					a.onCommit(a.commits)
+				}
+				a.commits++
+			}
+		}
 		a.done = append(a.done, a.cur)
 		a.cur, a.rows = nil, 0
+		a.n++
 	}
 }
 
@@ -174,13 +192,13 @@ func pgBackendKey(c *Conn) (pid uint32, key []byte) {
 // asked for as the application asked. TLS is not used: the replay's bytes are its own.
 // It returns the connection, ready for the first replayed message, and the session's
 // cancel key.
-func pgConnect(ctx context.Context, dsn string, startup map[string]string, dial func(context.Context) (net.Conn, error)) (net.Conn, uint32, []byte, error) {
+func pgConnect(ctx context.Context, dsn string, startup map[string]string, dial func(context.Context, string, string) (net.Conn, error)) (net.Conn, uint32, []byte, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	cfg.TLSConfig, cfg.Fallbacks = nil, nil
-	cfg.DialFunc = func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }
+	cfg.DialFunc = dial
 	for k, v := range startup {
 		switch k {
 		case "user", "database", "replication":
@@ -204,8 +222,8 @@ func pgConnect(ctx context.Context, dsn string, startup map[string]string, dial 
 }
 
 // pgCancel sends a CancelRequest for the session of pid and key on a new connection.
-func pgCancel(ctx context.Context, pid uint32, key []byte, dial func(context.Context) (net.Conn, error)) error {
-	c, err := dial(ctx)
+func pgCancel(ctx context.Context, pid uint32, key []byte, addr string, dial func(context.Context, string, string) (net.Conn, error)) error {
+	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -223,4 +241,6 @@ func pgCancel(ctx context.Context, pid uint32, key []byte, dial func(context.Con
 }
 
 // keyString names a cancel key, for a map.
-func keyString(pid uint32, key []byte) string { return strconv.FormatUint(uint64(pid), 10) + ":" + string(key) }
+func keyString(pid uint32, key []byte) string {
+	return strconv.FormatUint(uint64(pid), 10) + ":" + string(key)
+}

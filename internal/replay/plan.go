@@ -12,6 +12,10 @@ type step struct {
 	// pause is how long the client waited, in the capture, after it could have sent it:
 	// from the later of its previous chunk and the last server chunk before it.
 	pause int64
+	// call is, for a message sent after the server answered the previous one, how long
+	// the server took to answer it in the capture (from the previous message to the last
+	// answer before this one); 0 otherwise.
+	call int64
 	// completed is how many requests the capture's server had completed since the first
 	// replayed chunk when the client sent it: the replay waits for as many.
 	completed int
@@ -31,12 +35,12 @@ type request struct {
 	prepared bool
 	// failed is the decoder's verdict on the answer (an error).
 	failed bool
-	// outcomes are the protocol's answers per statement, where it has a reader for them.
+	// outcomes are the protocol's answers per statement; answered is set once the
+	// server answered the request in the capture.
 	outcomes []outcome
-	// commit is set when the request's answer committed a transaction (the status went
-	// back to idle after a statement, not by a rollback); at is the answer's time.
-	commit bool
-	at     int64
+	answered bool
+	// at is the answer's time.
+	at int64
 }
 
 // outcome is the server's answer to one statement: its command tag (with the rows it
@@ -89,9 +93,6 @@ type planSink struct {
 	at        int64
 	hadStmt   []bool
 	lex       wire.Lexicon
-	// onCommit, when set, is told of each commit (numbered from 0).
-	onCommit func(k int)
-	commits  int
 }
 
 func (s *planSink) Event(e *wire.Event) {
@@ -120,14 +121,6 @@ func (s *planSink) Event(e *wire.Event) {
 		if s.next < len(s.p.reqs) {
 			r := &s.p.reqs[s.next]
 			r.failed, r.at = e.Failed, s.at
-			if e.Status == wire.StatusIdle && e.End != wire.EndRollback && s.hadStmt[s.next] {
-				r.commit = true
-				s.p.commitTimes = append(s.p.commitTimes, s.at)
-				if s.onCommit != nil {
-					s.onCommit(s.commits)
-				}
-				s.commits++
-			}
 		}
 		s.next++
 		s.completed++
@@ -141,21 +134,21 @@ func (s *planSink) Event(e *wire.Event) {
 	}
 }
 
-// answers reads a protocol's answers per statement from the server's bytes (outcomes),
-// where the replay knows the protocol; it is fed the server's chunks in order, from the
-// first chunk after the start-up (for a session followed from its start) and returns the
-// outcomes of each request completed so far.
+// answers reads a protocol's answers from the server's bytes: it is fed the server's
+// chunks in order from the first one after the start-up, counts the requests completed,
+// tells of each commit (onCommit, numbered from 0), and returns the outcomes per statement
+// of each request completed so far (take). Every protocol the replay replays has one.
 type answers interface {
 	server(b []byte)
+	completed() int
 	take() [][]outcome
 }
 
-// newAnswers returns the answer reader of a protocol, nil when there is none (the
-// divergence of its requests is then an error against no error).
-func newAnswers(proto string) answers {
+// newAnswers returns the answer reader of a protocol the replay replays.
+func newAnswers(proto string, onCommit func(k int)) answers {
 	switch proto {
 	case protoPostgres:
-		return &pgAnswers{}
+		return &pgAnswers{onCommit: onCommit}
 	}
 	return nil
 }
@@ -197,7 +190,8 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 	} else {
 		dec = p.proto.NewDecoder(sink)
 	}
-	ans := newAnswers(p.proto.Name())
+	var at int64
+	ans := newAnswers(p.proto.Name(), func(int) { p.commitTimes = append(p.commitTimes, at) })
 	var (
 		first     = -1 // the first replayed chunk
 		base      int  // completions before it
@@ -227,6 +221,9 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 				idle: status != wire.StatusInTx && status != wire.StatusFailed}
 			if haveSteps {
 				st.pause = max(0, ch.At-ready)
+				if st.answered && lastSrv > lastCli {
+					st.call = lastSrv - lastCli
+				}
 			}
 			p.steps = append(p.steps, st)
 			haveSteps = true
@@ -234,6 +231,7 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 			continue
 		}
 		dec.ServerData(ch.Data, ch.At)
+		at = ch.At
 		if ans != nil && (first >= 0 || c.Resumed) {
 			ans.server(ch.Data)
 		}
@@ -254,7 +252,7 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 	if ans != nil {
 		for i, o := range ans.take() {
 			if i < len(p.reqs) {
-				p.reqs[i].outcomes = o
+				p.reqs[i].outcomes, p.reqs[i].answered = o, true
 			}
 		}
 	}

@@ -25,8 +25,9 @@ type Config struct {
 	// DSN says how a session connects to the target: who, to which database, with what
 	// credentials. It may hold a password, which Run never prints or stores.
 	DSN string
-	// Dial connects to the target's server (through the latency link: Link.Dial).
-	Dial func(ctx context.Context) (net.Conn, error)
+	// Dial connects to the target's server at addr, the DSN's (through the latency link:
+	// Link.Dial; net.Dialer's DialContext for none).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Up and Down are the one-way delays Dial adds, which the replay's Observation reports
 	// as the RTT its times contain; Target names the target (no password) for it.
 	Up, Down time.Duration
@@ -36,6 +37,12 @@ type Config struct {
 	// Fast sends each message as soon as what it waited for in the capture has come.
 	Speed, ThinkScale float64
 	Fast              bool
+	// AutoCorrect shortens the pause after an answer that took longer than the captured
+	// server's (beyond the RTT the link adds) by the difference, as Oracle Database
+	// Replay's think-time auto-correct does: the replay's own wake-up for each answer is
+	// otherwise counted twice, in its wait and in the captured client's pause that already
+	// holds the application's.
+	AutoCorrect bool
 	// OrderCommits has a transaction wait until the commits that preceded its start in the
 	// capture have been replayed (--order commits).
 	OrderCommits bool
@@ -47,36 +54,31 @@ type Config struct {
 	OnNote func(string)
 }
 
-// SourceReplay is the Observation.Source of a replay's own observation.
-const SourceReplay = "replay"
-
 // sess is one session being replayed.
 type sess struct {
-	r    *runner
-	p    *plan
-	conn net.Conn
-	co   latency.ConnObserver
+	r *runner
+	p *plan
+	// tape is what the session sent and received, observed once the replay has ended.
+	tape *Conn
 
 	mu        sync.Mutex // guards what follows
-	dec       wire.Decoder
-	sink      *planSink
 	ans       answers
 	live      bool // the replay's own messages go now: answers are read
-	base      int  // completions before the first replayed message
 	srvChunks int64
 	lastSrv   time.Time
-	eof       bool
-	notify    chan struct{}
-	commits   int // commits replayed so far
-	outcomes  [][]outcome
-	why       string // why it stopped early, "" when it ran to its end
-	sent      int    // steps sent
+	buf       []byte // what the session reads into
+	// firstAt and lastAt are its first and last bytes either way (its goroutine's only).
+	firstAt, lastAt time.Time
+	commits         int // commits replayed so far
+	outcomes        [][]outcome
+	why             string // why it stopped early, "" when it ran to its end
+	sent            int    // steps sent
 }
 
 // runner is one Run.
 type runner struct {
 	cfg   Config
-	obs   *observe.Observer
+	rtt   time.Duration // the link's
 	base  time.Time
 	start int64 // the recording's first chunk
 	notes func(string)
@@ -88,11 +90,8 @@ type runner struct {
 	commitWake  chan struct{}
 
 	keysMu sync.Mutex
-	keys   map[string][2]any // captured cancel key → the replay's (pid, key)
+	keys   map[string][3]any // captured cancel key → the replay's (pid, key, address)
 
-	lastMu   sync.Mutex
-	lastAt   time.Time
-	firstAt  time.Time
 	noteMu   sync.Mutex
 	notified map[string]int
 }
@@ -107,18 +106,6 @@ func (r *runner) note(s string) {
 	if r.notified[s] == 1 && r.notes != nil {
 		r.notes(s)
 	}
-}
-
-// activity records a read or write of any session, for the replay's span.
-func (r *runner) activity(t time.Time) {
-	r.lastMu.Lock()
-	if r.firstAt.IsZero() || t.Before(r.firstAt) {
-		r.firstAt = t
-	}
-	if t.After(r.lastAt) {
-		r.lastAt = t
-	}
-	r.lastMu.Unlock()
 }
 
 // scale turns a span of capture time into replay time.
@@ -155,9 +142,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = time.Minute
 	}
-	r := &runner{cfg: cfg, start: rec.Start(), notes: cfg.OnNote, keys: map[string][2]any{},
+	r := &runner{cfg: cfg, rtt: cfg.Up + cfg.Down, start: rec.Start(), notes: cfg.OnNote, keys: map[string][3]any{},
 		commitWake: make(chan struct{}), notified: map[string]int{}}
-	res := &Result{Speed: max(cfg.Speed, 0), ThinkScale: cfg.ThinkScale, Fast: cfg.Fast, OrderCommits: cfg.OrderCommits}
+	res := &Result{Speed: max(cfg.Speed, 0), ThinkScale: cfg.ThinkScale, Fast: cfg.Fast, AutoCorrect: cfg.AutoCorrect, OrderCommits: cfg.OrderCommits}
 	if res.Speed == 0 {
 		res.Speed = 1
 	}
@@ -166,7 +153,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	// The capture, observed again from the recording: the figures the replay is set against.
-	capObs := observeRecording(rec, cfg.Protocols)
+	capObs := observeRecording(rec, cfg.Protocols, observe.Config{})
 	res.Capture = capObs
 
 	var plans []*plan
@@ -198,12 +185,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	slices.Sort(r.commitTimes)
 	r.commitDone = make([]bool, len(r.commitTimes))
 
-	r.obs = observe.New(observe.Config{Protocols: cfg.Protocols, Source: SourceReplay, Upstream: cfg.Target, Up: cfg.Up, Down: cfg.Down})
 	r.base = time.Now()
 	sessions := make([]*sess, len(plans))
 	var wg sync.WaitGroup
 	for i, p := range plans {
-		s := &sess{r: r, p: p, notify: make(chan struct{}, 1)}
+		s := &sess{r: r, p: p}
 		sessions[i] = s
 		wg.Add(1)
 		go func() {
@@ -219,7 +205,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	res.Replay = r.obs.Snapshot()
+	own := &Recording{Header: Header{Source: observe.SourceReplay, Upstream: cfg.Target}}
+	for _, s := range sessions {
+		if s.tape != nil && len(s.tape.Chunks) > 0 {
+			own.Conns = append(own.Conns, s.tape)
+		}
+	}
+	res.Replay = observeRecording(own, cfg.Protocols, observe.Config{Source: observe.SourceReplay, Up: cfg.Up, Down: cfg.Down})
 	res.finish(r, sessions, rec)
 	return res, nil
 }
@@ -237,7 +229,7 @@ func (r *runner) cancel(ctx context.Context, at int64, key string) {
 		r.note("a cancel request of the capture is not replayed: the session it cancels is not open")
 		return
 	}
-	if err := pgCancel(ctx, k[0].(uint32), k[1].([]byte), r.cfg.Dial); err != nil {
+	if err := pgCancel(ctx, k[0].(uint32), k[1].([]byte), k[2].(string), r.cfg.Dial); err != nil {
 		r.note("a cancel request of the capture could not be sent: " + err.Error())
 	}
 }
@@ -307,9 +299,10 @@ func (r *runner) waitCommits(ctx context.Context, n int, stall time.Duration) bo
 	}
 }
 
-// observeRecording follows a recording's connections as the capture's source did, in the
-// order of their chunks' times, and returns the Observation.
-func observeRecording(rec *Recording, protos []wire.Protocol) *observe.Observation {
+// observeRecording follows a recording's connections as its source did, in the order of
+// their chunks' times, and returns the Observation; oc gives the Observer's Source (the
+// recording's by default), Up and Down.
+func observeRecording(rec *Recording, protos []wire.Protocol, oc observe.Config) *observe.Observation {
 	type ref struct {
 		c *Conn
 		i int
@@ -334,12 +327,15 @@ func observeRecording(rec *Recording, protos []wire.Protocol) *observe.Observati
 	if len(refs) > 0 {
 		now = refs[0].c.Chunks[refs[0].i].At
 	}
-	src := rec.Header.Source
-	if src == "" {
-		src = observe.SourcePcap
+	if oc.Source == "" {
+		oc.Source = rec.Header.Source
 	}
-	o := observe.New(observe.Config{Protocols: protos, Source: src, Passive: true, Upstream: rec.Header.Upstream,
-		Now: func() time.Time { return time.Unix(0, now) }})
+	if oc.Source == "" {
+		oc.Source = observe.SourcePcap
+	}
+	oc.Protocols, oc.Passive, oc.Upstream = protos, true, rec.Header.Upstream
+	oc.Now = func() time.Time { return time.Unix(0, now) }
+	o := observe.New(oc)
 	cos := map[*Conn]latency.ConnObserver{}
 	for _, rf := range refs {
 		ch := rf.c.Chunks[rf.i]

@@ -45,6 +45,7 @@ type Result struct {
 	Speed        float64 `json:"speed"`
 	ThinkScale   float64 `json:"think_scale"`
 	Fast         bool    `json:"fast,omitempty"`
+	AutoCorrect  bool    `json:"think_auto_correct,omitempty"`
 	OrderCommits bool    `json:"order_commits,omitempty"`
 	// Shapes are the replay's shapes with the observation's fields, each beside the
 	// capture's figures of the same shape; shapes the capture had and the replay did not
@@ -108,8 +109,20 @@ func (res *Result) finish(r *runner, sessions []*sess, rec *Recording) {
 	res.Transactions, res.CaptureTransactions = rp.Transactions, cp.Transactions
 	res.LatencyMsMean, res.TPS, res.CaptureTPS = rp.LatencyMsMean, rp.TPS, cp.TPS
 	res.RTTNs = rp.RTTNs
-	if !r.firstAt.IsZero() {
-		res.DurationS = r.lastAt.Sub(r.firstAt).Seconds()
+	var firstAt, lastAt time.Time
+	for _, s := range sessions {
+		if s.firstAt.IsZero() {
+			continue
+		}
+		if firstAt.IsZero() || s.firstAt.Before(firstAt) {
+			firstAt = s.firstAt
+		}
+		if s.lastAt.After(lastAt) {
+			lastAt = s.lastAt
+		}
+	}
+	if !firstAt.IsZero() {
+		res.DurationS = lastAt.Sub(firstAt).Seconds()
 	}
 	var first, last int64
 	for _, c := range rec.Conns {
@@ -207,54 +220,33 @@ func diverge(s *sess, lex wire.Lexicon) []Divergence {
 		}
 		return ""
 	}
-	var replayed []request
-	if s.sink != nil {
-		replayed = s.sink.p.reqs
-	}
 	for i := range p.reqs {
 		req := &p.reqs[i]
-		if req.prepared && len(req.outcomes) == 0 {
-			continue
+		if !req.answered {
+			break // the capture ended before the server answered it
 		}
 		d := Divergence{Session: p.conn.ID, Request: i + 1}
-		if req.outcomes != nil || i < len(s.outcomes) {
-			// The protocol's answers per statement.
-			if i >= len(s.outcomes) {
-				if s.sent == 0 && s.why != "" {
-					break // not replayed at all: the session says why
-				}
-				d.Statement, d.Captured, d.Replayed = stmtOf(req, 0), summary(req.outcomes), "not answered"
-				out = append(out, d)
-				continue
-			}
-			got := s.outcomes[i]
-			for j := 0; j < max(len(req.outcomes), len(got)); j++ {
-				c, g := "not run", "not run"
-				if j < len(req.outcomes) {
-					c = req.outcomes[j].String()
-				}
-				if j < len(got) {
-					g = got[j].String()
-				}
-				if c != g {
-					d.Statement, d.Captured, d.Replayed = stmtOf(req, j), c, g
-					out = append(out, d)
-				}
-			}
-			continue
-		}
-		// No reader of the answers: an error against none.
-		if i >= len(replayed) {
+		if i >= len(s.outcomes) {
 			if s.sent == 0 && s.why != "" {
-				break
+				break // not replayed at all: the session says why
 			}
-			d.Statement, d.Captured, d.Replayed = stmtOf(req, 0), okOrError(req.failed), "not answered"
+			d.Statement, d.Captured, d.Replayed = stmtOf(req, 0), summary(req.outcomes), "not answered"
 			out = append(out, d)
 			continue
 		}
-		if req.failed != replayed[i].failed {
-			d.Statement, d.Captured, d.Replayed = stmtOf(req, 0), okOrError(req.failed), okOrError(replayed[i].failed)
-			out = append(out, d)
+		got := s.outcomes[i]
+		for j := 0; j < max(len(req.outcomes), len(got)); j++ {
+			c, g := "not run", "not run"
+			if j < len(req.outcomes) {
+				c = req.outcomes[j].String()
+			}
+			if j < len(got) {
+				g = got[j].String()
+			}
+			if c != g {
+				d.Statement, d.Captured, d.Replayed = stmtOf(req, j), c, g
+				out = append(out, d)
+			}
 		}
 	}
 	return out
@@ -271,13 +263,6 @@ func summary(os []outcome) string {
 	return strings.Join(parts, ", ")
 }
 
-func okOrError(failed bool) string {
-	if failed {
-		return "error"
-	}
-	return "ok"
-}
-
 // JSON returns the Result as indented JSON.
 func (res *Result) JSON() ([]byte, error) {
 	b, err := json.MarshalIndent(res, "", "  ")
@@ -292,4 +277,32 @@ func (res *Result) Summary() string {
 	return fmt.Sprintf("replayed %d of %d sessions: %d transactions (the capture's: %d) in %.2f s (the capture's: %.2f s), %.2f ms a transaction, %d divergences",
 		res.Sessions-res.NotReplayed, res.Sessions, res.Transactions, res.CaptureTransactions, res.DurationS, res.CaptureDurationS,
 		res.LatencyMsMean, res.Divergences)
+}
+
+// maxStored bounds the divergences listed in a stored replay.
+const maxStored = 100
+
+// Stored returns the Result as a replay's run keeps it (observe.Observation.Replay):
+// without the two observations (the run is the replay's, and the capture's figures are
+// beside each shape) and with at most maxStored divergences listed.
+func (res *Result) Stored() (json.RawMessage, error) {
+	c := *res
+	c.Capture, c.Replay = nil, nil
+	if len(c.DivergenceList) > maxStored {
+		c.DivergenceList = c.DivergenceList[:maxStored]
+	}
+	return json.Marshal(&c)
+}
+
+// FromObservation returns the replay's Result a stored observation holds (Stored), nil
+// when it holds none.
+func FromObservation(o *observe.Observation) (*Result, error) {
+	if len(o.Replay) == 0 {
+		return nil, nil
+	}
+	var r Result
+	if err := json.Unmarshal(o.Replay, &r); err != nil {
+		return nil, fmt.Errorf("the replay's result: %w", err)
+	}
+	return &r, nil
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -15,8 +16,12 @@ const connectTimeout = 30 * time.Second
 // they make one, and the session keeps the captured pauses in sum rather than each.
 const minSleep = time.Millisecond
 
-// teeConn shows the session every byte it writes and reads: the replay's own observation,
-// its decoder and its answers.
+// carryLimit bounds the pauses a session carries inside a transaction (see send): a pause
+// this long is the application's, and is slept where it was.
+const carryLimit = 2 * time.Millisecond
+
+// teeConn shows the session every byte it writes and reads: its own recording (observed
+// once the replay has ended, out of the way of its round trips) and its answers.
 type teeConn struct {
 	net.Conn
 	s *sess
@@ -39,13 +44,14 @@ func (c *teeConn) Write(b []byte) (int, error) {
 // seen handles bytes the session sent (toServer) or received.
 func (s *sess) seen(toServer bool, b []byte) {
 	t := time.Now()
-	at := s.r.now()
+	at := s.r.base.UnixNano() + int64(t.Sub(s.r.base))
+	if s.firstAt.IsZero() {
+		s.firstAt = t
+	}
+	s.lastAt = t
 	s.mu.Lock()
-	s.co.Data(toServer, b, at)
-	if toServer {
-		s.dec.ClientData(b, at)
-	} else {
-		s.dec.ServerData(b, at)
+	s.tape.Chunks = append(s.tape.Chunks, Chunk{ToServer: toServer, At: at, Data: append([]byte(nil), b...)})
+	if !toServer {
 		s.srvChunks++
 		s.lastSrv = t
 		if s.live && s.ans != nil {
@@ -53,15 +59,6 @@ func (s *sess) seen(toServer bool, b []byte) {
 		}
 	}
 	s.mu.Unlock()
-	s.r.activity(t)
-	s.wake()
-}
-
-func (s *sess) wake() {
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
 }
 
 // stop records why the session stopped before its end (the first reason only).
@@ -83,14 +80,14 @@ func (s *sess) run(ctx context.Context) {
 		s.stop("the replay was stopped before it opened")
 		return
 	}
-	s.sink = &planSink{p: &plan{}, onCommit: s.onCommit}
-	s.dec = p.proto.NewDecoder(s.sink)
-	s.co = r.obs.Open()
-	dial := func(ctx context.Context) (net.Conn, error) {
-		c, err := r.cfg.Dial(ctx)
+	s.tape = &Conn{ID: p.conn.ID, Protocol: p.conn.Protocol}
+	var addr string
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := r.cfg.Dial(ctx, network, a)
 		if err != nil {
 			return nil, err
 		}
+		addr = a
 		return &teeConn{Conn: c, s: s}, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
@@ -98,37 +95,26 @@ func (s *sess) run(ctx context.Context) {
 	cancel()
 	if err != nil {
 		s.stop("it could not connect to the target: " + err.Error())
-		s.co.Close(r.now())
+		s.tape.Closed = r.now()
 		r.note(s.why)
 		return
 	}
 	if cpid, ckey := pgBackendKey(p.conn); ckey != nil {
 		r.keysMu.Lock()
-		r.keys[keyString(cpid, ckey)] = [2]any{pid, key}
+		r.keys[keyString(cpid, ckey)] = [3]any{pid, key, addr}
 		r.keysMu.Unlock()
 	}
 	_ = conn.SetDeadline(time.Time{})
 	s.mu.Lock()
-	s.live, s.base, s.ans = true, s.sink.completed, newAnswers(p.proto.Name())
+	s.live, s.ans = true, newAnswers(p.proto.Name(), s.onCommit)
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 64<<10)
-		for {
-			if _, err := conn.Read(buf); err != nil {
-				s.mu.Lock()
-				s.eof = true
-				s.mu.Unlock()
-				s.wake()
-				return
-			}
-		}
-	}()
+	// The session reads on its own goroutine, as it waits: no hand-over between a reader
+	// and a writer in each round trip. Stopping the replay closes the connection.
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
+	s.buf = make([]byte, 64<<10)
 	s.send(ctx, conn)
 	conn.Close()
-	<-done
-	s.co.Close(r.now())
+	s.tape.Closed = r.now()
 	s.mu.Lock()
 	if s.ans != nil {
 		s.outcomes = s.ans.take()
@@ -148,7 +134,7 @@ func (s *sess) send(ctx context.Context, conn net.Conn) {
 		debt      time.Duration
 	)
 	for i, st := range p.steps {
-		if !s.wait(ctx, st.completed, st.answered, srvAtSend) {
+		if !s.wait(ctx, conn, st.completed, st.answered, srvAtSend) {
 			return
 		}
 		if r.cfg.OrderCommits && st.idle {
@@ -166,16 +152,27 @@ func (s *sess) send(ctx context.Context, conn net.Conn) {
 			}
 		case st.pause > 0 && !r.cfg.Fast:
 			s.mu.Lock()
-			ready := lastSend
-			if s.lastSrv.After(ready) {
-				ready = s.lastSrv
-			}
+			ready, lastSrv := lastSend, s.lastSrv
 			s.mu.Unlock()
-			wait := time.Until(ready.Add(r.pause(st.pause)))
-			if wait > 0 {
+			if lastSrv.After(ready) {
+				ready = lastSrv
+			}
+			pause := r.pause(st.pause)
+			if st.call > 0 && r.cfg.AutoCorrect && lastSrv.After(lastSend) {
+				// The answer took longer than the capture's (and the link's RTT): the
+				// client's pause after it is shortened by as much.
+				if excess := lastSrv.Sub(lastSend) - r.scale(st.call) - r.rtt; excess > 0 {
+					pause = max(0, pause-excess)
+				}
+			}
+			if wait := time.Until(ready.Add(pause)); wait > 0 {
 				debt += wait
 			}
-			if debt >= minSleep {
+			// A pause shorter than minSleep inside a transaction is the client's own work
+			// between two messages, which the replay's own work stands in for; it is
+			// carried to the next point where no transaction is open, so that the session
+			// keeps its pauses in sum without holding a transaction's locks longer.
+			if debt >= minSleep && (st.idle || debt >= carryLimit) {
 				t0 := time.Now()
 				time.Sleep(debt)
 				debt -= time.Since(t0)
@@ -194,41 +191,35 @@ func (s *sess) send(ctx context.Context, conn net.Conn) {
 		s.sent++
 		s.mu.Unlock()
 	}
-	s.wait(ctx, p.completions, false, 0)
+	s.wait(ctx, conn, p.completions, false, 0)
 }
 
-// wait waits until the replay's server has completed n requests since the first replayed
-// message and, when answered, sent something since srvAtSend; false when the session
-// cannot go on (the server closed the connection, it stalled, ctx ended).
-func (s *sess) wait(ctx context.Context, n int, answered bool, srvAtSend int64) bool {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+// wait reads the target's answers until it has completed n requests since the first
+// replayed message and, when answered, sent something since srvAtSend; false when the
+// session cannot go on (the server closed the connection, it stalled, ctx ended).
+func (s *sess) wait(ctx context.Context, conn net.Conn, n int, answered bool, srvAtSend int64) bool {
+	deadline := false
 	for {
 		s.mu.Lock()
-		ok := s.sink.completed-s.base >= n && (!answered || s.srvChunks > srvAtSend)
-		eof := s.eof
+		ok := s.ans.completed() >= n && (!answered || s.srvChunks > srvAtSend)
 		s.mu.Unlock()
 		if ok {
 			return true
 		}
-		if eof {
-			s.stop("the target closed the connection before answering as the capture's server did")
-			return false
+		if !deadline {
+			_ = conn.SetReadDeadline(time.Now().Add(s.r.cfg.StallTimeout))
+			deadline = true
 		}
-		if timer == nil {
-			timer = time.NewTimer(s.r.cfg.StallTimeout)
-		}
-		select {
-		case <-s.notify:
-		case <-timer.C:
-			s.stop(fmt.Sprintf("the target did not answer within %s as the capture's server did", s.r.cfg.StallTimeout))
-			return false
-		case <-ctx.Done():
-			s.stop("the replay was stopped")
+		if _, err := conn.Read(s.buf); err != nil {
+			var ne net.Error
+			switch {
+			case ctx.Err() != nil:
+				s.stop("the replay was stopped")
+			case errors.As(err, &ne) && ne.Timeout():
+				s.stop(fmt.Sprintf("the target did not answer within %s as the capture's server did", s.r.cfg.StallTimeout))
+			default:
+				s.stop("the target closed the connection before answering as the capture's server did")
+			}
 			return false
 		}
 	}
