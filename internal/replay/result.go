@@ -47,6 +47,10 @@ type Result struct {
 	Fast         bool    `json:"fast,omitempty"`
 	AutoCorrect  bool    `json:"think_auto_correct,omitempty"`
 	OrderCommits bool    `json:"order_commits,omitempty"`
+	// Predicted is what dblat predict's model gives from the capture at the link's RTT and
+	// the capture's clients (observe.Predict), to set beside what the replay measured;
+	// nil when the link added no RTT or the capture cannot be predicted from.
+	Predicted *Predicted `json:"predicted,omitempty"`
 	// Shapes are the replay's shapes with the observation's fields, each beside the
 	// capture's figures of the same shape; shapes the capture had and the replay did not
 	// come last, with the capture's figures only.
@@ -59,6 +63,17 @@ type Result struct {
 	// followed again; the replay's as the replay's own connections were).
 	Capture *observe.Observation `json:"capture"`
 	Replay  *observe.Observation `json:"replay"`
+}
+
+// Predicted is the model's figures at the replay's RTT.
+type Predicted struct {
+	RTTNs     int64   `json:"rtt_ns"`
+	Clients   int     `json:"clients"`
+	TPS       float64 `json:"tps"`
+	LatencyMs float64 `json:"latency_ms"`
+	// LatencyErrorPct is how far the replay's mean transaction latency is from the model's,
+	// in percent of the model's.
+	LatencyErrorPct float64 `json:"latency_error_pct"`
 }
 
 // ShapeResult is one shape of a replay beside the capture's figures of it.
@@ -167,6 +182,14 @@ func (res *Result) finish(r *runner, sessions []*sess, rec *Recording) {
 		return strings.Compare(a.Statement, b.Statement)
 	})
 	res.Shapes = pairShapes(cp, rp)
+	if r.rtt > 0 && cp.Transactions > 0 {
+		if f, err := observe.Predict(cp, r.rtt, 0); err == nil {
+			res.Predicted = &Predicted{RTTNs: f.RTTNs, Clients: f.Clients, TPS: f.TPS, LatencyMs: f.LatencyMs}
+			if f.LatencyMs > 0 {
+				res.Predicted.LatencyErrorPct = 100 * (res.LatencyMsMean - f.LatencyMs) / f.LatencyMs
+			}
+		}
+	}
 }
 
 // pairShapes sets each replay shape beside the capture's of the same hash.
@@ -272,11 +295,16 @@ func (res *Result) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Summary says in one line what the replay did.
+// Summary says in a line or two what the replay did.
 func (res *Result) Summary() string {
+	pred := ""
+	if p := res.Predicted; p != nil {
+		pred = fmt.Sprintf("\nat +%s RTT the replay measured %.2f ms a transaction and %.1f TPS; dblat predict's model gives %.2f ms and %.1f TPS for %d clients (%+.1f %%)",
+			time.Duration(p.RTTNs), res.LatencyMsMean, res.TPS, p.LatencyMs, p.TPS, p.Clients, p.LatencyErrorPct)
+	}
 	return fmt.Sprintf("replayed %d of %d sessions: %d transactions (the capture's: %d) in %.2f s (the capture's: %.2f s), %.2f ms a transaction, %d divergences",
 		res.Sessions-res.NotReplayed, res.Sessions, res.Transactions, res.CaptureTransactions, res.DurationS, res.CaptureDurationS,
-		res.LatencyMsMean, res.Divergences)
+		res.LatencyMsMean, res.Divergences) + pred
 }
 
 // maxStored bounds the divergences listed in a stored replay.
