@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,7 +243,7 @@ func (a *app) replayInput(ctx context.Context, f *replayFlags) (*replay.Recordin
 		}
 		return rec, nil
 	}
-	cfg := capture.Config{Source: observe.SourcePcap}
+	var cfg capture.Config
 	for _, s := range f.servers {
 		aps, err := resolveServer(s)
 		if err != nil {
@@ -258,33 +257,17 @@ func (a *app) replayInput(ctx context.Context, f *replayFlags) (*replay.Recordin
 		}
 		cfg.Ports = append(cfg.Ports, uint16(p))
 	}
-	var (
-		mu    sync.Mutex
-		tapes []*replay.Tape
-		names []string
-	)
-	cfg.Session = func(server netip.AddrPort) *observe.SessionConfig {
-		mu.Lock()
-		defer mu.Unlock()
-		t := replay.NewTape(replay.Header{Source: observe.SourcePcap, Upstream: server.String()})
-		tapes, names = append(tapes, t), append(names, server.String())
-		return &observe.SessionConfig{Config: observe.Config{Protocols: engine.WireProtocols(), Tape: t}}
-	}
-	fol := capture.New(cfg)
-	if _, err := capture.ReadFile(ctx, f.pcap, fol); err != nil {
+	rec, err := replay.ReadPcap(ctx, f.pcap, cfg, engine.WireProtocols())
+	var se *replay.ServersError
+	switch {
+	case errors.As(err, &se) && len(se.Servers) == 0:
+		return nil, usagef("--pcap %v (give --server HOST:PORT or --port N)", err)
+	case errors.As(err, &se):
+		return nil, usagef("--pcap %v: pick one with --server HOST:PORT", err)
+	case err != nil:
 		return nil, usageError{err}
 	}
-	for _, s := range fol.Sessions() {
-		_, _ = s.Stop()
-	}
-	switch len(tapes) {
-	case 0:
-		return nil, usagef("--pcap %s: no TCP connection to a database server on %s (give --server HOST:PORT or --port N)", f.pcap, fol)
-	case 1:
-	default:
-		return nil, usagef("--pcap %s holds connections to several servers (%s): pick one with --server HOST:PORT", f.pcap, strings.Join(names, ", "))
-	}
-	return tapes[0].Sorted(), nil
+	return rec, nil
 }
 
 // restoreTarget restores the managed target's pristine copy when --restore asks.

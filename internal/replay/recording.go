@@ -2,16 +2,20 @@ package replay
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/dblat/dblat/internal/capture"
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/wire"
 )
@@ -388,4 +392,53 @@ func (t *Tape) Sorted() *Recording {
 		r.sort()
 	}
 	return r
+}
+
+// ReadPcap follows the database connections of a capture file (package capture: pcap or
+// pcapng) into a Recording in memory, without writing one. cfg says which servers' (its
+// Session and Source are set here); the capture must hold the connections of one server
+// only, or the error names them all. protos are the protocols to follow.
+func ReadPcap(ctx context.Context, path string, cfg capture.Config, protos []wire.Protocol) (*Recording, error) {
+	var (
+		mu    sync.Mutex
+		tapes []*Tape
+		names []string
+	)
+	cfg.Source = observe.SourcePcap
+	cfg.Session = func(server netip.AddrPort) *observe.SessionConfig {
+		mu.Lock()
+		defer mu.Unlock()
+		t := NewTape(Header{Source: observe.SourcePcap, Upstream: server.String()})
+		tapes, names = append(tapes, t), append(names, server.String())
+		return &observe.SessionConfig{Config: observe.Config{Protocols: protos, Tape: t}}
+	}
+	fol := capture.New(cfg)
+	if _, err := capture.ReadFile(ctx, path, fol); err != nil {
+		return nil, err
+	}
+	for _, s := range fol.Sessions() {
+		_, _ = s.Stop()
+	}
+	switch len(tapes) {
+	case 0:
+		return nil, &ServersError{Path: path, Looked: fol.String()}
+	case 1:
+		return tapes[0].Sorted(), nil
+	}
+	return nil, &ServersError{Path: path, Servers: names}
+}
+
+// ServersError is ReadPcap's error for a capture of no server it follows, or of several.
+type ServersError struct {
+	Path string
+	// Looked says where it looked (no server found); Servers are the servers found.
+	Looked  string
+	Servers []string
+}
+
+func (e *ServersError) Error() string {
+	if len(e.Servers) == 0 {
+		return fmt.Sprintf("%s: no TCP connection to a database server on %s", e.Path, e.Looked)
+	}
+	return fmt.Sprintf("%s holds connections to several servers (%s): replay one at a time", e.Path, strings.Join(e.Servers, ", "))
 }
