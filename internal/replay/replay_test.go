@@ -1,0 +1,199 @@
+package replay_test
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblat/dblat/internal/capture"
+	"github.com/dblat/dblat/internal/capture/capturetest"
+	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/postgres"
+	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
+	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/replay"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Shutdown()
+	os.Exit(code)
+}
+
+var processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
+
+// pgbench runs pgbench and returns how many transactions it processed.
+func pgbench(t testing.TB, args ...string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "pgbench", args...)
+	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS="), pgtest.ClientEnv(t)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	m := processedRe.FindSubmatch(out)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return n
+}
+
+// pgbenchCapture loads pgbench's tables into a new database, keeps a pristine copy, and
+// captures with tcpdump pgbench's tpcb-like transactions run by extra's arguments; it
+// returns the database's DSN, the recording and how many transactions pgbench ran.
+func pgbenchCapture(t *testing.T, extra ...string) (string, *replay.Recording, int64) {
+	t.Helper()
+	capturetest.Need(t, pgtest.Required(), "pgbench", "tcpdump")
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(u.Host, ":")
+	db := strings.TrimPrefix(u.Path, "/")
+	conn := []string{"-h", host, "-p", port, "-U", u.User.Username(), db}
+	pgbench(t, append([]string{"-i", "-q", "-s", "1"}, conn...)...)
+	ctx := context.Background()
+	if err := (postgres.Engine{}).SavePristine(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
+	n := pgbench(t, append(append([]string{"-n"}, extra...), conn...)...)
+	pcap := stop(u.Host)
+	p, _ := strconv.Atoi(port)
+	rec, err := replay.ReadPcap(ctx, pcap, capture.Config{Ports: []uint16{uint16(p)}}, engine.WireProtocols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(pcap); err == nil {
+		t.Logf("capture: %d bytes, %d connections", fi.Size(), len(rec.Conns))
+	}
+	return dsn, rec, n
+}
+
+func restore(t *testing.T, dsn string) {
+	t.Helper()
+	if err := (postgres.Engine{}).RestorePristine(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func direct(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// TestReplayPgbench: pgbench tpcb-like with 4 clients, captured by tcpdump and replayed on
+// a restored copy: every session, the capture's transactions, its round trips per shape,
+// no divergence; in commit order too; against a copy with rows deleted, the divergences
+// are listed and the replay finishes; at an added RTT the round trips stay and each
+// transaction pays them, with the captured pauses kept.
+func TestReplayPgbench(t *testing.T) {
+	dsn, rec, n := pgbenchCapture(t, "-c", "4", "-t", "60")
+	ctx := context.Background()
+	cfg := replay.Config{Recording: rec, Protocols: engine.WireProtocols(), DSN: dsn, Dial: direct, Target: "test",
+		Fast: true, StallTimeout: 30 * time.Second}
+
+	restore(t, dsn)
+	res, err := replay.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pgbench's 240 transactions and its two queries at start (the table count and the
+	// partition check): each a transaction of its own.
+	if res.CaptureTransactions != n+2 || res.Transactions != res.CaptureTransactions {
+		t.Errorf("transactions: replay %d, capture %d, pgbench %d", res.Transactions, res.CaptureTransactions, n)
+	}
+	if res.Divergences != 0 || res.Stopped != 0 || res.NotReplayed != 0 {
+		t.Errorf("divergences %d, stopped %d, not replayed %d: %v %+v", res.Divergences, res.Stopped, res.NotReplayed, res.Notes, res.DivergedStatements)
+	}
+	for _, s := range res.Shapes {
+		if s.Capture == nil || s.Capture.Count != s.Count || s.Capture.RoundTripsMean != s.RoundTripsMean {
+			t.Errorf("shape %q: replay %d transactions of %.2f round trips, capture %+v", s.Shape.Shape, s.Count, s.RoundTripsMean, s.Capture)
+		}
+	}
+	if len(res.Shapes) == 0 || res.Shapes[0].RoundTripsMean != 7 {
+		t.Errorf("tpcb-like takes 7 round trips: %+v", res.Shapes)
+	}
+
+	restore(t, dsn)
+	ordered := cfg
+	ordered.OrderCommits = true
+	res, err = replay.Run(ctx, ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Transactions != res.CaptureTransactions || res.Divergences != 0 || res.Stopped != 0 {
+		t.Errorf("in commit order: %d of %d transactions, %d divergences, %d stopped: %v", res.Transactions, res.CaptureTransactions, res.Divergences, res.Stopped, res.Notes)
+	}
+
+	// A changed database: every account of the first 10,000 gone. pgbench picked some of
+	// them: their UPDATE finds no row, their SELECT returns none.
+	restore(t, dsn)
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM pgbench_accounts WHERE aid <= 10000"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	res, err = replay.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Divergences == 0 || res.Transactions != res.CaptureTransactions || res.Stopped != 0 {
+		t.Fatalf("changed database: %d divergences, %d of %d transactions, %d stopped", res.Divergences, res.Transactions, res.CaptureTransactions, res.Stopped)
+	}
+	seen := map[string]bool{}
+	for _, d := range res.DivergenceList {
+		seen[d.Statement+": "+d.Captured+" → "+d.Replayed] = true
+		if strings.ContainsAny(d.Statement, "0123456789") {
+			t.Errorf("a divergence holds a value: %+v", d)
+		}
+	}
+	for _, want := range []string{"UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?: UPDATE 1 → UPDATE 0",
+		"SELECT abalance FROM pgbench_accounts WHERE aid = ?: SELECT 1 → SELECT 0"} {
+		if !seen[want] {
+			t.Errorf("no divergence %q among %v", want, seen)
+		}
+	}
+
+	// Through a link adding 2 ms: the same round trips, each paying the RTT.
+	restore(t, dsn)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := latency.Listen(ctx, "127.0.0.1:0", u.Host, latency.Config{Up: time.Millisecond, Down: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	far := cfg
+	far.Dial = func(ctx context.Context, _, _ string) (net.Conn, error) { return link.Dial(ctx) }
+	far.Up, far.Down, far.Fast = time.Millisecond, time.Millisecond, false // the captured pauses too
+	res, err = replay.Run(ctx, far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Transactions != res.CaptureTransactions || res.Divergences != 0 {
+		t.Errorf("at 2 ms: %d of %d transactions, %d divergences", res.Transactions, res.CaptureTransactions, res.Divergences)
+	}
+	s := res.Shapes[0]
+	if s.RoundTripsMean != 7 || s.LatencyMsMean < 7*2 || res.Predicted == nil || res.RTTNs != int64(2*time.Millisecond) {
+		t.Errorf("at 2 ms: %.2f round trips, %.2f ms a transaction (7 round trips of 2 ms at least), predicted %+v", s.RoundTripsMean, s.LatencyMsMean, res.Predicted)
+	}
+}
