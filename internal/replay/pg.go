@@ -21,6 +21,7 @@ import (
 // whose last command was not a ROLLBACK and did not fail: the end of a transaction block,
 // or a statement run in autocommit mode.
 type pgAnswers struct {
+	started  bool
 	buf      []byte
 	cur      []outcome
 	rows     int64
@@ -31,8 +32,13 @@ type pgAnswers struct {
 }
 
 func (a *pgAnswers) completed() int { return a.n }
+func (a *pgAnswers) client([]byte)  {}
+func (a *pgAnswers) start()         { a.started = true }
 
 func (a *pgAnswers) server(b []byte) {
+	if !a.started {
+		return // the start-up's answers
+	}
 	a.buf = append(a.buf, b...)
 	for len(a.buf) >= 5 {
 		n := int(binary.BigEndian.Uint32(a.buf[1:]))

@@ -78,6 +78,10 @@ type plan struct {
 	// completions counts the requests the capture's server completed from the first
 	// replayed message on.
 	completions int
+	// stmtIDs are the statement ids the captured server gave, by request (MySQL).
+	stmtIDs map[int]uint32
+	// my is what a MySQL client asked for in its handshake.
+	my myHandshake
 }
 
 // planSink collects a captured session's events.
@@ -134,21 +138,31 @@ func (s *planSink) Event(e *wire.Event) {
 	}
 }
 
-// answers reads a protocol's answers from the server's bytes: it is fed the server's
-// chunks in order from the first one after the start-up, counts the requests completed,
-// tells of each commit (onCommit, numbered from 0), and returns the outcomes per statement
-// of each request completed so far (take). Every protocol the replay replays has one.
+// answers reads a protocol's answers from a session's bytes, both ways from its first:
+// after start (the first replayed message goes) it counts the requests completed, tells of
+// each commit (onCommit, numbered from 0), and keeps the outcomes per statement of each
+// request completed (take). Every protocol the replay replays has one.
 type answers interface {
+	client(b []byte)
 	server(b []byte)
+	start()
 	completed() int
 	take() [][]outcome
 }
 
+// rewriter is an optional capability of answers: the client's bytes with what the server
+// assigned (MySQL's statement ids) mapped from the captured server's to the target's.
+type rewriter interface {
+	rewrite(b []byte) []byte
+}
+
 // newAnswers returns the answer reader of a protocol the replay replays.
-func newAnswers(proto string, onCommit func(k int)) answers {
-	switch proto {
+func newAnswers(proto wire.Protocol, resumed bool, onCommit func(k int)) answers {
+	switch proto.Name() {
 	case protoPostgres:
-		return &pgAnswers{onCommit: onCommit}
+		return &pgAnswers{started: resumed, onCommit: onCommit}
+	case protoMySQL:
+		return newMyAnswers(proto, resumed, onCommit)
 	}
 	return nil
 }
@@ -174,7 +188,7 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		return p
 	}
 	if !replays(p.proto.Name()) {
-		p.why = "dblat does not replay " + p.proto.Name() + " yet: only PostgreSQL"
+		p.why = "dblat does not replay " + p.proto.Name() + " yet: only PostgreSQL and MySQL/MariaDB"
 		return p
 	}
 	sink := &planSink{p: p, lex: p.proto.Lexicon()}
@@ -191,7 +205,10 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		dec = p.proto.NewDecoder(sink)
 	}
 	var at int64
-	ans := newAnswers(p.proto.Name(), func(int) { p.commitTimes = append(p.commitTimes, at) })
+	ans := newAnswers(p.proto, c.Resumed, func(int) { p.commitTimes = append(p.commitTimes, at) })
+	if c.Resumed {
+		ans.start()
+	}
 	var (
 		first     = -1 // the first replayed chunk
 		base      int  // completions before it
@@ -207,6 +224,10 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 			status := sink.status
 			completed := sink.completed
 			dec.ClientData(ch.Data, ch.At)
+			if sink.started && first < 0 {
+				ans.start()
+			}
+			ans.client(ch.Data)
 			if !sink.started && !before {
 				p.startup = append(p.startup, ch.Data)
 				lastCli = ch.At
@@ -232,9 +253,7 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		}
 		dec.ServerData(ch.Data, ch.At)
 		at = ch.At
-		if ans != nil && (first >= 0 || c.Resumed) {
-			ans.server(ch.Data)
-		}
+		ans.server(ch.Data)
 		lastSrv, answered = ch.At, true
 	}
 	dec.Close(c.Closed)
@@ -249,18 +268,29 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		p.why = "it ran no request"
 		return p
 	}
-	if ans != nil {
-		for i, o := range ans.take() {
-			if i < len(p.reqs) {
-				p.reqs[i].outcomes, p.reqs[i].answered = o, true
-			}
+	for i, o := range ans.take() {
+		if i < len(p.reqs) {
+			p.reqs[i].outcomes, p.reqs[i].answered = o, true
+		}
+	}
+	if my, ok := ans.(*myAnswers); ok {
+		p.stmtIDs = my.ids
+	}
+	if p.proto.Name() == protoMySQL {
+		if hs, ok := myCaptured(c); ok {
+			p.my = hs
+		} else if !c.Resumed {
+			p.why = "its handshake response is not in the capture"
 		}
 	}
 	return p
 }
 
 // Names of the protocols replayed (wire.Protocol.Name).
-const protoPostgres = "PostgreSQL"
+const (
+	protoPostgres = "PostgreSQL"
+	protoMySQL    = "MySQL/MariaDB"
+)
 
 // replays reports whether the replay can open sessions of a protocol.
-func replays(proto string) bool { return proto == protoPostgres }
+func replays(proto string) bool { return proto == protoPostgres || proto == protoMySQL }

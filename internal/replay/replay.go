@@ -63,7 +63,6 @@ type sess struct {
 
 	mu        sync.Mutex // guards what follows
 	ans       answers
-	live      bool // the replay's own messages go now: answers are read
 	srvChunks int64
 	lastSrv   time.Time
 	buf       []byte // what the session reads into

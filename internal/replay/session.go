@@ -51,12 +51,12 @@ func (s *sess) seen(toServer bool, b []byte) {
 	s.lastAt = t
 	s.mu.Lock()
 	s.tape.Chunks = append(s.tape.Chunks, Chunk{ToServer: toServer, At: at, Data: append([]byte(nil), b...)})
-	if !toServer {
+	if toServer {
+		s.ans.client(b)
+	} else {
 		s.srvChunks++
 		s.lastSrv = t
-		if s.live && s.ans != nil {
-			s.ans.server(b)
-		}
+		s.ans.server(b)
 	}
 	s.mu.Unlock()
 }
@@ -90,8 +90,28 @@ func (s *sess) run(ctx context.Context) {
 		addr = a
 		return &teeConn{Conn: c, s: s}, nil
 	}
+	s.ans = newAnswers(p.proto, false, s.onCommit)
+	if my, ok := s.ans.(*myAnswers); ok {
+		my.capIDs = p.stmtIDs
+	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	conn, pid, key, err := pgConnect(cctx, r.cfg.DSN, pgStartup(p.startup), dial)
+	var (
+		conn net.Conn
+		err  error
+	)
+	switch p.proto.Name() {
+	case protoPostgres:
+		var pid uint32
+		var key []byte
+		conn, pid, key, err = pgConnect(cctx, r.cfg.DSN, pgStartup(p.startup), dial)
+		if cpid, ckey := pgBackendKey(p.conn); err == nil && ckey != nil {
+			r.keysMu.Lock()
+			r.keys[keyString(cpid, ckey)] = [3]any{pid, key, addr}
+			r.keysMu.Unlock()
+		}
+	case protoMySQL:
+		conn, err = myConnect(cctx, r.cfg.DSN, p.my, dial)
+	}
 	cancel()
 	if err != nil {
 		s.stop("it could not connect to the target: " + err.Error())
@@ -99,14 +119,9 @@ func (s *sess) run(ctx context.Context) {
 		r.note(s.why)
 		return
 	}
-	if cpid, ckey := pgBackendKey(p.conn); ckey != nil {
-		r.keysMu.Lock()
-		r.keys[keyString(cpid, ckey)] = [3]any{pid, key, addr}
-		r.keysMu.Unlock()
-	}
 	_ = conn.SetDeadline(time.Time{})
 	s.mu.Lock()
-	s.live, s.ans = true, newAnswers(p.proto.Name(), s.onCommit)
+	s.ans.start()
 	s.mu.Unlock()
 	// The session reads on its own goroutine, as it waits: no hand-over between a reader
 	// and a writer in each round trip. Stopping the replay closes the connection.
@@ -182,7 +197,13 @@ func (s *sess) send(ctx context.Context, conn net.Conn) {
 		s.mu.Lock()
 		srvAtSend = s.srvChunks
 		s.mu.Unlock()
-		if _, err := conn.Write(st.data); err != nil {
+		data := st.data
+		if rw, ok := s.ans.(rewriter); ok {
+			s.mu.Lock()
+			data = rw.rewrite(data)
+			s.mu.Unlock()
+		}
+		if _, err := conn.Write(data); err != nil {
 			s.stop("the target closed the connection: " + err.Error())
 			return
 		}
