@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/dblat/dblat/internal/capture"
 	"github.com/dblat/dblat/internal/capture/capturetest"
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/mariadb"
+	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
@@ -26,6 +29,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Shutdown()
+	mariadbtest.Shutdown()
 	os.Exit(code)
 }
 
@@ -195,5 +199,95 @@ func TestReplayPgbench(t *testing.T) {
 	s := res.Shapes[0]
 	if s.RoundTripsMean != 7 || s.LatencyMsMean < 7*2 || res.Predicted == nil || res.RTTNs != int64(2*time.Millisecond) {
 		t.Errorf("at 2 ms: %.2f round trips, %.2f ms a transaction (7 round trips of 2 ms at least), predicted %+v", s.RoundTripsMean, s.LatencyMsMean, res.Predicted)
+	}
+}
+
+// TestReplayMariaDB: the C client on libmariadb with server-side prepared statements
+// (COM_STMT_PREPARE once per connection, COM_STMT_EXECUTE each time), 4 threads, captured by
+// tcpdump and replayed on a restored copy: every transaction in as many round trips, no
+// divergence (the statement ids are the target's); with rows deleted, the divergences.
+func TestReplayMariaDB(t *testing.T) {
+	capturetest.Need(t, mariadbtest.Required(), "tcpdump", "gcc", "mariadb_config")
+	dsn := mariadbtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(u.Host, ":")
+	db := strings.TrimPrefix(u.Path, "/")
+	bin := filepath.Join(t.TempDir(), "mariadb_client")
+	flags, err := exec.Command("mariadb_config", "--cflags", "--libs").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := exec.Command("gcc", append(append([]string{"-O1", "-o", bin, filepath.Join("..", "..", "clients", "c", "mariadb_client.c")},
+		strings.Fields(string(flags))...), "-lpthread")...)
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	sqldb, err := (mariadb.Engine{}).Open(ctx, dsn, engine.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqldb.Close()
+	exec1 := func(q string) {
+		t.Helper()
+		if _, err := sqldb.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec1("CREATE TABLE dblat_clients (id INT PRIMARY KEY, balance BIGINT NOT NULL) ENGINE=InnoDB")
+	exec1("INSERT INTO dblat_clients SELECT seq, 0 FROM seq_1_to_1000")
+	exec1("CREATE TABLE pristine AS SELECT * FROM dblat_clients")
+	restore := func() {
+		exec1("DELETE FROM dblat_clients")
+		exec1("INSERT INTO dblat_clients SELECT * FROM pristine")
+	}
+
+	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
+	out, err := exec.Command(bin, "-F", u.Query().Get("option_file"), "-h", host, "-P", port, "-u", u.User.Username(), "-D", db,
+		"-c", "4", "-t", "50", "-r", "1000").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"committed":200`) {
+		t.Fatalf("mariadb_client: %v\n%s", err, out)
+	}
+	pcap := stop(u.Host)
+	p, _ := strconv.Atoi(port)
+	rec, err := replay.ReadPcap(ctx, pcap, capture.Config{Ports: []uint16{uint16(p)}}, engine.WireProtocols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.Config{Recording: rec, Protocols: engine.WireProtocols(), DSN: dsn, Dial: direct, Target: "test",
+		StallTimeout: 30 * time.Second}
+
+	restore()
+	res, err := replay.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 transactions, and each connection's SET autocommit=0.
+	if res.CaptureTransactions != 204 || res.Transactions != 204 || res.Divergences != 0 || res.Stopped != 0 {
+		t.Errorf("%d transactions of the capture's %d, %d divergences, %d stopped: %v %+v", res.Transactions, res.CaptureTransactions,
+			res.Divergences, res.Stopped, res.Notes, res.DivergedStatements)
+	}
+	for _, s := range res.Shapes {
+		if s.Capture == nil || s.Capture.Count != s.Count || s.Capture.RoundTripsMean != s.RoundTripsMean {
+			t.Errorf("shape %q: replay %d transactions of %.2f round trips, capture %+v", s.Shape.Shape, s.Count, s.RoundTripsMean, s.Capture)
+		}
+	}
+
+	restore()
+	exec1("DELETE FROM dblat_clients WHERE id <= 8")
+	res, err = replay.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Divergences == 0 || res.Transactions != 204 || res.Stopped != 0 {
+		t.Fatalf("changed database: %d divergences, %d transactions, %d stopped", res.Divergences, res.Transactions, res.Stopped)
+	}
+	for _, d := range res.DivergenceList {
+		if !strings.HasPrefix(d.Statement, "SELECT balance") && !strings.HasPrefix(d.Statement, "UPDATE dblat_clients") {
+			t.Errorf("divergence of %+v", d)
+		}
 	}
 }
