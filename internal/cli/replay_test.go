@@ -36,6 +36,7 @@ func TestReplayCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t)
+	var ids []string
 	for _, mode := range []string{"extended", "prepared"} {
 		t.Run(mode, func(t *testing.T) {
 			recFile := filepath.Join(e.dir, mode+".rec")
@@ -101,8 +102,21 @@ func TestReplayCapture(t *testing.T) {
 				if out := e.must("results", "show", id[1]); !strings.Contains(out, "observed through dblat replay") {
 					t.Errorf("results show:\n%s", out)
 				}
+				if out := e.must("report", id[1]); !strings.Contains(out, "replayed by dblat replay") || !strings.Contains(out, "Replayed from a capture with no added RTT") {
+					t.Errorf("report:\n%s", out)
+				}
+				ids = append(ids, id[1])
 			}
 		})
+	}
+	// Two replays against each other: side by side in a report, figure by figure in a diff.
+	if len(ids) >= 2 {
+		if out := e.must("report", ids[0]+","+ids[1]); !strings.Contains(out, "Replays side by side") {
+			t.Errorf("report of two replays:\n%s", out)
+		}
+		if out := e.must("results", "diff", ids[0], ids[1]); !strings.Contains(out, "round trips per transaction") {
+			t.Errorf("results diff of two replays:\n%s", out)
+		}
 	}
 	e.fails(2, []string{"--pcap", "--recording"}, "replay", "--target", dsn)
 	e.fails(2, []string{"--target is required"}, "replay", "--recording", "x.rec")
