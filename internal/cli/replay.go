@@ -68,9 +68,10 @@ target's DSN says (the capture's own authentication cannot be replayed), with th
 start-up parameters the application asked for.
 
 PostgreSQL sessions are replayed at the wire level (simple and extended protocol, cancel
-requests with the target's keys). MariaDB/MySQL and Firebird sessions are not replayed yet;
-each part not replayed (TLS, a session followed from its middle, another protocol) is said
-in one line.
+requests with the target's keys), and so are MariaDB/MySQL sessions (server-side prepared
+statements with the target's statement ids; the target's user needs mysql_native_password).
+Firebird sessions are not replayed yet. Each part not replayed (TLS, a session followed from
+its middle, another protocol) is said in one line.
 
 At the end it prints the replay against the capture per shape (round trips, server time,
 response time, throughput) and the divergences, writes -o FILE (JSON: transactions,

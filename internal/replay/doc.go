@@ -35,8 +35,15 @@
 //
 // PostgreSQL is replayed (simple and extended protocol: statement and portal names are the
 // client's own, so a fresh session takes them as they are; a cancel request is sent with
-// the key the target gave the session it names). MariaDB/MySQL and Firebird sessions are
-// recorded and told apart but not replayed yet: they say so.
+// the key the target gave the session it names; the answers compared are each statement's
+// command tag with its rows, or the error's SQLSTATE). MySQL/MariaDB is replayed with the
+// captured client's capabilities (less TLS and compression), authenticating with
+// mysql_native_password, and the statement ids of COM_STMT_EXECUTE, _CLOSE, _RESET,
+// _FETCH and _SEND_LONG_DATA mapped from the captured server's to the target's as its
+// PREPARE_OKs come (the engine's decoder reads them: wire.Reply); the answers compared are
+// each command's rows affected and returned, or the error's number. Firebird sessions are
+// recorded and told apart but not replayed yet (its handles and its Srp authentication):
+// they say so.
 //
 // # Neighbours
 //
