@@ -38,19 +38,25 @@ const (
 	myComStmtBulkExecute  = 0xfa
 )
 
-// myAnswers reads MySQL's answers through the engine's wire decoder (its Event.Reply): one
-// outcome per request (rows affected and returned, or the error number), the statement ids
-// the server gives, and the commits; and rewrites the statement ids of the client's
-// messages from the captured server's to the target's.
-type myAnswers struct {
-	dec      wire.Decoder
-	started  bool
-	n        int
-	outs     [][]outcome
-	stmts    []bool // per request sent and not answered: it ran a statement
-	cur      bool
-	commits  int
-	onCommit func(k int)
+// decAnswers reads a protocol's answers through the engine's wire decoder (its
+// Event.Reply): one outcome per request (MySQL: rows affected and returned, or the error
+// number; Firebird: success or error), the ids the server gives (MySQL's statement ids,
+// Firebird's statement and transaction handles), and the commits. For MySQL it rewrites
+// the statement ids of the client's messages from the captured server's to the target's;
+// Firebird's handles are not rewritten, and a handle the target gives otherwise than the
+// captured server is told (onMismatch).
+type decAnswers struct {
+	dec   wire.Decoder
+	mysql bool
+	// onMismatch, when set, is told of a Firebird handle the target gave otherwise.
+	onMismatch func(captured, got uint32)
+	started    bool
+	n          int
+	outs       [][]outcome
+	stmts      []bool // per request sent and not answered: it ran a statement
+	cur        bool
+	commits    int
+	onCommit   func(k int)
 	// ids are the statement ids the server gave per request (by number since the start),
 	// recorded on the capture's side; capIDs are the capture's, given to the replay's
 	// side, and idMap maps them to the target's as its answers come.
@@ -63,8 +69,8 @@ type myAnswers struct {
 	hdr  []byte
 }
 
-func newMyAnswers(proto wire.Protocol, resumed bool, onCommit func(int)) *myAnswers {
-	a := &myAnswers{onCommit: onCommit, ids: map[int]uint32{}, idMap: map[uint32]uint32{}}
+func newDecAnswers(proto wire.Protocol, resumed bool, onCommit func(int)) *decAnswers {
+	a := &decAnswers{onCommit: onCommit, ids: map[int]uint32{}, idMap: map[uint32]uint32{}, mysql: proto.Name() == protoMySQL}
 	if r, ok := proto.(wire.Resumer); ok && resumed {
 		a.dec = r.ResumeScanner().Decoder(a)
 	} else {
@@ -73,19 +79,19 @@ func newMyAnswers(proto wire.Protocol, resumed bool, onCommit func(int)) *myAnsw
 	return a
 }
 
-func (a *myAnswers) client(b []byte) { a.dec.ClientData(b, 0) }
-func (a *myAnswers) server(b []byte) { a.dec.ServerData(b, 0) }
-func (a *myAnswers) start()          { a.started = true }
-func (a *myAnswers) completed() int  { return a.n }
+func (a *decAnswers) client(b []byte) { a.dec.ClientData(b, 0) }
+func (a *decAnswers) server(b []byte) { a.dec.ServerData(b, 0) }
+func (a *decAnswers) start()          { a.started = true }
+func (a *decAnswers) completed() int  { return a.n }
 
-func (a *myAnswers) take() [][]outcome {
+func (a *decAnswers) take() [][]outcome {
 	o := a.outs
 	a.outs = nil
 	return o
 }
 
 // Event implements wire.Sink.
-func (a *myAnswers) Event(e *wire.Event) {
+func (a *decAnswers) Event(e *wire.Event) {
 	switch e.Kind {
 	case wire.EvStatement:
 		a.cur = true
@@ -107,13 +113,21 @@ func (a *myAnswers) Event(e *wire.Event) {
 		switch {
 		case e.Failed:
 			o = outcome{Err: "error " + r.Code}
+			if r.Code == "" {
+				o.Err = "error"
+			}
 		case r.HasStmtID:
-			o.Tag = "prepared"
 			a.ids[k] = r.StmtID
 			if c, ok := a.capIDs[k]; ok {
 				a.idMap[c] = r.StmtID
+				if c != r.StmtID && !a.mysql && a.onMismatch != nil {
+					a.onMismatch(c, r.StmtID)
+				}
 			}
-		case ran:
+			if a.mysql {
+				o.Tag = "prepared"
+			}
+		case ran && a.mysql:
 			o.Tag = "affected " + strconv.FormatInt(r.Affected, 10) + ", returned " + strconv.FormatInt(r.Returned, 10)
 		}
 		a.outs = append(a.outs, []outcome{o})
@@ -128,7 +142,10 @@ func (a *myAnswers) Event(e *wire.Event) {
 
 // rewrite returns the client's bytes with the statement ids of its prepared-statement
 // commands mapped to the target's (b itself when none is).
-func (a *myAnswers) rewrite(b []byte) []byte {
+func (a *decAnswers) rewrite(b []byte) []byte {
+	if !a.mysql {
+		return b
+	}
 	var out []byte
 	for i := 0; i < len(b); {
 		if a.left > 0 {

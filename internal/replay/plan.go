@@ -80,8 +80,10 @@ type plan struct {
 	completions int
 	// stmtIDs are the statement ids the captured server gave, by request (MySQL).
 	stmtIDs map[int]uint32
-	// my is what a MySQL client asked for in its handshake.
+	// my is what a MySQL client asked for in its handshake; fb the protocol version and
+	// type a Firebird client came to.
 	my myHandshake
+	fb [2]uint32
 }
 
 // planSink collects a captured session's events.
@@ -161,8 +163,8 @@ func newAnswers(proto wire.Protocol, resumed bool, onCommit func(k int)) answers
 	switch proto.Name() {
 	case protoPostgres:
 		return &pgAnswers{started: resumed, onCommit: onCommit}
-	case protoMySQL:
-		return newMyAnswers(proto, resumed, onCommit)
+	case protoMySQL, protoFirebird:
+		return newDecAnswers(proto, resumed, onCommit)
 	}
 	return nil
 }
@@ -188,7 +190,7 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		return p
 	}
 	if !replays(p.proto.Name()) {
-		p.why = "dblat does not replay " + p.proto.Name() + " yet: only PostgreSQL and MySQL/MariaDB"
+		p.why = "dblat does not replay " + p.proto.Name()
 		return p
 	}
 	sink := &planSink{p: p, lex: p.proto.Lexicon()}
@@ -203,6 +205,15 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 		sink.started = true
 	} else {
 		dec = p.proto.NewDecoder(sink)
+	}
+	// Firebird reports its start-up's operations (op_connect, op_attach) as requests: its
+	// start-up ends with the server's answer to op_attach (or op_create).
+	attached := -1
+	if p.proto.Name() == protoFirebird && !c.Resumed {
+		if attached = fbAttachAnswer(c); attached < 0 {
+			p.why = "its attachment to the database is not in the capture"
+			return p
+		}
 	}
 	var at int64
 	ans := newAnswers(p.proto, c.Resumed, func(int) { p.commitTimes = append(p.commitTimes, at) })
@@ -224,11 +235,15 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 			status := sink.status
 			completed := sink.completed
 			dec.ClientData(ch.Data, ch.At)
-			if sink.started && first < 0 {
+			startup := !sink.started && !before
+			if attached >= 0 {
+				startup = i < attached
+			}
+			if !startup && first < 0 {
 				ans.start()
 			}
 			ans.client(ch.Data)
-			if !sink.started && !before {
+			if startup {
 				p.startup = append(p.startup, ch.Data)
 				lastCli = ch.At
 				continue
@@ -273,8 +288,13 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 			p.reqs[i].outcomes, p.reqs[i].answered = o, true
 		}
 	}
-	if my, ok := ans.(*myAnswers); ok {
+	if my, ok := ans.(*decAnswers); ok {
 		p.stmtIDs = my.ids
+	}
+	if p.proto.Name() == protoFirebird {
+		if v, t, ok := fbCaptured(c); ok {
+			p.fb = [2]uint32{v, t}
+		}
 	}
 	if p.proto.Name() == protoMySQL {
 		if hs, ok := myCaptured(c); ok {
@@ -290,7 +310,10 @@ func makePlan(c *Conn, protos []wire.Protocol) *plan {
 const (
 	protoPostgres = "PostgreSQL"
 	protoMySQL    = "MySQL/MariaDB"
+	protoFirebird = "Firebird"
 )
 
 // replays reports whether the replay can open sessions of a protocol.
-func replays(proto string) bool { return proto == protoPostgres || proto == protoMySQL }
+func replays(proto string) bool {
+	return proto == protoPostgres || proto == protoMySQL || proto == protoFirebird
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/dblat/dblat/internal/capture"
 	"github.com/dblat/dblat/internal/capture/capturetest"
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 	"github.com/dblat/dblat/internal/engine/mariadb"
 	"github.com/dblat/dblat/internal/engine/mariadb/mariadbtest"
 	"github.com/dblat/dblat/internal/engine/postgres"
@@ -30,6 +31,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Shutdown()
 	mariadbtest.Shutdown()
+	fbtest.Shutdown()
 	os.Exit(code)
 }
 
@@ -289,5 +291,89 @@ func TestReplayMariaDB(t *testing.T) {
 		if !strings.HasPrefix(d.Statement, "SELECT balance") && !strings.HasPrefix(d.Statement, "UPDATE dblat_clients") {
 			t.Errorf("divergence of %+v", d)
 		}
+	}
+}
+
+// TestReplayFirebird: isql-fb (fbclient, wire encryption off), 2 clients of 30 transactions
+// each, captured by tcpdump and replayed: each session attaches as the target's DSN says
+// (Srp) and resends isql's operations in its own attachment; every transaction, as many
+// round trips, no error where the captured server gave none.
+func TestReplayFirebird(t *testing.T) {
+	capturetest.Need(t, fbtest.Required(), "isql-fb", "tcpdump")
+	dsn := fbtest.NewDatabase(t, "Super")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passwordFile := u.Query().Get("password_file")
+	conf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "firebird.conf"), []byte("WireCrypt = Disabled\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "FIREBIRD="+conf)
+	host, port, _ := strings.Cut(u.Host, ":")
+	addr := host + "/" + port + ":" + u.Path
+	isql := func(stdin string) string {
+		t.Helper()
+		cmd := exec.Command("isql-fb", "-q", "-u", u.User.Username(), "-fetch_password", passwordFile, addr)
+		cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "Statement failed") {
+			t.Fatalf("isql-fb: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	isql("CREATE TABLE acc (id INT NOT NULL PRIMARY KEY, v INT);\nCOMMIT;\nSET TERM ^;\n" +
+		"EXECUTE BLOCK AS DECLARE i INT = 1; BEGIN WHILE (i <= 100) DO BEGIN INSERT INTO acc VALUES (:i, 0); i = i + 1; END END^\n" +
+		"SET TERM ;^\nCOMMIT;\n")
+
+	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
+	var cmds []*exec.Cmd
+	for k := range 2 {
+		var sc strings.Builder
+		for i := range 30 {
+			id := strconv.Itoa(1 + k*50 + i)
+			sc.WriteString("SET TRANSACTION;\nSELECT v FROM acc WHERE id = " + id + ";\nUPDATE acc SET v = v + 1 WHERE id = " + id + ";\nCOMMIT;\n")
+		}
+		cmd := exec.Command("isql-fb", "-q", "-u", u.User.Username(), "-fetch_password", passwordFile, addr)
+		cmd.Env, cmd.Stdin = env, strings.NewReader(sc.String())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("isql-fb: %v", err)
+		}
+	}
+	pcap := stop(u.Host)
+	ctx := context.Background()
+	p, _ := strconv.Atoi(port)
+	rec, err := replay.ReadPcap(ctx, pcap, capture.Config{Ports: []uint16{uint16(p)}}, engine.WireProtocols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(ctx, replay.Config{Recording: rec, Protocols: engine.WireProtocols(), DSN: dsn, Dial: direct,
+		Target: "test", Fast: true, StallTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("%v: %v", err, res.Notes)
+	}
+	t.Log(res.Summary())
+	for _, s := range res.Shapes {
+		t.Logf("%d × %.2f round trips: %s", s.Count, s.RoundTripsMean, s.Shape.Shape)
+	}
+	if res.CaptureTransactions < 60 || res.Transactions != res.CaptureTransactions || res.Divergences != 0 || res.Stopped != 0 || res.NotReplayed != 0 {
+		t.Errorf("%d transactions of the capture's %d, %d divergences, %d stopped, %d not replayed: %v %+v", res.Transactions,
+			res.CaptureTransactions, res.Divergences, res.Stopped, res.NotReplayed, res.Notes, res.DivergedStatements)
+	}
+	for _, s := range res.Shapes {
+		if s.Capture == nil || s.Capture.Count != s.Count || s.Capture.RoundTripsMean != s.RoundTripsMean {
+			t.Errorf("shape %q: replay %d transactions of %.2f round trips, capture %+v", s.Shape.Shape, s.Count, s.RoundTripsMean, s.Capture)
+		}
+	}
+	// The replay's UPDATEs committed on top of the application's: 60 rows at 2.
+	if out := isql("SELECT COUNT(*) FROM acc WHERE v = 2;\n"); !strings.Contains(out, " 60") {
+		t.Errorf("rows updated twice:\n%s", out)
 	}
 }

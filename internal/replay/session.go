@@ -91,8 +91,11 @@ func (s *sess) run(ctx context.Context) {
 		return &teeConn{Conn: c, s: s}, nil
 	}
 	s.ans = newAnswers(p.proto, false, s.onCommit)
-	if my, ok := s.ans.(*myAnswers); ok {
-		my.capIDs = p.stmtIDs
+	if da, ok := s.ans.(*decAnswers); ok {
+		da.capIDs = p.stmtIDs
+		da.onMismatch = func(c, got uint32) {
+			r.note(fmt.Sprintf("a Firebird session's target gave handle %d where the captured server gave %d: dblat does not map Firebird's handles yet, and what follows may diverge", got, c))
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	var (
@@ -111,6 +114,8 @@ func (s *sess) run(ctx context.Context) {
 		}
 	case protoMySQL:
 		conn, err = myConnect(cctx, r.cfg.DSN, p.my, dial)
+	case protoFirebird:
+		conn, err = fbConnect(cctx, r.cfg.DSN, p.fb, dial)
 	}
 	cancel()
 	if err != nil {

@@ -206,8 +206,8 @@ type Reply struct {
 	Returned, Affected int64
 	// Code is the error's code (MySQL's error number, PostgreSQL's SQLSTATE), "" for none.
 	Code string
-	// StmtID is the server's id for the statement the request prepared; HasStmtID says
-	// there is one.
+	// StmtID is the server's id for the object the request made (MySQL's prepared
+	// statement, Firebird's statement or transaction handle); HasStmtID says there is one.
 	StmtID    uint32
 	HasStmtID bool
 }
