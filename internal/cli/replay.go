@@ -67,11 +67,12 @@ that was not restored gives divergences, not a failure. Each session authenticat
 target's DSN says (the capture's own authentication cannot be replayed), with the other
 start-up parameters the application asked for.
 
-PostgreSQL sessions are replayed at the wire level (simple and extended protocol, cancel
-requests with the target's keys), and so are MariaDB/MySQL sessions (server-side prepared
-statements with the target's statement ids; the target's user needs mysql_native_password).
-Firebird sessions are not replayed yet. Each part not replayed (TLS, a session followed from
-its middle, another protocol) is said in one line.
+Sessions are replayed at the wire level: PostgreSQL (simple and extended protocol, cancel
+requests with the target's keys), MariaDB/MySQL (server-side prepared statements with the
+target's statement ids; the target's user needs mysql_native_password) and Firebird (an
+attachment made by the driver with Srp, then the application's operations; the handles are
+the target's own, and one that differs from the capture's is said). Each part not replayed
+(TLS, a session followed from its middle, another protocol) is said in one line.
 
 At the end it prints the replay against the capture per shape (round trips, server time,
 response time, throughput) and the divergences, writes -o FILE (JSON: transactions,

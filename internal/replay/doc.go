@@ -41,9 +41,14 @@
 // mysql_native_password, and the statement ids of COM_STMT_EXECUTE, _CLOSE, _RESET,
 // _FETCH and _SEND_LONG_DATA mapped from the captured server's to the target's as its
 // PREPARE_OKs come (the engine's decoder reads them: wire.Reply); the answers compared are
-// each command's rows affected and returned, or the error's number. Firebird sessions are
-// recorded and told apart but not replayed yet (its handles and its Srp authentication):
-// they say so.
+// each command's rows affected and returned, or the error's number. Firebird is replayed
+// in an attachment the engine's driver makes (Srp, wire encryption off) through a bridge
+// that keeps it once the server has answered op_attach, before the driver opens anything
+// on it; the session's operations are resent as they are, at the protocol version the
+// captured client came to (a driver that comes to another is said), and the statement and
+// transaction handles are not mapped: a fresh attachment running the same operations gets
+// the same handles, and one the target gives otherwise is said in one line. Its answers
+// compared are success or error.
 //
 // # Neighbours
 //
