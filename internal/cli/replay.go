@@ -119,8 +119,8 @@ func (f *replayFlags) check() error {
 		return usagef("--target is required: a managed server's name (see `dblat server list`) or a DSN such as postgres://user@host:5432/db")
 	case f.speed <= 0:
 		return usagef("--speed %g: give a positive factor (1: as captured)", f.speed)
-	case f.thinkScale < 0:
-		return usagef("--think-scale %g: give a factor of 0 or more (1: as captured; --fast for none)", f.thinkScale)
+	case f.thinkScale <= 0:
+		return usagef("--think-scale %g: give a positive factor (1: as captured; --fast for no pauses)", f.thinkScale)
 	case f.order != "none" && f.order != "commits":
 		return usagef("--order %q: use commits or none", f.order)
 	case f.stall <= 0:

@@ -54,6 +54,14 @@ type Config struct {
 	OnNote func(string)
 }
 
+// cancelKey is what cancels a replayed PostgreSQL session: its backend's PID and key, and
+// the server's address.
+type cancelKey struct {
+	pid  uint32
+	key  []byte
+	addr string
+}
+
 // sess is one session being replayed.
 type sess struct {
 	r *runner
@@ -89,7 +97,7 @@ type runner struct {
 	commitWake  chan struct{}
 
 	keysMu sync.Mutex
-	keys   map[string][3]any // captured cancel key → the replay's (pid, key, address)
+	keys   map[string]cancelKey // a captured session's cancel key → its replay's
 
 	noteMu   sync.Mutex
 	notified map[string]int
@@ -141,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = time.Minute
 	}
-	r := &runner{cfg: cfg, rtt: cfg.Up + cfg.Down, start: rec.Start(), notes: cfg.OnNote, keys: map[string][3]any{},
+	r := &runner{cfg: cfg, rtt: cfg.Up + cfg.Down, start: rec.Start(), notes: cfg.OnNote, keys: map[string]cancelKey{},
 		commitWake: make(chan struct{}), notified: map[string]int{}}
 	res := &Result{Speed: max(cfg.Speed, 0), ThinkScale: cfg.ThinkScale, Fast: cfg.Fast, AutoCorrect: cfg.AutoCorrect, OrderCommits: cfg.OrderCommits}
 	if res.Speed == 0 {
@@ -228,7 +236,7 @@ func (r *runner) cancel(ctx context.Context, at int64, key string) {
 		r.note("a cancel request of the capture is not replayed: the session it cancels is not open")
 		return
 	}
-	if err := pgCancel(ctx, k[0].(uint32), k[1].([]byte), k[2].(string), r.cfg.Dial); err != nil {
+	if err := pgCancel(ctx, k.pid, k.key, k.addr, r.cfg.Dial); err != nil {
 		r.note("a cancel request of the capture could not be sent: " + err.Error())
 	}
 }

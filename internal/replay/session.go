@@ -109,7 +109,7 @@ func (s *sess) run(ctx context.Context) {
 		conn, pid, key, err = pgConnect(cctx, r.cfg.DSN, pgStartup(p.startup), dial)
 		if cpid, ckey := pgBackendKey(p.conn); err == nil && ckey != nil {
 			r.keysMu.Lock()
-			r.keys[keyString(cpid, ckey)] = [3]any{pid, key, addr}
+			r.keys[keyString(cpid, ckey)] = cancelKey{pid, key, addr}
 			r.keysMu.Unlock()
 		}
 	case protoMySQL:
