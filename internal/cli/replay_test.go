@@ -60,7 +60,20 @@ func TestReplayCapture(t *testing.T) {
 				t.Errorf("recording: %d connections, warning %q", len(rec.Conns), rec.Header.Warning)
 			}
 
-			for _, src := range [][]string{{"--recording", recFile}, {"--pcap", pcap, "--server", u.Host}} {
+			// dblat observe writes the same recording from the packet capture.
+			pcapRec := filepath.Join(e.dir, mode+"-pcap.rec")
+			code, _, stderr := e.run("observe", "--pcap", pcap, "--server", u.Host, "--capture", pcapRec, "--no-store")
+			if code != 0 || !strings.Contains(stderr, "WITH the application's data") {
+				t.Fatalf("dblat observe --capture: exit %d\n%s", code, stderr)
+			}
+			if fi, err := os.Stat(pcapRec); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("the capture's recording: %v, want mode 0600", err)
+			}
+			if prec, err := replay.ReadFile(pcapRec); err != nil || len(prec.Conns) != 5 || prec.Header.Source != "pcap" {
+				t.Errorf("the capture's recording: %v, %+v", err, prec)
+			}
+
+			for _, src := range [][]string{{"--recording", recFile}, {"--recording", pcapRec}, {"--pcap", pcap, "--server", u.Host}} {
 				if err := (postgres.Engine{}).RestorePristine(ctx, dsn); err != nil {
 					t.Fatal(err)
 				}
