@@ -25,6 +25,7 @@ import (
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/replay"
+	"github.com/dblat/dblat/internal/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -60,6 +61,11 @@ func pgbench(t testing.TB, args ...string) int64 {
 // captures with tcpdump pgbench's tpcb-like transactions run by extra's arguments; it
 // returns the database's DSN, the recording and how many transactions pgbench ran.
 func pgbenchCapture(t *testing.T, extra ...string) (string, *replay.Recording, int64) {
+	return pgbenchCaptureB(t, extra...)
+}
+
+// pgbenchCaptureB is pgbenchCapture for a test or a benchmark.
+func pgbenchCaptureB(t testing.TB, extra ...string) (string, *replay.Recording, int64) {
 	t.Helper()
 	capturetest.Need(t, pgtest.Required(), "pgbench", "tcpdump")
 	dsn := pgtest.NewDatabase(t)
@@ -89,12 +95,17 @@ func pgbenchCapture(t *testing.T, extra ...string) (string, *replay.Recording, i
 	return dsn, rec, n
 }
 
-func restore(t *testing.T, dsn string) {
+func restore(t *testing.T, dsn string) { restoreB(t, dsn) }
+
+// restoreB puts the database back as pgbench -i left it.
+func restoreB(t testing.TB, dsn string) {
 	t.Helper()
 	if err := (postgres.Engine{}).RestorePristine(context.Background(), dsn); err != nil {
 		t.Fatal(err)
 	}
 }
+
+func protocols() []wire.Protocol { return engine.WireProtocols() }
 
 func direct(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
