@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblat/dblat/internal/capture"
 	"github.com/dblat/dblat/internal/capture/capturetest"
@@ -386,5 +388,62 @@ func TestReplayFirebird(t *testing.T) {
 	// The replay's UPDATEs committed on top of the application's: 60 rows at 2.
 	if out := isql("SELECT COUNT(*) FROM acc WHERE v = 2;\n"); !strings.Contains(out, " 60") {
 		t.Errorf("rows updated twice:\n%s", out)
+	}
+}
+
+// TestReplayPausesAndCancel: a client that waits a second between two requests and cancels
+// a long pg_sleep (a CancelRequest on a connection of its own, with the key the server gave
+// its session), captured by tcpdump: replayed as captured the pause is kept and the cancel
+// is sent with the target's key, so the statement fails as it did (no divergence) and the
+// replay does not wait for the sleep; at --speed 4 the pause and the cancel come 4 times
+// sooner.
+func TestReplayPausesAndCancel(t *testing.T) {
+	capturetest.Need(t, pgtest.Required(), "tcpdump")
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	stop := capturetest.Tcpdump(t, "lo", "tcp port "+u.Port())
+	pc, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Exec(ctx, "SELECT 1").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = pc.CancelRequest(ctx)
+	}()
+	_, err = pc.Exec(ctx, "SELECT pg_sleep(30)").ReadAll()
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {
+		t.Fatalf("the cancelled sleep: %v", err)
+	}
+	pc.Close(ctx)
+	pcap := stop(u.Host)
+	p, _ := strconv.Atoi(u.Port())
+	rec, err := replay.ReadPcap(ctx, pcap, capture.Config{Ports: []uint16{uint16(p)}}, engine.WireProtocols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		speed    float64
+		min, max float64 // seconds
+	}{{1, 1, 10}, {4, 0.25, 1}} {
+		res, err := replay.Run(ctx, replay.Config{Recording: rec, Protocols: engine.WireProtocols(), DSN: dsn, Dial: direct,
+			Target: "test", Speed: c.speed, AutoCorrect: true, StallTimeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Divergences != 0 || res.Stopped != 0 || res.Transactions != 2 || len(res.Notes) != 0 {
+			t.Errorf("speed %g: %s; notes %v, %+v", c.speed, res.Summary(), res.Notes, res.DivergenceList)
+		}
+		if res.DurationS < c.min || res.DurationS > c.max {
+			t.Errorf("speed %g: the replay took %.2f s (the capture %.2f s), want %g to %g s", c.speed, res.DurationS, res.CaptureDurationS, c.min, c.max)
+		}
 	}
 }
