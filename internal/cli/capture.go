@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblat/dblat/internal/capture"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/replay"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -60,7 +61,11 @@ without TLS to be observed), Firebird's wire encryption. The observation never h
 or parameter values.
 
 --record FILE also writes the transactions as a script (dblat run script -f FILE), which
-WRITES LITERAL AND PARAMETER VALUES as the application sent them: they may be sensitive.`,
+WRITES LITERAL AND PARAMETER VALUES as the application sent them: they may be sensitive.
+
+--capture FILE writes every connection's whole conversation (messages and answers, with
+their times) as a recording for dblat replay --recording FILE (dblat replay --pcap reads the
+capture itself); it HOLDS THE APPLICATION'S DATA and is created readable by its owner only.`,
 		Example: `  tcpdump -i lo -w app.pcap port 5432      # as long as the application runs, then:
   dblat observe --pcap app.pcap -o app.json
   dblat predict --observed app.json --rtt 20ms
@@ -76,6 +81,7 @@ WRITES LITERAL AND PARAMETER VALUES as the application sent them: they may be se
 	fl.DurationVar(&f.duration, "duration", 0, "with --interface: stop after this long (default: at Ctrl-C)")
 	fl.StringVarP(&f.po.observe, "output", "o", "", "write the observation to this JSON file (never values)")
 	fl.StringVar(&f.po.record, "record", "", "also write the transactions as a replayable script to this file, WITH their literal and parameter values (may be sensitive)")
+	fl.StringVar(&f.po.capture, "capture", "", "also write every connection's conversation, WITH the application's data, as a recording for dblat replay --recording FILE")
 	fl.StringVar(&f.po.engine, "engine", "", "the engine whose protocol the clients speak (default: told from each connection's first bytes)")
 	fl.BoolVar(&f.po.noStore, "no-store", false, "do not store the observations in the results store")
 	return cmd
@@ -224,24 +230,42 @@ func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
 	}
 	var mu sync.Mutex
 	n := 0
+	var pending []*replay.Tape // tapes made, waiting for their Session
 	cfg.Session = func(server netip.AddrPort) *observe.SessionConfig {
 		mu.Lock()
 		defer mu.Unlock()
 		sc := *base
+		path := f.po.capture
 		// A live capture sees the application as it runs on this machine's network: what
 		// the host did meanwhile qualifies its times. A file was captured some other time.
 		sc.Host = f.iface != ""
 		if n > 0 {
 			// Several servers: one observation each, the first in the file named.
 			sc.File, sc.Script = perServer(sc.File, server), perServer(sc.Script, server)
+			path = perServer(path, server)
 			if n == 1 {
 				a.info("the capture holds connections to several servers: one observation each (--server HOST:PORT picks one)")
 			}
 		}
 		n++
+		if path != "" {
+			tape, err := a.createTape(path, replay.Header{Source: cfg.Source, Upstream: server.String(), Engine: f.po.engine})
+			if err != nil {
+				a.info("%v", err)
+				return nil
+			}
+			sc.Tape = tape
+			pending = append(pending, tape)
+		}
 		return &sc
 	}
 	cfg.OnSession = func(server netip.AddrPort, s *observe.Session) {
+		mu.Lock()
+		if len(pending) > 0 {
+			a.tapes.Store(s, pending[0])
+			pending = pending[1:]
+		}
+		mu.Unlock()
 		a.info("server %s: following its connections", server)
 	}
 	return cfg, nil

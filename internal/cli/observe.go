@@ -15,6 +15,7 @@ import (
 	"github.com/dblat/dblat/internal/engine"
 	"github.com/dblat/dblat/internal/latency"
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/replay"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/wire"
 	"github.com/dblat/dblat/internal/words"
@@ -23,7 +24,9 @@ import (
 // proxyObserve holds dblat proxy's observation flags.
 type proxyObserve struct {
 	observe, record, engine string
-	noStore                 bool
+	// capture is where a recording for dblat replay goes (--capture).
+	capture string
+	noStore bool
 	// storeAlways stores the observation without a file too (dblat observe: observing is
 	// what the command is for; the proxy observes only when asked for a file).
 	storeAlways bool
@@ -49,6 +52,11 @@ line. Traffic it cannot follow (no known protocol, TLS from the first byte, Fire
 encryption: connect Firebird clients with wire_crypt=false) is forwarded and counted, with one
 line saying so.
 
+--capture FILE writes, as they go, every connection's whole conversation (the client's
+messages and the server's answers, with their times) as a recording for dblat replay
+--recording FILE. Like --record, it HOLDS THE APPLICATION'S DATA as sent and answered: it is
+created readable by its owner only.
+
 --record FILE also writes, at the same moments, the captured transactions as a script
 workload (pgbench's script language) that replays the application: dblat run script -f FILE.
 It WRITES LITERAL AND PARAMETER VALUES as the application sent them, which may be sensitive
@@ -57,11 +65,12 @@ It WRITES LITERAL AND PARAMETER VALUES as the application sent them, which may b
 func (po *proxyObserve) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&po.observe, "observe", "", "follow the database protocol and write the transactions' shapes and costs to this JSON file (on SIGUSR1 and at stop; never values)")
 	cmd.Flags().StringVar(&po.record, "record", "", "also write the transactions as a replayable script to this file, WITH their literal and parameter values (may be sensitive)")
+	cmd.Flags().StringVar(&po.capture, "capture", "", "write every connection's conversation, WITH the application's data, as a recording for dblat replay --recording FILE")
 	cmd.Flags().StringVar(&po.engine, "engine", "", "the engine whose protocol the clients speak ("+strings.Join(engine.Names(), ", ")+"; default: told from each connection's first bytes)")
 	cmd.Flags().BoolVar(&po.noStore, "no-store", false, "with --observe: do not store the observation in the results store at stop")
 }
 
-func (po proxyObserve) enabled() bool { return po.observe != "" || po.record != "" }
+func (po proxyObserve) enabled() bool { return po.observe != "" || po.record != "" || po.capture != "" }
 
 // observeSession returns the observation session the flags ask for, of the connections
 // to upstream through a link of cfg, or nil when they ask for none.
@@ -82,14 +91,59 @@ func (a *app) observeSession(po proxyObserve, upstream string, cfg latency.Confi
 	}
 	sc.Upstream, sc.Up, sc.Down = upstream, up, down
 	sc.Host = true // the proxy runs on the machine whose load the times include
-	return observe.NewSession(*sc), nil
+	tape, err := a.createTape(po.capture, replay.Header{Source: observe.SourceProxy, Upstream: upstream, Engine: po.engine})
+	if err != nil {
+		return nil, err
+	}
+	if tape != nil {
+		sc.Tape = tape
+	}
+	s := observe.NewSession(*sc)
+	if tape != nil {
+		a.tapes.Store(s, tape)
+	}
+	return s, nil
+}
+
+// createTape creates the recording --capture asks for (nil when path is ""), and says that
+// it holds the application's data.
+func (a *app) createTape(path string, h replay.Header) (*replay.Tape, error) {
+	if path == "" {
+		return nil, nil
+	}
+	h.Started = time.Now()
+	t, err := replay.CreateFile(path, h)
+	if err != nil {
+		return nil, usagef("--capture %s: %v", path, err)
+	}
+	a.info("recording every conversation WITH the application's data (statements, values, answers: they may be sensitive) to %s, for dblat replay --recording", path)
+	return t, nil
+}
+
+// flushTape writes out what the session's recording holds so far; closeTape ends it.
+func (a *app) flushTape(s *observe.Session) error {
+	if t, ok := a.tapes.Load(s); ok {
+		if err := t.(*replay.Tape).Flush(); err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
+	}
+	return nil
+}
+
+func (a *app) closeTape(s *observe.Session) error {
+	if t, ok := a.tapes.LoadAndDelete(s); ok {
+		if err := t.(*replay.Tape).Close(); err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
+	}
+	return nil
 }
 
 // observeConfig checks the observation flags (outFlag names the flag of po.observe) and
 // returns the session configuration they describe, without its upstream; unfollowed says
 // how a line about a connection that is not followed starts.
 func (a *app) observeConfig(po proxyObserve, outFlag, unfollowed string) (*observe.SessionConfig, error) {
-	for _, f := range []struct{ flag, path string }{{outFlag, po.observe}, {"--record", po.record}} {
+	for _, f := range []struct{ flag, path string }{{outFlag, po.observe}, {"--record", po.record}, {"--capture", po.capture}} {
 		if f.path == "" {
 			continue
 		}
@@ -99,6 +153,9 @@ func (a *app) observeConfig(po proxyObserve, outFlag, unfollowed string) (*obser
 	}
 	if po.observe != "" && po.observe == po.record {
 		return nil, usagef("%s and --record name the same file %s: give each its own", outFlag, po.observe)
+	}
+	if po.capture != "" && (po.capture == po.observe || po.capture == po.record) {
+		return nil, usagef("--capture %s names the same file as another flag: give each its own", po.capture)
 	}
 	protocols, err := wireProtocols(po.engine)
 	if err != nil {
@@ -176,6 +233,12 @@ func (a *app) printSnapshot(snap *observe.Snapshot, err error) error {
 // connection's last transactions are counted), prints the observation and stores it.
 func (a *app) stopObserving(ctx context.Context, sess *observe.Session, po proxyObserve) error {
 	snap, err := sess.Stop()
+	if err := a.closeTape(sess); err != nil {
+		return err
+	}
+	if po.capture != "" {
+		a.info("recorded every conversation (with the application's data) for dblat replay --recording")
+	}
 	if err := a.printSnapshot(snap, err); err != nil {
 		return err
 	}

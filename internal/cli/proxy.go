@@ -23,7 +23,7 @@ type proxyFlags struct {
 func (a *app) proxyCommand() *cobra.Command {
 	var f proxyFlags
 	cmd := &cobra.Command{
-		Use:   "proxy --upstream HOST:PORT --rtt D [--listen ADDR] [--observe FILE] [--record FILE]",
+		Use:   "proxy --upstream HOST:PORT --rtt D [--listen ADDR] [--observe FILE] [--record FILE] [--capture FILE]",
 		Short: "Run the latency link on its own, in front of any TCP server; observe an application's transactions",
 		Long: `Listens (on loopback by default) and forwards every connection to --upstream, adding the
 requested delay per direction with a pipelined delay line (delays never add up; order is
@@ -93,6 +93,9 @@ func (a *app) proxy(cmd *cobra.Command, f *proxyFlags) error {
 			a.proxyCounters(link, sess, "")
 			if sess != nil {
 				if err := a.printSnapshot(sess.Snapshot()); err != nil {
+					return err
+				}
+				if err := a.flushTape(sess); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -40,6 +41,8 @@ type app struct {
 	// runAs and binDirs are set by `server start`'s flags; other commands use the defaults.
 	runAs   string
 	binDirs map[string]string
+	// tapes are the recordings (--capture) of the observation sessions that write one.
+	tapes sync.Map // *observe.Session → *replay.Tape
 }
 
 // registry returns the managed servers of the state directory. Its root is absolute: servers
@@ -145,7 +148,7 @@ Start here:
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return a.startProfile() }
 	root.PersistentPostRun = func(*cobra.Command, []string) { a.stopProfile() }
 	root.AddCommand(a.serverCommand(), a.loadCommand(), a.runCommand(), a.checkCommand(),
-		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.observeCommand(), a.predictCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand(), a.agentCommand())
+		a.resultsCommand(), a.studyCommand(), a.reportCommand(), a.analyzeCommand(), a.proxyCommand(), a.observeCommand(), a.replayCommand(), a.predictCommand(), a.calibrateCommand(), a.echoServerCommand(), a.quickstartCommand(), a.versionCommand(), a.agentCommand())
 	refuseUnknownSubcommands(root)
 	classifyInputErrors(root)
 	a.registerFlagCompletions(root)

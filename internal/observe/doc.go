@@ -44,6 +44,9 @@
 // and parameter values, and Script writes them as a pgbench-style script (package script's
 // language) that replays the application: one branch per shape at its observed frequency,
 // values drawn from those recorded. Only a recording holds values; an Observation never does.
+// Config.Tape, when set, is shown every chunk of every connection as it was forwarded, with
+// its time: the whole conversation, which package replay keeps as a recording (`--capture`)
+// and resends session by session.
 //
 // # Neighbours
 //
@@ -53,5 +56,6 @@
 // flags, turns SIGUSR1 and Ctrl-C into Session.Snapshot and Session.Stop and prints what
 // they hand back (and `dblat predict`'s forecasts); package execution stores an
 // observation as a run of workload "observed" (Core.StoreObserved) in package results;
-// package report draws an observation's predictions.
+// package report draws an observation's predictions; package replay keeps the chunks a
+// Tape is shown and observes its own sessions with an Observer (Source SourceReplay).
 package observe

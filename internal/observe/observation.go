@@ -97,6 +97,10 @@ type Observation struct {
 	// Signals are the host's signals over the observation, stored with its run (they are
 	// not written to the observation's file).
 	Signals []results.Signal `json:"-"`
+	// Replay, for a replay's own observation (Source SourceReplay), is its result set
+	// against its capture (package replay's Result, without the observations); nil
+	// otherwise.
+	Replay json.RawMessage `json:"replay,omitempty"`
 }
 
 // Network is the round-trip time between the application and the server that a capture's

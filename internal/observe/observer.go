@@ -44,6 +44,26 @@ type Config struct {
 	// followed and each distinct decoder note, as soon as it is known. It must not block
 	// for long: it is called on the source's goroutine (the proxy's, for its link).
 	OnNote func(note string, cannotFollow bool)
+	// Tape, when set, is shown every chunk of every connection as it was forwarded, with
+	// its time: the whole conversation, for a replay (package replay writes it as a
+	// recording). Unlike an Observation it holds the application's data.
+	Tape Tape
+}
+
+// Tape keeps whole conversations, chunk by chunk (Config.Tape). Open is safe for concurrent
+// use; each TapeConn is called under its connection's lock, one call at a time.
+type Tape interface {
+	// Open starts the record of one connection; resume is the protocol of a connection
+	// followed from its middle (wire.Resumer), nil for one followed from its start.
+	Open(resume wire.Protocol) TapeConn
+}
+
+// TapeConn keeps one connection's chunks (Tape).
+type TapeConn interface {
+	// Chunk is one chunk, toServer true for the client's; it must not retain b.
+	Chunk(toServer bool, b []byte, at int64)
+	// Close ends the record; protocol is what the connection was followed as ("" none).
+	Close(at int64, protocol string)
 }
 
 // Bounds of an Observer's memory.
@@ -119,6 +139,8 @@ const (
 	SourcePcap = "pcap"
 	// SourceInterface: a live capture on a network interface (dblat observe --interface).
 	SourceInterface = "interface"
+	// SourceReplay: dblat replay's own sessions (package replay).
+	SourceReplay = "replay"
 )
 
 // New returns an Observer.
@@ -151,9 +173,10 @@ type conn struct {
 	rts          []rtTimes
 	last         int8 // 0 nothing yet, 1 client, 2 server
 	lastClientAt int64
-	stopped      bool // the tracker stopped following; reported
-	notes        int  // decoder notes reported so far
-	tap          *tap // nil unless recording
+	stopped      bool     // the tracker stopped following; reported
+	notes        int      // decoder notes reported so far
+	tap          *tap     // nil unless recording
+	tape         TapeConn // nil unless Config.Tape
 	closed       bool
 	span         int // 1 + its index in Observer.spans once it ran a transaction; 0 before
 }
@@ -179,6 +202,9 @@ func (o *Observer) open1(resume wire.Protocol, at wire.ResumeScanner, again bool
 		cfg.Tap = c.tap
 	}
 	c.tr = wire.NewTracker(cfg)
+	if o.cfg.Tape != nil {
+		c.tape = o.cfg.Tape.Open(resume)
+	}
 	o.mu.Lock()
 	c.id = o.nextID
 	o.nextID++
@@ -213,6 +239,9 @@ func (c *conn) Data(toServer bool, b []byte, at int64) latency.Alter {
 		}
 		b = bytes.Clone(ic.Bytes)
 		alter.Replace = b
+	}
+	if c.tape != nil {
+		c.tape.Chunk(toServer, b, at)
 	}
 	if !c.stopped {
 		c.timeline(toServer, at)
@@ -294,6 +323,9 @@ func (c *conn) Close(at int64) {
 	c.tr.Close(at)
 	c.checkNotes()
 	c.closed = true
+	if c.tape != nil {
+		c.tape.Close(at, c.tr.Protocol())
+	}
 	o := c.o
 	o.mu.Lock()
 	delete(o.open, c)

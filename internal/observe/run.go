@@ -79,6 +79,8 @@ func RunSourceOf(source string) RunSource {
 		return RunSource{LinkKind: SourcePcap, SeenBy: "a packet capture"}
 	case SourceInterface:
 		return RunSource{LinkKind: SourceInterface, SeenBy: "a live packet capture"}
+	case SourceReplay:
+		return RunSource{LinkKind: SourceReplay, SeenBy: "dblat replay"}
 	}
 	return RunSource{LinkKind: SourceProxy, SeenBy: "dblat proxy"}
 }

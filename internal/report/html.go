@@ -568,6 +568,17 @@ const pageHTML = `<!DOCTYPE html>
 {{define "observed"}}<div class="observed" id="observed-{{.Run}}">
 {{if .Heading}}<h2>{{.Title}}</h2>
 <p class="question">{{.Question}}</p>{{end}}
+{{with .Replayed}}<h3>The replay against its capture</h3>
+<p class="desc">{{.Line}}</p>
+<div class="scroll"><table>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr>{{range .}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+{{with .Predicted}}<p class="desc">{{.}}</p>{{end}}
+{{with .Diverged}}<ul class="findings">{{range .}}<li class="warning">{{.}}</li>
+{{end}}</ul>{{end}}{{end}}
 <p class="verdict">{{.Verdict}}</p>
 {{with .Chart}}<figure class="chart" id="{{.ID}}">
 {{.SVG}}

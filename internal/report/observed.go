@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/observe"
+	"github.com/dblat/dblat/internal/replay"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -107,6 +108,9 @@ type Observed struct {
 	Caveats []observe.Caveat `json:"caveats,omitempty"`
 	// Chart is the ID of its ChartPredicted.
 	Chart string `json:"chart"`
+	// Replay is, for the observation of a replay (dblat replay), the replay set against its
+	// capture; nil otherwise.
+	Replay *replay.Result `json:"replay,omitempty"`
 }
 
 // ObservedShape is one shape of an observation.
@@ -182,7 +186,11 @@ func observedOf(id int64, o *observe.Observation) (Observed, []observe.Predictio
 	if o.Ended.After(o.Started) {
 		sec.Duration = o.Ended.Sub(o.Started)
 	}
-	var err error
+	rp, err := replay.FromObservation(o)
+	if err != nil {
+		return Observed{}, nil, err
+	}
+	sec.Replay = rp
 	if sec.Predictions, err = observe.Curve(o, ObservedRTTs, 0); err != nil {
 		return Observed{}, nil, err
 	}
@@ -253,7 +261,11 @@ func observedTitle(sec *Observed, shapes int) string {
 	if sec.Upstream != "" {
 		t += " at " + sec.Upstream
 	}
-	t += ", observed"
+	if sec.Replay != nil {
+		t += ", replayed by dblat replay"
+	} else {
+		t += ", observed"
+	}
 	if !sec.Started.IsZero() {
 		t += " " + sec.Started.Format("2006-01-02 15:04 UTC")
 	}

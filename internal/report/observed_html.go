@@ -24,6 +24,9 @@ type observedSection struct {
 	// ShownShare and MoreShare are the shares of the time at the headline RTT of the
 	// shapes in Shapes and in More.
 	ShownShare, MoreShare float64
+	// Replayed is the replay set against its capture, for a replay's observation; nil
+	// otherwise.
+	Replayed *replayView
 }
 
 // predictedRow is the prediction at one added RTT: throughput, mean response time and the
@@ -50,7 +53,7 @@ type shapeRow struct {
 
 // newObservedSection prepares o for the page.
 func newObservedSection(o *Observed, heading bool) *observedSection {
-	sec := &observedSection{Observed: o, Heading: heading}
+	sec := &observedSection{Observed: o, Heading: heading, Replayed: newReplayView(o)}
 	top := o.Ranked[:o.Top]
 	for _, j := range top {
 		sec.ShapeHeads = append(sec.ShapeHeads, o.Shapes[j].Name)

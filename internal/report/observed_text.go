@@ -20,6 +20,7 @@ func writeObservedSummary(ew *analysis.TextWriter, o *Observed) {
 		ew.Printf("%s\n", l)
 	}
 	ew.Printf("\n")
+	writeReplayed(ew, o)
 	writeWrapped(ew, "  ", "  ", o.Verdict)
 	ew.Printf("\n")
 	writePredictionRows(ew, o, false)
@@ -124,6 +125,7 @@ func writeObservedText(ew *analysis.TextWriter, o *Observed) {
 	ew.Printf("%s\n", o.Title)
 	ew.Printf("%s\n", o.Question)
 	ew.Printf("Verdict: %s\n\n", o.Verdict)
+	writeReplayed(ew, o)
 	writePredictionRows(ew, o, false)
 	writeObservedAdvice(ew, o, true)
 	ew.Printf("\nShapes, by their share of the time at +%s (times in ms; observed at the proxy, predicted for %s)\n",

@@ -40,6 +40,7 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 			}
 			writeObservedSummary(ew, &r.Observed[i])
 		}
+		writeReplays(ew, r.Observed)
 		writeSummaryEnd(ew, r, htmlPath)
 		return ew.Err()
 	}

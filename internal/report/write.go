@@ -135,6 +135,7 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 			writeObservedText(ew, &r.Observed[i])
 		}
+		writeReplays(ew, r.Observed)
 		writeConfigText(ew, r.Config)
 		writeRunsText(ew, r)
 		writeNotesText(ew, r)

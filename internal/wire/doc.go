@@ -12,7 +12,10 @@
 // keeps its own parsing state and reports what it sees as Events to a Sink (the Tracker):
 // a statement sent, a request complete, the server's answer with the transaction status
 // after it (idle, in a transaction, in a failed transaction), an explicit commit or
-// rollback, and, once, why it cannot follow the conversation any further. A decoding
+// rollback, and, once, why it cannot follow the conversation any further. A decoder that
+// reads the answers says, with each completed request, what they held (Reply: rows
+// returned and affected, the error's code, the id the server gave what the request made),
+// which a replay compares with the capture's and maps. A decoding
 // failure only stops the decoding; the proxy goes on forwarding and the Tracker goes on
 // counting bytes and round trips of the connection.
 //

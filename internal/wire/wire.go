@@ -197,6 +197,21 @@ const (
 	EndRollback
 )
 
+// Reply is what a decoder read of the server's answer to one request (Event.Reply).
+type Reply struct {
+	// Known is set when the decoder reads answers at all.
+	Known bool
+	// Returned counts the rows of the result sets, Affected the rows the statements
+	// changed (as the server counts them), over every result of the request.
+	Returned, Affected int64
+	// Code is the error's code (MySQL's error number, PostgreSQL's SQLSTATE), "" for none.
+	Code string
+	// StmtID is the server's id for the object the request made (MySQL's prepared
+	// statement, Firebird's statement or transaction handle); HasStmtID says there is one.
+	StmtID    uint32
+	HasStmtID bool
+}
+
 // Param is one parameter value of a statement, as text: text-format values as sent,
 // binary-format values of common types decoded, others as \x followed by hex.
 type Param struct {
@@ -221,6 +236,11 @@ type Event struct {
 	End    End
 	// Failed reports that the completed request ended in an error (EvCompleted).
 	Failed bool
+	// Reply, for EvCompleted, is what the server's answer said where the decoder reads it
+	// (a replay compares it with the capture's): the rows the request's statements returned
+	// and affected, the error's code, and the id the server gave a statement the request
+	// prepared (MySQL's statement id). The zero Reply says nothing.
+	Reply Reply
 	// Reason says why the decoder stops (EvCannotFollow) or what to note (EvNote).
 	Reason string
 }

@@ -63,6 +63,21 @@ func parseDSN(dsn string) (*url.URL, error) {
 	return u, nil
 }
 
+// DriverURL returns dsn as the driver reads it (firebird://user:password@host:port/path),
+// with the password that PasswordFileParam names read in: for a client that opens its
+// own connections with the driver (dblat replay's sessions). The URL holds the password:
+// never print or store it.
+func DriverURL(dsn string) (*url.URL, error) {
+	u, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := resolvePassword(u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
 // resolvePassword moves the password named by PasswordFileParam into u, unless u already
 // has one, and drops the parameter.
 func resolvePassword(u *url.URL) error {

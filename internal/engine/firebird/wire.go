@@ -1010,6 +1010,11 @@ func (d *fbDecoder) complete(failed bool, obj uint16) error {
 		}
 	}
 	d.ev.Status, d.ev.Failed = st, failed
+	d.ev.Reply = wire.Reply{Known: true}
+	if !failed && obj != 0 && (e.op == opAllocateStatement || e.op == opTransaction) {
+		// The handle the server gave (a replay compares it with the capture's).
+		d.ev.Reply.StmtID, d.ev.Reply.HasStmtID = uint32(obj), true
+	}
 	if !failed {
 		d.ev.End = e.end
 	}

@@ -191,6 +191,7 @@ type myDecoder struct {
 	pcols   int     // PREPARE_OK's column count, for after its parameters
 	pparams int     // and its parameter count
 	failed  bool
+	answer  wire.Reply // of the oldest command, so far
 	stmts   map[uint32]*myStmt
 	last    *myStmt // the last statement prepared (MariaDB's statement id 0xffffffff), from when it is sent
 	free    []*myStmt
@@ -553,6 +554,7 @@ func (d *myDecoder) send(c myCmd) {
 
 func (d *myDecoder) startResponse(code byte) {
 	d.failed = false
+	d.answer = wire.Reply{Known: true}
 	switch code {
 	case comFieldList:
 		d.rs = rsFieldList
@@ -1016,6 +1018,9 @@ func (d *myDecoder) firstPacket(n int, p []byte) error {
 	case p[0] == 0x00 && c.code == comStmtPrepare && d.rs == rsFirst:
 		return d.prepareOK(p)
 	case p[0] == 0x00 && n >= 7:
+		if rows, _, ok := lenenc(p[1:]); ok {
+			d.answer.Affected += int64(rows)
+		}
 		d.endResult(okStatus(p, d.caps))
 	case p[0] == 0xff:
 		return d.errPacket(p)
@@ -1070,6 +1075,7 @@ func (d *myDecoder) prepareOK(p []byte) error {
 		return errf("a PREPARE_OK of %d bytes", len(p))
 	}
 	id := binary.LittleEndian.Uint32(p[1:])
+	d.answer.StmtID, d.answer.HasStmtID = id, true
 	cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
 	st := d.cmds[0].stmt
 	st.nparams = params
@@ -1139,6 +1145,8 @@ func (d *myDecoder) row(n int, p []byte) error {
 		} else {
 			d.endResult(eofStatus(p, d.caps))
 		}
+	default:
+		d.answer.Returned++
 	}
 	return nil
 }
@@ -1231,6 +1239,7 @@ func (d *myDecoder) errPacket(p []byte) error {
 		return nil
 	}
 	d.failed = true
+	d.answer.Code = strconv.FormatUint(uint64(code), 10)
 	st := wire.StatusUnknown
 	if code == erLockDeadlock { // InnoDB rolled the transaction back
 		st = wire.StatusIdle
@@ -1250,11 +1259,12 @@ func (d *myDecoder) complete(st wire.Status) {
 	}
 	copy(d.cmds, d.cmds[1:])
 	d.cmds = d.cmds[:len(d.cmds)-1]
-	d.ev.Status, d.ev.End, d.ev.Failed = st, c.end, d.failed
+	d.ev.Status, d.ev.End, d.ev.Failed, d.ev.Reply = st, c.end, d.failed, d.answer
 	if d.failed {
 		d.ev.End = wire.EndNone
 	}
 	d.failed = false
+	d.answer = wire.Reply{Known: true}
 	d.emit(wire.EvCompleted)
 	if len(d.cmds) > 0 {
 		d.startResponse(d.cmds[0].code)
