@@ -56,6 +56,12 @@ type Instance struct {
 	// Cgroup is the cgroup v2 directory the running server's processes were placed in
 	// (Contain), "" when they were not.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Memory is the memory limit in bytes the server runs under, as requested at creation
+	// or the last start (0: none, the machine's memory); MemoryCgroup is the cgroup that
+	// holds the running server under it (Contain: Cgroup itself on a host with cgroup v2's
+	// memory controller, else one of cgroup v1's memory hierarchy), "" when none does.
+	Memory       int64  `json:"memory,omitempty"`
+	MemoryCgroup string `json:"memory_cgroup,omitempty"`
 	// Storage is where the data directory lives, StorageDisk or StorageMemory; "" for
 	// instances created before it was recorded, which are on disk (StorageOf). DataDir is
 	// the directory in memory that Dir/data links to (PlaceData); "" on disk.
