@@ -62,6 +62,10 @@ type Instance struct {
 	// memory controller, else one of cgroup v1's memory hierarchy), "" when none does.
 	Memory       int64  `json:"memory,omitempty"`
 	MemoryCgroup string `json:"memory_cgroup,omitempty"`
+	// Encrypted is set for a server created to keep its data encrypted at rest (server
+	// start --encryption on), which its engine's launcher sets up at every start; a server
+	// keeps what it was created with.
+	Encrypted bool `json:"encrypted,omitempty"`
 	// Storage is where the data directory lives, StorageDisk or StorageMemory; "" for
 	// instances created before it was recorded, which are on disk (StorageOf). DataDir is
 	// the directory in memory that Dir/data links to (PlaceData); "" on disk.

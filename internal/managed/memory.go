@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dblat/dblat/internal/option"
 )
 
 // DropCache writes inst's data files back to the disk and drops them from the machine's
@@ -98,4 +101,68 @@ func procReadBytes(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("/proc/%d/io has no read_bytes", pid)
+}
+
+// MemoryNone is how a memory limit of none is written: the server has the machine's
+// memory.
+const MemoryNone = "none"
+
+// MinMemory is the smallest memory limit a server may be given: below it none of the
+// engines dblat runs starts with its default cache.
+const MinMemory = 64 << 20
+
+// ParseMemory reads a memory limit as users write it: a size (option.ParseSize: "512MB",
+// "2GB") of at least MinMemory, or MemoryNone (0).
+func ParseMemory(s string) (int64, error) {
+	if t := strings.TrimSpace(s); strings.EqualFold(t, MemoryNone) {
+		return 0, nil
+	}
+	b, err := option.ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("%v, or %s", err, MemoryNone)
+	}
+	if b < MinMemory {
+		return 0, fmt.Errorf("must be at least %s (or %s), got %s", option.FormatSize(MinMemory), MemoryNone, strings.TrimSpace(s))
+	}
+	return b, nil
+}
+
+// FormatMemory writes a memory limit as ParseMemory reads it back: "512MB", or
+// MemoryNone for 0.
+func FormatMemory(b int64) string {
+	if b <= 0 {
+		return MemoryNone
+	}
+	return option.FormatSize(b)
+}
+
+// CanLimitMemory says why servers cannot be given a memory limit on this host, or nil when
+// they can: a cgroup v2 whose memory controller dblat may use, or cgroup v1's memory
+// hierarchy where dblat may create a cgroup (root, or a delegated subtree).
+func CanLimitMemory() error {
+	var why []string
+	if root, err := cgroup2Mount(); err != nil {
+		why = append(why, err.Error())
+	} else if self, err := ownCgroup(""); err != nil {
+		why = append(why, err.Error())
+	} else {
+		// The "dblat" cgroup below dblat's own gets the memory controller where dblat's
+		// own gives it to its children.
+		dir := filepath.Join(root, self)
+		sub, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		if slices.Contains(strings.Fields(string(sub)), "memory") && unix.Access(dir, unix.W_OK) == nil {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("cgroup v2 at %s gives no memory controller to its children", dir))
+	}
+	if root, err := cgroup1Mount("memory"); err != nil {
+		why = append(why, err.Error())
+	} else if self, err := ownCgroup("memory"); err != nil {
+		why = append(why, err.Error())
+	} else if dir := filepath.Join(root, self); unix.Access(dir, unix.W_OK) != nil {
+		why = append(why, fmt.Sprintf("cgroup v1 memory hierarchy at %s is not writable by this user", dir))
+	} else {
+		return nil
+	}
+	return fmt.Errorf("this host cannot limit a server's memory (%s): run dblat as root on a host with cgroup v2's memory controller or cgroup v1's memory hierarchy, or leave the memory limit out", strings.Join(why, "; "))
 }
