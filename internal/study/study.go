@@ -221,6 +221,9 @@ func (s *Study) Managed() bool {
 	return s.Target == "" && !s.hasFactor(results.FactorTarget)
 }
 
+// HasFactor reports whether the study varies the factor key.
+func (s *Study) HasFactor(key string) bool { return s.hasFactor(key) }
+
 func (s *Study) hasFactor(key string) bool {
 	for _, f := range s.Factors {
 		if f.Key == key {
