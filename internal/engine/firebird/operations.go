@@ -178,4 +178,3 @@ func cacheIO(d map[string]float64) (engine.IO, bool) {
 	}
 	return engine.IO{Reads: reads, Lookups: fetches, Transactions: next}, true
 }
-

@@ -143,4 +143,3 @@ func cacheIO(d map[string]float64) (engine.IO, bool) {
 	}
 	return engine.IO{Reads: read, Lookups: read + hit, Transactions: commit + d["pg_stat_database.xact_rollback"]}, true
 }
-
