@@ -221,7 +221,8 @@ func Find(r *results.Run) []results.Disturbance {
 	var out []results.Disturbance
 	for _, st := range stretches(ivs) {
 		d := sig.explain(st)
-		if op, ok := during(r.Operations, st.from-slack, st.to+slack); ok {
+		// The operation's times are the samples' own clock's: no slack.
+		if op, ok := during(r.Operations, st.from, st.to); ok {
 			d.Cause = CauseOperation
 			_, rest, _ := strings.Cut(d.Evidence, ": ")
 			d.Evidence = fmt.Sprintf("from %s to %s: dblat's %s (%s) ran from %s to %s, %s; the signals then: %s",
@@ -518,12 +519,12 @@ func (idx signalIndex) throughout(elapsed time.Duration, ops []results.Operation
 	return d, d.Lost >= minLost
 }
 
-// outside is idx without the intervals that overlap the operations in ops (with slack).
+// outside is idx without the intervals that overlap the operations in ops.
 func (idx signalIndex) outside(ops []results.Operation) signalIndex {
 	out := signalIndex{}
 	for name, list := range idx {
 		for _, s := range list {
-			if _, ok := during(ops, s.Offset-s.Span-slack, s.Offset+slack); !ok {
+			if _, ok := during(ops, s.Offset-s.Span, s.Offset); !ok {
 				out[name] = append(out[name], s)
 			}
 		}

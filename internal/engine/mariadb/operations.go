@@ -135,9 +135,9 @@ func backup(ctx context.Context, req engine.OperationRequest) (engine.OperationR
 // start. The setting is put back however it ends.
 func checkpoint(ctx context.Context, db *sql.DB) (engine.OperationResult, error) {
 	status := func(name string) (float64, error) {
-		var n string
 		var v float64
-		err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, &v)
+		err := db.QueryRowContext(ctx, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = ?",
+			strings.ToUpper(name)).Scan(&v)
 		return v, err
 	}
 	var pct string
