@@ -289,6 +289,10 @@ type Comparison struct {
 	// (Firebird's on-disk structure): they differ between the levels of a version factor by
 	// necessity, not by configuration.
 	VersionSettings []string
+	// EncryptionSettings are read-back settings that encryption at rest sets (Encrypter:
+	// MariaDB's innodb_encrypt_tables): they differ between the levels of an encryption
+	// factor by design.
+	EncryptionSettings []string
 	// Conflicts explains a high rate of conflicts (retryable errors) in a run of this
 	// server version with these read-back settings, where the engine knows a cause in its
 	// configuration (Firebird 4's ReadConsistency restarting statements: seed 002); ok is

@@ -97,6 +97,8 @@ func (Engine) Comparison() engine.Comparison {
 		},
 		PageSize: pageSize,
 		IO:       cacheIO,
+		EncryptionSettings: []string{"innodb_encrypt_tables", "innodb_encrypt_log", "innodb_encryption_threads",
+			SettingTablespacesEncrypted, "plugin_load_add"},
 	}
 }
 
