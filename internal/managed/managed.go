@@ -1,7 +1,12 @@
 // Package managed keeps the private database servers that dblat starts itself: where their
 // files live in the state directory, which of them are running, on which port, as which
 // user, the credentials their clients log in with (generated per instance, kept where only
-// the invoking user reads them), and how to stop them by PID without leaving orphans.
+// the invoking user reads them), and how to stop them by PID without leaving orphans. It
+// places a running server's processes in cgroups of their own (Contain): one that accounts
+// for them apart from the rest of the machine, and one that holds them under the memory
+// limit the instance asks for (cgroup v2's memory.max, or v1's memory.limit_in_bytes),
+// which MemoryLimit reads back; DropCache and ReadBytes make that limit mean what it says
+// for the server's data.
 //
 // It knows nothing of any product: each engine sub-package (engine/postgres, ...) provides a
 // Launcher, and the CLI ties the two together. Instances are described by an instance.json
