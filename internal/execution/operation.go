@@ -165,18 +165,26 @@ func (o *operation) start(ctx context.Context, windowAt time.Time, stop <-chan s
 }
 
 // finish waits for the operation to end, at most OperationGrace (then cancels it), and
-// returns what became of it. An operation never started (the run failed before its
-// window) is recorded as not started.
-func (o *operation) finish(started bool) results.Operation {
+// returns what became of it; a run that was stopped (stop: interrupted) cancels it at once.
+// An operation never started (the run failed before its window) is recorded as not
+// started.
+func (o *operation) finish(started, stop bool) results.Operation {
 	if !started {
 		o.rec.Outcome, o.rec.Error = results.OperationNotStarted, "the run ended before its window"
 		return o.rec
 	}
+	grace := OperationGrace
+	if stop {
+		grace = 0
+	}
 	select {
 	case <-o.done:
-	case <-time.After(OperationGrace):
+	case <-time.After(grace):
 		o.cancel()
 		<-o.done
+		if stop && o.rec.Outcome == results.OperationCanceled {
+			o.rec.Error = "the run was stopped: canceled"
+		}
 	}
 	o.cancel()
 	return o.rec

@@ -386,7 +386,8 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 	close(windowOver)
 	if r.op != nil {
 		// Before the statistics after the run: what the operation read counts in them.
-		run.Operations = []results.Operation{r.op.finish(!windowAt.IsZero())}
+		stopped := ctx.Err() != nil || closed(drain) || res != nil && res.Interrupted
+		run.Operations = []results.Operation{r.op.finish(!windowAt.IsZero(), stopped)}
 		defer r.op.takeBack(saveCtx)
 	}
 	run.Ended = time.Now()
