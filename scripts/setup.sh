@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dblat, its tests and its benchmarks need on a fresh Debian/Ubuntu machine,
 # idempotently: the PostgreSQL, MariaDB and Firebird 3 server binaries (their system services
-# are never started), Chromium, socat, tcpdump, gcc and libmariadb-dev, an unprivileged "dblat" user
-# for managed servers when run as root, the Go modules, and the pinned golangci-lint (in bin/).
+# are never started), mariadb-backup, Chromium, socat, tcpdump, gcc and libmariadb-dev, an unprivileged
+# "dblat" user for managed servers when run as root, the Go modules, and the pinned golangci-lint (in bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,9 @@ have_postgres || need_pkgs+=(postgresql)
 [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null 2>&1 || need_pkgs+=(mariadb-server)
 [ -x /usr/sbin/firebird ] || need_pkgs+=(firebird3.0-server)
 command -v isql-fb >/dev/null 2>&1 || need_pkgs+=(firebird3.0-utils)
+# A backup during a run's window (dblat run --during backup@30s) on MariaDB runs mariadb-backup;
+# PostgreSQL's pg_basebackup and Firebird's nbackup come with their servers' packages.
+command -v mariadb-backup >/dev/null 2>&1 || need_pkgs+=(mariadb-backup)
 # The report tests render HTML in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 # BenchmarkLinkOverheadPgbench (make bench) runs pgbench through socat, the floor any proxy costs.

@@ -62,7 +62,8 @@ func (c *checker) defaultCache() {
 }
 
 // dataInRAM notes runs on a managed (local) server whose database is smaller than the
-// client machine's memory, and runs whose server kept its data in memory.
+// memory it had — its memory limit where it ran under one (results.Server.MemoryLimit),
+// else the machine's — and runs whose server kept its data in memory.
 func (c *checker) dataInRAM() {
 	var inMemory []int64
 	for _, r := range c.fin {
@@ -82,18 +83,23 @@ func (c *checker) dataInRAM() {
 		if r.Params.Options[results.FactorStorage] == "memory" {
 			continue // said above
 		}
-		db, mem := r.Server.DatabaseBytes, r.Client.MemoryBytes
+		// A server under a memory limit has the limit, not the machine's memory, for its
+		// cache and the page cache of its files.
+		db, mem, of := r.Server.DatabaseBytes, r.Client.MemoryBytes, "of RAM"
+		if r.Server.MemoryLimit > 0 {
+			mem, of = r.Server.MemoryLimit, "memory limit of the server"
+		}
 		if !r.Server.Managed || db <= 0 || mem <= 0 || db >= mem {
 			continue
 		}
 		ids = append(ids, r.ID)
-		lines = append(lines, fmt.Sprintf("run %d: %s database, %s of RAM", r.ID, engine.FormatBytes(float64(db)), engine.FormatBytes(float64(mem))))
+		lines = append(lines, fmt.Sprintf("run %d: %s database, %s %s", r.ID, engine.FormatBytes(float64(db)), engine.FormatBytes(float64(mem)), of))
 	}
 	if len(ids) == 0 {
 		return
 	}
 	c.add(Finding{Rule: RuleDataInRAM, Severity: Info,
-		Message:  "the database fits in the memory of the machine the server runs on: these runs measure a cached database, not the disk (seed 002: \"database size should be bigger than RAM\" for a disk test)",
+		Message:  "the database fits in the memory the server had (the machine's, or its memory limit): these runs measure a cached database, not the disk (seed 002: \"database size should be bigger than RAM\" for a disk test)",
 		Evidence: listed(lines, 4), Runs: ids,
-		Fix: "for a disk-bound claim use more warehouses than fit in RAM (seed 002: ~50 GB for 32 GB of RAM); for a latency study this is usually what is wanted"})
+		Fix: "for a disk-bound claim use more warehouses than fit in its memory (seed 002: ~50 GB for 32 GB of RAM), or give the server less (server.memory: 512MB); for a latency study this is usually what is wanted"})
 }

@@ -137,6 +137,10 @@ func settingFactor(key string) bool {
 // binariesFactors are the factors that run each level on other server binaries.
 var binariesFactors = []string{results.FactorVersion, results.FactorInstall}
 
+// ownServerFactors are the factors whose levels run on servers of their own: the binaries',
+// and encryption at rest (an encrypted server's data is its own).
+var ownServerFactors = append(slices.Clone(binariesFactors), results.FactorEncryption)
+
 // binariesFactor reports whether key varies the server's version or installation.
 func binariesFactor(key string) bool { return slices.Contains(binariesFactors, key) }
 
@@ -155,7 +159,7 @@ func (c *checker) items() []item {
 			exempt: append([]string{results.FactorEngine, results.FactorTarget}, binariesFactors...), soft: noSoft, sev: Error,
 			why: "another version or build of the server (seed 002: 32- against 64-bit builds)"},
 		{rule: RuleMixedServer, name: "target", get: func(r *results.Run) string { return r.Server.Target },
-			exempt: append([]string{results.FactorEngine, results.FactorTarget}, binariesFactors...), soft: settingFactor, sev: Error,
+			exempt: append([]string{results.FactorEngine, results.FactorTarget}, ownServerFactors...), soft: settingFactor, sev: Error,
 			why: "another server"},
 		{rule: RuleMixedBuild, name: "server build (word size and instruction set)", get: buildText, soft: noSoft, sev: Error,
 			why: "builds of different word size or instruction set differ in pointer size, memory reach and code generation, whatever else is compared (seed 002: Firebird 2.5 and 3.0 in 32-bit builds against 4.0 in a 64-bit one)"},
@@ -214,10 +218,14 @@ func (c *checker) items() []item {
 			keys[k] = true
 		}
 	}
-	// What the version factor's own rule (versionSettings) judges, or the version fixes.
-	byVersion := map[string]bool{}
+	// What the version factor's own rule (versionSettings) judges, or the version fixes;
+	// what encryption at rest sets.
+	byVersion, byEncryption := map[string]bool{}, map[string]bool{}
 	for e := range engines {
 		cmp := comparison(e)
+		for _, k := range cmp.EncryptionSettings {
+			byEncryption[strings.ToLower(k)] = true
+		}
 		for _, k := range cmp.VersionSettings {
 			byVersion[strings.ToLower(k)] = true
 		}
@@ -246,6 +254,9 @@ func (c *checker) items() []item {
 				exempt = append(exempt, f)
 			}
 			if binariesFactor(f) && byVersion[strings.ToLower(k)] {
+				exempt = append(exempt, f)
+			}
+			if f == results.FactorEncryption && byEncryption[strings.ToLower(k)] {
 				exempt = append(exempt, f)
 			}
 		}

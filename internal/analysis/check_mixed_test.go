@@ -19,7 +19,7 @@ func TestEveryRunParameterCompared(t *testing.T) {
 		f := &spec.Fields[i]
 		// Two values of the field that read and write back differently.
 		var vals []string
-		for _, text := range []string{"2", "3", "3ms", "4ms", "true", "false", "a=1", "a=2", "normal", "paretonormal", "1mbit", "2mbit", "0.1%", "0.2%"} {
+		for _, text := range []string{"2", "3", "3ms", "4ms", "true", "false", "a=1", "a=2", "normal", "paretonormal", "1mbit", "2mbit", "0.1%", "0.2%", "backup@1s", "vacuum@1s"} {
 			var p spec.Params
 			if f.Set(&p, text) != nil {
 				continue

@@ -175,7 +175,8 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 		metric = fmt.Sprintf("\n%s is committed %s transactions per minute; TPM is all completed transactions per\nminute (designed rollbacks included).\n", def.Metric.Name, def.Metric.TxType)
 	}
 	example := fmt.Sprintf(`  dblat run %[1]s --target pg1 --terminals 20 --duration 5m --warmup 1m
-  dblat run %[1]s --target pg1 --terminals 20 --rtt 2ms`, def.Name)
+  dblat run %[1]s --target pg1 --terminals 20 --rtt 2ms
+  dblat run %[1]s --target pg1 --duration 2m --during backup@30s`, def.Name)
 	if def.RunExample != "" {
 		example = def.RunExample
 	}
@@ -305,6 +306,8 @@ func (a *app) runWorkload(cmd *cobra.Command, def *workload.Definition, rf *runF
 		return usagef("--agents must be at least 1 (0: this process runs every terminal), got %d", rf.agents)
 	case rf.agents > 0 && rf.run.WarmupAuto:
 		return usagef("--warmup auto needs the run in one process: agents start their windows at one announced time; give --warmup a duration")
+	case rf.agents > 0 && rf.run.During != "":
+		return usagef("--during needs the run in one process: agents drive parts of a run, and none of them owns the server")
 	}
 	given := wf.opts.given(f)
 	for _, o := range groupOpts {

@@ -149,6 +149,8 @@ func (a *app) serverStartCommand() *cobra.Command {
 		port             int
 		install, version string
 		storage          string
+		memory           string
+		encryption       string
 		lf               launcherFlags
 	)
 	cmd := &cobra.Command{
@@ -179,6 +181,20 @@ stalls, which on a shared cloud machine come every few seconds; durability is th
 measured, and the data is lost when the machine restarts. A server keeps the storage it was
 created with; ` + "`server remove`" + ` frees its memory.
 
+--memory SIZE runs the server in a memory cgroup of its own limited to SIZE (512MB, 2GB):
+its processes and the page cache of what it reads count against it, so that a database
+larger than memory is a few GB on any machine (seed 001's small, medium and large
+databases). A cache setting larger than the limit is refused. --memory none lifts the
+limit; without --memory a restart keeps the last one. It needs root (or a delegated
+cgroup) and cgroup v2's memory controller or cgroup v1's memory hierarchy.
+
+--encryption on makes a new server that keeps its data encrypted at rest, where its
+engine has that: MariaDB's InnoDB tablespaces and redo log, with the file_key_management
+plugin and a key dblat generates in the server's directory (keys/keyfile, mode 0600). An
+engine without it is refused with the reason (PostgreSQL's community server has none;
+Debian's Firebird 3 ships no database crypt plugin). A server keeps what it was created
+with.
+
 Firebird: --set ServerMode=Super|SuperClassic|Classic chooses the architecture, any other
 firebird.conf key of the server's version may be set, and --set PageSize=N the benchmark
 database's page size.`,
@@ -186,7 +202,9 @@ database's page size.`,
   dblat server start postgres --name pg1 --set shared_buffers=256MB --set synchronous_commit=off
   dblat server start postgres --name pg13 --version 13
   dblat server start postgres --name pgmem --storage memory
+  dblat server start postgres --name pg512 --memory 512MB
   dblat server start mariadb --name m1 --set innodb_buffer_pool_size=1G
+  dblat server start mariadb --name menc --encryption on
   dblat server start mariadb --name m114 --install /opt/mariadb-11.4.5-linux-systemd-x86_64
   dblat server start firebird --name fb-cs --set ServerMode=Classic --set PageSize=8192
   dblat server start firebird --name fb5 --install /opt/firebird5`,
@@ -210,8 +228,22 @@ database's page size.`,
 				}
 			}
 			lf.apply(a, e)
+			if memory != "" {
+				b, err := managed.ParseMemory(memory)
+				if err != nil {
+					return usagef("--memory %v", err)
+				}
+				memory = managed.FormatMemory(b)
+			}
+			if encryption != "" {
+				on, err := option.ParseBool(encryption)
+				if err != nil {
+					return usagef("--encryption must be on or off, got %q", encryption)
+				}
+				encryption = map[bool]string{true: "on", false: "off"}[on]
+			}
 			inst, err := a.servers().Start(cmd.Context(), execution.ServerStart{Engine: e.Name(), Name: name, Port: port,
-				Settings: settings, Install: install, Version: version, Storage: storage})
+				Settings: settings, Install: install, Version: version, Storage: storage, Memory: memory, Encryption: encryption})
 			if err != nil {
 				return err
 			}
@@ -228,6 +260,8 @@ database's page size.`,
 	cmd.Flags().StringVar(&install, "install", "", "run the server from this installation directory (default: the OS packages')")
 	cmd.Flags().StringVar(&version, "version", "", "run this version of the server (PostgreSQL 13-18, fetched on first use)")
 	cmd.Flags().StringVar(&storage, "storage", "", storageOption.Usage+" (default: disk for a new server, the one it was created with for an existing one)")
+	cmd.Flags().StringVar(&memory, "memory", "", "run the server under this memory limit (512MB, 2GB), its page cache included; none for the machine's memory (default: the limit of its last start)")
+	cmd.Flags().StringVar(&encryption, "encryption", "", "on: a new server keeps its data encrypted at rest (MariaDB); off: plainly (default: off for a new server, what it was created with for an existing one)")
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -303,7 +337,7 @@ func (a *app) serverListCommand() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tSTORAGE\tBINARIES\tDSN")
+			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tSTORAGE\tMEMORY\tENCRYPTED\tBINARIES\tDSN")
 			for _, inst := range list {
 				state, pid := "stopped", "-"
 				if inst.PID != 0 {
@@ -316,7 +350,8 @@ func (a *app) serverListCommand() *cobra.Command {
 				if bins == "" {
 					bins = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, inst.StorageOf(), bins, inst.DSN)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", inst.Name, inst.Engine, state, pid, inst.Port, inst.StorageOf(),
+					managed.FormatMemory(inst.Memory), map[bool]string{true: "yes", false: "no"}[inst.Encrypted], bins, inst.DSN)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

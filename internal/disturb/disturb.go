@@ -56,6 +56,10 @@ const (
 	// CauseHost: the machine itself ran slower than in the other runs it is compared with
 	// (SlowHost), over the whole run.
 	CauseHost = "host"
+	// CauseOperation: the operation dblat itself started on the server during the window
+	// (results.Operation: a backup, a vacuum, a checkpoint, an index build), which the run
+	// was asked to measure: named, never unexplained, never external, never set aside.
+	CauseOperation = "operation"
 )
 
 // External reports whether cause lies outside the system under test (the host, other
@@ -89,6 +93,8 @@ func Describe(cause string) string {
 		return "the server's autovacuum"
 	case CauseHost:
 		return "a slower machine"
+	case CauseOperation:
+		return "the operation dblat started during the window"
 	}
 	return "something no signal explains"
 }
@@ -203,7 +209,10 @@ type Interval struct {
 func (iv Interval) Rate() float64 { return iv.Count / (iv.To - iv.From).Seconds() }
 
 // Find names what disturbed r's window, from r.Samples and r.Signals (a run read with its
-// samples); nil for a quiet run or one without samples.
+// samples); nil for a quiet run or one without samples. A stretch that overlaps an
+// operation dblat started during the window (r.Operations) is the operation's
+// (CauseOperation), whatever else the signals show then: the tools it runs are other
+// processes to the host, its reads and writes the host's IO.
 func Find(r *results.Run) []results.Disturbance {
 	ivs := WindowIntervals(r)
 	if len(ivs) < 3 {
@@ -213,16 +222,33 @@ func Find(r *results.Run) []results.Disturbance {
 	var out []results.Disturbance
 	for _, st := range stretches(ivs) {
 		d := sig.explain(st)
+		// The operation's times are the samples' own clock's: no slack.
+		if op, ok := during(r.Operations, st.from, st.to); ok {
+			d.Cause = CauseOperation
+			_, rest, _ := strings.Cut(d.Evidence, ": ")
+			d.Evidence = fmt.Sprintf("from %s to %s: dblat's %s (%s) ran from %s to %s, %s; the signals then: %s",
+				offset(st.from), offset(st.to), op.Name, op.Tool, offset(op.Started), offset(op.Ended), op.Outcome, rest)
+		}
 		if d.Lost >= minLost {
 			out = append(out, d)
 		}
 	}
 	if len(out) == 0 {
-		if d, ok := sig.throughout(r.Summary.Elapsed); ok {
+		if d, ok := sig.throughout(r.Summary.Elapsed, r.Operations); ok {
 			out = append(out, d)
 		}
 	}
 	return out
+}
+
+// during returns the operation of ops that ran over some of [from, to].
+func during(ops []results.Operation, from, to time.Duration) (results.Operation, bool) {
+	for _, op := range ops {
+		if op.Ran() && op.Started < to && max(op.Ended, op.Started) > from {
+			return op, true
+		}
+	}
+	return results.Operation{}, false
 }
 
 // WindowIntervals returns the intervals of r's samples of all types that lie in its
@@ -452,9 +478,13 @@ func (idx signalIndex) explain(st stretch) results.Disturbance {
 
 // throughout names what took the machine's CPU for the whole window, when nothing stood out
 // within it: a run slowed evenly by another process's load or by the hypervisor has no dip
-// against its own median. Its lost time is the share of the machine's CPUs taken.
-func (idx signalIndex) throughout(elapsed time.Duration) (results.Disturbance, bool) {
+// against its own median. Its lost time is the share of the machine's CPUs taken. The
+// time operations dblat started ran (ops) is left out: their tools are other processes.
+func (idx signalIndex) throughout(elapsed time.Duration, ops []results.Operation) (results.Disturbance, bool) {
 	d := results.Disturbance{From: 0, To: elapsed}
+	if len(ops) > 0 {
+		idx = idx.outside(ops)
+	}
 	cpus, _ := idx.mean(signals.HostCPUs, 0, elapsed)
 	busy, _ := idx.mean(signals.HostBusy, 0, elapsed)
 	others, known := idx.others(0, elapsed)
@@ -475,6 +505,19 @@ func (idx signalIndex) throughout(elapsed time.Duration) (results.Disturbance, b
 		return d, false
 	}
 	return d, d.Lost >= minLost
+}
+
+// outside is idx without the intervals that overlap the operations in ops.
+func (idx signalIndex) outside(ops []results.Operation) signalIndex {
+	out := signalIndex{}
+	for name, list := range idx {
+		for _, s := range list {
+			if _, ok := during(ops, s.Offset-s.Span, s.Offset); !ok {
+				out[name] = append(out[name], s)
+			}
+		}
+	}
+	return out
 }
 
 // seconds writes a duration in seconds to the tenth, or milliseconds below one.

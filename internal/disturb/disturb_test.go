@@ -235,3 +235,64 @@ func TestSlowHost(t *testing.T) {
 		t.Error("named without a canary")
 	}
 }
+
+// TestOperation: the dip of a backup dblat started in the window, whose tool took a CPU
+// and the disk, is the operation's, named with its times, neither unexplained nor
+// external; without the operation the same run is the CPU's. A process that spins
+// throughout is still named outside the operation's time.
+func TestOperation(t *testing.T) {
+	backup := func(name string, at time.Duration) (float64, bool) {
+		if at >= 2*time.Second && at < 4*time.Second {
+			switch name {
+			case signals.HostIOFull:
+				return 0.5, true
+			case "proc.900.pg_basebackup":
+				return 0.9, true
+			case signals.HostBusy:
+				return 2, true
+			case signals.ServerCPU:
+				return 0.5, true
+			}
+		}
+		return quiet(name, at)
+	}
+	counts, stalls := []int64{1200, 1210, 500, 450, 1190, 1205}, flat(6, 6)
+	r := run(counts, stalls, backup)
+	if ds := Find(r); len(ds) != 1 || ds[0].Cause != CauseDisk {
+		t.Fatalf("without the operation: %+v, want the disk's", ds)
+	}
+	r.Operations = []results.Operation{{Name: "backup", Tool: "pg_basebackup -X stream -c fast", At: 2 * time.Second,
+		Started: 2*time.Second + 3*time.Millisecond, Ended: 4 * time.Second, Outcome: results.OperationDone}}
+	ds := Find(r)
+	if len(ds) != 1 || ds[0].Cause != CauseOperation || External(ds[0].Cause) {
+		t.Fatalf("disturbances %+v, want one, the operation's", ds)
+	}
+	for _, want := range []string{"dblat's backup (pg_basebackup -X stream -c fast) ran from 2.0 s to 4.0 s, done", "IO pressure full"} {
+		if !strings.Contains(ds[0].Evidence, want) {
+			t.Errorf("evidence %q lacks %q", ds[0].Evidence, want)
+		}
+	}
+	if Disturbed(&results.Run{Summary: r.Summary, Disturbances: ds}) {
+		t.Error("dblat's own operation makes a run Disturbed")
+	}
+	// A quiet run with an operation that cost nothing: its tool's CPU is not another
+	// process's load over the window.
+	quietOp := run(flat(6, 1200), flat(6, 6), func(name string, at time.Duration) (float64, bool) {
+		switch {
+		case name == "proc.900.pg_basebackup":
+			return 0.9, true
+		case name == signals.HostBusy:
+			return 2, true
+		case name == signals.ServerCPU:
+			return 0.5, true
+		}
+		return quiet(name, at)
+	})
+	if ds := Find(quietOp); len(ds) != 1 || ds[0].Cause != CauseCPU {
+		t.Fatalf("without the operation: %+v, want the CPU's throughout", ds)
+	}
+	quietOp.Operations = []results.Operation{{Name: "vacuum", Started: 0, Ended: 6 * time.Second, Outcome: results.OperationDone}}
+	if ds := Find(quietOp); len(ds) != 0 {
+		t.Errorf("a run whose only load beside it was its operation: %+v", ds)
+	}
+}

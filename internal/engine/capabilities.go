@@ -289,11 +289,20 @@ type Comparison struct {
 	// (Firebird's on-disk structure): they differ between the levels of a version factor by
 	// necessity, not by configuration.
 	VersionSettings []string
+	// EncryptionSettings are read-back settings that encryption at rest sets (Encrypter:
+	// MariaDB's innodb_encrypt_tables): they differ between the levels of an encryption
+	// factor by design.
+	EncryptionSettings []string
 	// Conflicts explains a high rate of conflicts (retryable errors) in a run of this
 	// server version with these read-back settings, where the engine knows a cause in its
 	// configuration (Firebird 4's ReadConsistency restarting statements: seed 002); ok is
 	// false when it knows none. Nil: none.
 	Conflicts func(version string, settings map[string]string) (advice Advice, ok bool)
+	// IO reads what the server's cache did over a run from the difference of its
+	// statistics (Stats after less before): the pages it read from outside its cache, those
+	// it looked up, and its transactions; ok is false when the statistics do not say. Nil:
+	// the engine counts none.
+	IO func(delta map[string]float64) (io IO, ok bool)
 }
 
 // Advice is one engine-specific finding about a run's configuration.
@@ -367,4 +376,93 @@ func WireProtocols() []wire.Protocol {
 		}
 	}
 	return out
+}
+
+// CacheSizer is an optional Manager capability: the size of the cache a managed server
+// allocates for itself, from the settings it is started with, so that a memory limit
+// smaller than the cache is refused before the server starts (the server would be killed
+// for memory it was told it could take).
+type CacheSizer interface {
+	// RequestedCache returns the bytes of the server's own cache that settings (as
+	// requested; nil: none) ask for, the engine's default where they say nothing, and the
+	// name of the setting that sizes it. An error says a value cannot be read as a size.
+	RequestedCache(settings map[string]string) (setting string, bytes int64, err error)
+}
+
+// Encrypter is an optional Manager capability: managed servers that keep their data
+// encrypted at rest (managed.Instance.Encrypted, server start --encryption on), which the
+// engine's launcher sets up and Inspect reads back. An engine that has no encryption at
+// rest implements it too, to say why, so that a factor that cannot be set is refused with
+// its reason instead of being ignored.
+type Encrypter interface {
+	// CanEncrypt returns nil when servers launched with cfg can keep their data encrypted
+	// at rest, and otherwise an error that says why not and what would.
+	CanEncrypt(cfg LaunchConfig) error
+}
+
+// The operations a run may start on a managed server during its window (Operator), as
+// dblat run --during and a study's during: name them.
+const (
+	// OpBackup takes a full online backup with the engine's own tool.
+	OpBackup = "backup"
+	// OpVacuum removes the row versions no transaction can see any more (PostgreSQL's
+	// VACUUM, Firebird's sweep).
+	OpVacuum = "vacuum"
+	// OpCheckpoint writes every page changed in the server's cache to the data files.
+	OpCheckpoint = "checkpoint"
+	// OpIndex builds an index on one of the workload's largest tables (OperationRequest's
+	// Table and Columns), the least blocking way the engine has.
+	OpIndex = "index"
+)
+
+// Operator is an optional Manager capability: operations dblat starts on a managed server
+// during a run's window (a backup, a vacuum or sweep, a checkpoint, an index build), each
+// the engine's own way, so that a run measures what a production server's users feel
+// while a DBA does them.
+type Operator interface {
+	// Operation says what the engine runs for op (OpBackup, ...) on servers launched with
+	// cfg, in a few words ("pg_basebackup -X stream -c fast"), or returns an error saying
+	// why it cannot (the engine has no such operation, its tool is not installed) and what
+	// would.
+	Operation(cfg LaunchConfig, op string) (string, error)
+	// RunOperation runs req and returns when it has ended, or when ctx ends (it then stops
+	// what it started). Its result says what it did; an error, why it failed.
+	RunOperation(ctx context.Context, req OperationRequest) (OperationResult, error)
+}
+
+// OperationRequest is one operation an Operator runs.
+type OperationRequest struct {
+	// Op names the operation (OpBackup, ...).
+	Op string
+	// Server is the managed server; DSN its database the run uses, and DB dblat's own pool
+	// on it (not the terminals').
+	Server *managed.Instance
+	DSN    string
+	DB     *sql.DB
+	// Dir is an empty directory on the server's machine for what the operation writes (a
+	// backup), which the caller removes afterwards.
+	Dir string
+	// Table and Columns are what OpIndex indexes: one of the workload's largest tables.
+	Table   string
+	Columns []string
+}
+
+// OperationResult is what an operation did.
+type OperationResult struct {
+	// Detail says what it did, in a few words ("1.9 GiB in 142 files").
+	Detail string
+	// Undo, when set, takes back what the operation left in the database (the index it
+	// built), so that the next run finds the data as the workload made it; the caller
+	// runs it once the run's figures are taken.
+	Undo func(ctx context.Context) error
+}
+
+// IO is what a server's own counters say of its cache over a run (Comparison.IO).
+type IO struct {
+	// Reads are the pages it read from outside its own cache (the OS's page cache or the
+	// disk), Lookups the pages it looked for in its cache, read or found.
+	Reads, Lookups float64
+	// Transactions are the transactions it counted over the same span, which the reads
+	// are divided by.
+	Transactions float64
 }

@@ -2,7 +2,9 @@
 // capabilities it has, how its errors are classified, what settings and statistics it
 // reports, and — through optional capabilities (capabilities.go) — how dblat runs managed
 // servers of it, which run options and hooks it has, how it restores a pristine database,
-// and what its settings mean for a like-for-like comparison.
+// how big a cache its settings ask for, whether it encrypts data at rest, which operations
+// (a backup, a vacuum, a checkpoint, an index build) it runs during a window, and what its
+// settings and counters mean for a like-for-like comparison.
 //
 // Nothing outside package engine and its sub-packages tests an engine's name: workload
 // code branches on Dialect capabilities, the execution core and the credibility checks on

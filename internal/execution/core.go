@@ -179,6 +179,13 @@ type ServerStart struct {
 	// Storage is where a new server keeps its data (managed.StorageDisk or StorageMemory;
 	// "" is disk); a server created with another is an error.
 	Storage string
+	// Memory is the memory limit the server runs under (managed.ParseMemory: "512MB", or
+	// managed.MemoryNone for the machine's memory); "" keeps the one of its last start.
+	Memory string
+	// Encryption is "on" for a new server that keeps its data encrypted at rest (the
+	// engine's engine.Encrypter), "off" or "" for one that does not; a server created
+	// otherwise is an error.
+	Encryption string
 }
 
 // Start creates (if new) or restarts a managed server as req says, and saves its record.
@@ -220,6 +227,23 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if err := c.checkStartSettings(e, req); err != nil {
 		return nil, err
 	}
+	limit := int64(-1) // keep the limit of the last start
+	if req.Memory != "" {
+		if limit, err = managed.ParseMemory(req.Memory); err != nil {
+			return nil, Inputf("memory %v", err)
+		}
+	}
+	encrypt := req.Encryption == "on"
+	if req.Encryption != "" && req.Encryption != "on" && req.Encryption != "off" {
+		return nil, Inputf("encryption must be on or off, got %q", req.Encryption)
+	}
+	if encrypt {
+		cfg := c.launchConfig(e.Name())
+		cfg.Install, cfg.Version = req.Install, req.Version
+		if err := canEncrypt(e, cfg); err != nil {
+			return nil, asInput(err)
+		}
+	}
 	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
 	}
@@ -227,7 +251,10 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	made := err == nil // by an earlier start, perhaps of an earlier dblat
 	switch {
 	case errors.Is(err, managed.ErrNoInstance):
-		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name), Storage: req.Storage}
+		inst = &managed.Instance{Name: name, Engine: e.Name(), Dir: c.Servers.Dir(name), Storage: req.Storage, Encrypted: encrypt}
+		if err := checkMemory(e, limit, req.Settings); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -237,6 +264,9 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		return nil, Inputf("server %q is a %s server, not %s", name, inst.Engine, e.Name())
 	case req.Storage != "" && req.Storage != inst.StorageOf():
 		return nil, Inputf("server %q keeps its data %s, not %s: give another --name", name, managed.StoragePhrase(inst.StorageOf()), managed.StoragePhrase(req.Storage))
+	case req.Encryption != "" && encrypt != inst.Encrypted:
+		return nil, Inputf("server %q was created %s, and its data stays so: give another --name for a server %s",
+			name, encryptedPhrase(inst.Encrypted), encryptedPhrase(encrypt))
 	}
 	if have, want := otherBinaries(inst, req); have != "" {
 		return nil, Inputf("server %q runs %s, not %s: its data directory belongs to %s; give %s another --name (or remove %s)",
@@ -245,6 +275,10 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if inst.PID != 0 {
 		if req.Settings != nil || (req.Port != 0 && req.Port != inst.Port) {
 			return nil, Inputf("server %q is running (PID %d): stop it first to change its settings", name, inst.PID)
+		}
+		if limit >= 0 && limit != inst.Memory {
+			return nil, Inputf("server %q is running (PID %d) with a memory limit of %s: stop it first to give it %s", name, inst.PID,
+				managed.FormatMemory(inst.Memory), managed.FormatMemory(limit))
 		}
 		c.info("server %s is already running (PID %d)", name, inst.PID)
 		if !inst.HasCredentials() {
@@ -263,6 +297,14 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if req.Install != "" || req.Version != "" {
 		inst.Install, inst.Version = req.Install, req.Version
 	}
+	if limit >= 0 {
+		inst.Memory = limit
+	}
+	if made {
+		if err := checkMemory(e, inst.Memory, inst.Settings); err != nil {
+			return nil, err
+		}
+	}
 	l := c.launcherFor(mgr, e.Name(), inst)
 	if in, ok := e.(engine.Installer); ok && inst.Version != "" {
 		if _, ok := in.Installed(c.launchConfig(e.Name()), inst.Version); !ok {
@@ -277,8 +319,22 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		return nil, fmt.Errorf("server %s: %w", name, err)
 	}
 	// A cgroup of its own lets each run tell the server's CPU and waits from the machine's;
-	// without one (no rights, no cgroup v2) its process tree is read instead.
-	_ = managed.Contain(inst)
+	// without one (no rights, no cgroup v2) its process tree is read instead. A memory
+	// limit must hold, or the server does not run.
+	if err := managed.Contain(inst); err != nil && inst.Memory > 0 && inst.MemoryCgroup == "" {
+		_ = l.Stop(ctx, inst)
+		managed.Release(inst)
+		return nil, fmt.Errorf("server %s: %w", name, err)
+	}
+	if inst.Memory > 0 {
+		got, err := managed.MemoryLimit(inst)
+		if err != nil {
+			_ = l.Stop(ctx, inst)
+			managed.Release(inst)
+			return nil, fmt.Errorf("server %s: read back its memory limit: %w", name, err)
+		}
+		c.info("server %s runs under a memory limit of %s (%s)", name, engine.FormatBytes(float64(got)), inst.MemoryCgroup)
+	}
 	if err := c.Servers.Save(inst); err != nil {
 		_ = l.Stop(ctx, inst)
 		return nil, err
@@ -289,6 +345,50 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	}
 	c.info("server %s is up on 127.0.0.1:%d (PID %d)", name, inst.Port, inst.PID)
 	return inst, nil
+}
+
+// encryptedPhrase says how a server keeps its data: "encrypted at rest", "unencrypted".
+func encryptedPhrase(on bool) string {
+	if on {
+		return "encrypted at rest"
+	}
+	return "unencrypted"
+}
+
+// canEncrypt says why e's servers launched with cfg cannot keep their data encrypted at
+// rest, or nil when they can (engine.Encrypter).
+func canEncrypt(e engine.Engine, cfg engine.LaunchConfig) error {
+	enc, ok := e.(engine.Encrypter)
+	if !ok {
+		return fmt.Errorf("dblat cannot encrypt a %s server's data at rest", e.Name())
+	}
+	return enc.CanEncrypt(cfg)
+}
+
+// checkMemory says why a server of e with settings cannot run under a memory limit of
+// limit bytes (0 or less: none): the host cannot limit a server's memory, or the cache the
+// settings ask for (engine.CacheSizer) does not fit in it, which would have the server
+// killed for memory it was told it could take. It is an *InputError.
+func checkMemory(e engine.Engine, limit int64, settings map[string]string) error {
+	if limit <= 0 {
+		return nil
+	}
+	if err := managed.CanLimitMemory(); err != nil {
+		return asInput(err)
+	}
+	cs, ok := e.(engine.CacheSizer)
+	if !ok {
+		return nil
+	}
+	name, cache, err := cs.RequestedCache(settings)
+	if err != nil {
+		return asInput(err)
+	}
+	if cache >= limit {
+		return Inputf("memory %s is not more than the cache the server takes for itself (%s = %s): give it more memory, or a smaller %s",
+			managed.FormatMemory(limit), name, engine.FormatBytes(float64(cache)), name)
+	}
+	return nil
 }
 
 // placeData puts inst's data directory where its storage says (managed.PlaceData), owned

@@ -30,6 +30,16 @@
 // sampled every results.PeakInterval from what its cable delivered (latency.Link.Carried)
 // for the peak.
 //
+// A managed server may run under a memory limit (ServerStart.Memory; managed.Contain holds
+// it there), refused before it starts where the host cannot hold one or the cache its
+// settings ask for does not fit; each run on it first drops its data from the page cache
+// (what dblat restored is charged to dblat, not to the server's limit) and records the
+// limit read back and what the server read from the disk (StatReadBytes). A run may start
+// an operation on its managed server during its window (spec.Params.During: a backup, a
+// vacuum, a checkpoint, an index build, each the engine's own way: engine.Operator); it
+// records its times and outcome, waits for one that outlasts the window (OperationGrace),
+// and a failed one fails nothing else.
+//
 // StoreObserved stores what an observation session saw (package observe: `dblat proxy
 // --observe`) as a run of workload "observed", which reports read like any other run.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/examples"
 
 	_ "github.com/dblat/dblat/internal/engine/all"
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/study"
 	_ "github.com/dblat/dblat/internal/workload/all"
 )
@@ -99,6 +100,13 @@ func TestExamplesPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			sp, err := c.Plan(context.Background(), st)
+			if why := managed.CanLimitMemory(); why != nil && usesMemoryLimit(st) {
+				// A host that cannot limit a server's memory refuses the study with why.
+				if err == nil || !strings.Contains(err.Error(), why.Error()) {
+					t.Errorf("plan on a host that cannot limit memory: %v, want %q", err, why)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(strings.ReplaceAll(err.Error(), "\n", "\n\t"))
 			}
@@ -116,4 +124,15 @@ func TestExamplesPlan(t *testing.T) {
 	if err != nil || string(embedded) != string(examples.Quickstart) {
 		t.Errorf("the embedded quickstart differs from examples/quickstart.yaml (%v)", err)
 	}
+}
+
+// usesMemoryLimit reports whether a cell of st runs its managed server under a memory
+// limit.
+func usesMemoryLimit(st *study.Study) bool {
+	for _, c := range st.Cells() {
+		if c.Params.Memory != "" && c.Params.Memory != managed.MemoryNone {
+			return true
+		}
+	}
+	return false
 }

@@ -143,6 +143,11 @@ type runState struct {
 	cal     *latency.Calibration
 	run     *results.Run
 	aside   SetAside
+	// op is the operation the run starts during its window (spec.Params.During); nil
+	// without one. memLimit is the memory limit of its managed server, read back from
+	// its cgroup (0: none).
+	op       *operation
+	memLimit int64
 }
 
 func (r *runState) close() {
@@ -151,10 +156,20 @@ func (r *runState) close() {
 	}
 }
 
-// check checks the description against the workload and the engine.
+// check checks the description against the workload and the engine, and the operation
+// during its window against the server.
 func (r *runState) check(context.Context) (err error) {
-	r.p, err = check(r.rs, r.t.Engine, r.t.Server != nil)
-	return err
+	if r.p, err = check(r.rs, r.t.Engine, r.t.Server != nil); err != nil {
+		return err
+	}
+	cfg := r.c.launchConfig(r.t.Engine.Name())
+	if inst := r.t.Server; inst != nil {
+		cfg.Install, cfg.Version = inst.Install, inst.Version
+	}
+	if fe := checkDuring(r.rs, r.t.Engine, r.p.def, r.t.Server != nil, cfg); fe != nil {
+		return asInput(spec.Errors(field.ErrorList{fe}))
+	}
+	return nil
 }
 
 // connect opens the run's database through its path, and a direct handle of its own for
@@ -196,6 +211,16 @@ func (r *runState) data(ctx context.Context) error {
 	r.scale = r.rs.Scale
 	if r.scale == 0 {
 		r.scale = loaded
+	}
+	if inst := r.t.Server; limited(inst) {
+		// The page cache of what dblat copied (a restore) or another server read is not
+		// charged to this server's cgroup: read through it, its data would be in memory
+		// beyond its limit.
+		n, err := managed.DropCache(inst)
+		if err != nil {
+			return fmt.Errorf("drop server %s's data from the page cache: %w", inst.Name, err)
+		}
+		r.c.info("server %s runs under a memory limit: its %s of data dropped from the page cache", inst.Name, engine.FormatBytes(float64(n)))
 	}
 	return nil
 }
@@ -244,7 +269,26 @@ func (r *runState) inspect(ctx context.Context) (err error) {
 		return fmt.Errorf("read server statistics: %w", err)
 	}
 	maps.Copy(r.before, r.rc.Stats)
-	return nil
+	if inst := r.t.Server; inst != nil {
+		if r.memLimit, err = managed.MemoryLimit(inst); err != nil {
+			return fmt.Errorf("read back server %s's memory limit: %w", inst.Name, err)
+		}
+		addReadBytes(r.before, inst)
+	}
+	r.op, err = r.newOperation()
+	return err
+}
+
+// StatReadBytes is the statistic, beside the engine's, of what a managed server's
+// processes read from the storage layer (managed.ReadBytes), taken before and after a
+// run: the reads its own cache and the machine's page cache did not serve.
+const StatReadBytes = "server.read_bytes"
+
+// addReadBytes adds StatReadBytes of inst to st, when it can be read.
+func addReadBytes(st engine.Stats, inst *managed.Instance) {
+	if n, err := managed.ReadBytes(inst); err == nil {
+		st[StatReadBytes] = float64(n)
+	}
 }
 
 // calibrate measures what the run's link adds, on its own, just before the run.
@@ -260,16 +304,25 @@ func (r *runState) calibrate(ctx context.Context) (err error) {
 func (r *runState) begin(ctx context.Context) error {
 	options := maps.Clone(r.p.stored)
 	maps.Copy(options, r.rc.Notes)
-	if inst := r.t.Server; inst != nil && inst.StorageOf() != managed.StorageDisk {
-		// A data directory in memory measures no durability: runs on disk do not compare.
-		options[results.FactorStorage] = inst.StorageOf()
+	if inst := r.t.Server; inst != nil {
+		if inst.StorageOf() != managed.StorageDisk {
+			// A data directory in memory measures no durability: runs on disk do not compare.
+			options[results.FactorStorage] = inst.StorageOf()
+		}
+		// What the server was started with, where no study recorded what it asked for.
+		if _, ok := options[results.FactorMemory]; !ok && inst.Memory > 0 {
+			options[results.FactorMemory] = managed.FormatMemory(inst.Memory)
+		}
+		if _, ok := options[results.FactorEncryption]; !ok && inst.Encrypted {
+			options[results.FactorEncryption] = "on"
+		}
 	}
 	r.run = &results.Run{
 		Study: r.rs.Study, CellKey: r.rs.Cell, Status: results.StatusRunning, Started: time.Now(),
 		Params: r.rs.Stored(r.scale, mixOf(r.w), options),
 		Link:   r.links.describe(r.cal),
 		Server: results.Server{Engine: r.t.Engine.Name(), Target: r.t.Label, Managed: r.t.Server != nil,
-			Version: r.info.Version, Settings: r.info.Settings, DatabaseBytes: r.info.DatabaseBytes},
+			Version: r.info.Version, Settings: r.info.Settings, DatabaseBytes: r.info.DatabaseBytes, MemoryLimit: r.memLimit},
 		Client:      sysinfo.Client(),
 		StatsBefore: r.before,
 		Summary:     results.Summary{Metric: r.p.def.Metric.Name},
@@ -301,10 +354,14 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 	sampler := r.startSignals(ctx)
 	var windowAt time.Time
 	var kept []results.Sample
+	windowOver := make(chan struct{})
 	cfg.WindowStart = func() {
 		windowAt = time.Now()
 		r.links.windowStart()
 		cpuAtStart, cpuTimed = sysinfo.ReadCPUTimes()
+		if r.op != nil {
+			r.op.start(ctx, windowAt, windowOver)
+		}
 	}
 	cfg.WindowEnd = func() {
 		r.links.windowEnd()
@@ -326,6 +383,13 @@ func (r *runState) measure(ctx context.Context, drain <-chan struct{}) (*results
 		res, runErr = r.session.Run(ctx, cfg.Hooks)
 	}
 	saveCtx := context.WithoutCancel(ctx)
+	close(windowOver)
+	if r.op != nil {
+		// Before the statistics after the run: what the operation read counts in them.
+		stopped := ctx.Err() != nil || closed(drain) || res != nil && res.Interrupted
+		run.Operations = []results.Operation{r.op.finish(!windowAt.IsZero(), stopped)}
+		defer r.op.takeBack(saveCtx)
+	}
 	run.Ended = time.Now()
 	if sampler != nil {
 		var notes []string
@@ -530,6 +594,9 @@ func (c *Core) afterRun(ctx context.Context, t *Target, admin workload.Target, h
 			c.info("warning: %v", err)
 		}
 		maps.Copy(after, rc.Stats)
+	}
+	if t.Server != nil {
+		addReadBytes(after, t.Server)
 	}
 	run.StatsAfter = after
 	if info, err := t.Engine.Inspect(ctx, admin.DB); err == nil {

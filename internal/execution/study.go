@@ -150,6 +150,20 @@ func errorPath(st *study.Study, key, base string) string {
 	return base
 }
 
+// levelPath positions a problem with a level of a server key in st: at the level of the
+// factor that varies it, else at base (server.KEY).
+func levelPath(st *study.Study, key, level, base string) string {
+	for _, f := range st.Factors {
+		if f.Key == key {
+			if i := slices.Index(f.Levels, level); i >= 0 {
+				return fmt.Sprintf("factors.%s[%d]", key, i)
+			}
+			return "factors." + key
+		}
+	}
+	return base
+}
+
 // checkStudy checks every cell of st, and returns notes about what a run will do first;
 // see Plan.
 func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error) {
@@ -211,6 +225,15 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			}
 			continue
 		}
+		if rs.During != "" {
+			cfg := c.launchConfig(e.Name())
+			cfg.Version, cfg.Install = p.Version, p.Install
+			if fe := checkDuring(&rs, e, pl.def, managed, cfg); fe != nil {
+				add(st.FieldError(fe.Field, &cell, fe.Detail), &cell)
+			} else if st.Agents > 0 {
+				add(st.FieldError("during", &cell, "an operation during the window needs each run in one process: agents drive parts of a run, and none of them owns the server"), &cell)
+			}
+		}
 		if st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly {
 			r, ok := e.(engine.Restorer)
 			switch {
@@ -221,13 +244,23 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			}
 		}
 		if managed && p.Target == "" {
-			key := p.Engine + "\x00" + p.Version + "\x00" + p.Install + "\x00" + fmt.Sprint(p.Settings)
+			key := p.Engine + "\x00" + p.Version + "\x00" + p.Install + "\x00" + fmt.Sprint(p.Settings) + "\x00" + p.Memory + "\x00" + p.Encryption
 			if checkedSettings[key] {
 				continue
 			}
 			checkedSettings[key] = true
 			cfg := c.launchConfig(e.Name())
 			cfg.Version, cfg.Install = p.Version, p.Install
+			if p.Encryption == "on" {
+				if err := canEncrypt(e, cfg); err != nil {
+					addErr(st.Errorf(levelPath(st, results.FactorEncryption, p.Encryption, "server.encryption"), "encryption on: %v", err))
+				}
+			}
+			if limit, err := parseMemory(p.Memory); err == nil && limit > 0 {
+				if err := checkMemory(e, limit, p.Settings); err != nil {
+					addErr(st.Errorf(levelPath(st, results.FactorMemory, p.Memory, "server.memory"), "%v", unwrapInput(err)))
+				}
+			}
 			note, err := c.checkBinaries(e, cfg)
 			if err != nil {
 				path := errorPath(st, results.FactorInstall, "server.install")
@@ -335,7 +368,7 @@ func RunOf(st *study.Study, cell study.Cell, target string) spec.Run {
 	for k, v := range cell.Params.Settings {
 		rs.Record[results.SettingPrefix+k] = v
 	}
-	recordBinaries(rs.Record, cell.Params)
+	recordServer(rs.Record, cell.Params)
 	return rs
 }
 
@@ -642,20 +675,21 @@ func (sr *studyRun) runCell(ctx context.Context, drain <-chan struct{}, cell stu
 	return sr.c.runOn(ctx, drain, &rs, t, aside)
 }
 
-// recordBinaries adds the version and installation a cell asks for to the options stored
-// with its run, under their factor keys.
-func recordBinaries(opts map[string]string, p study.Params) {
-	if p.Version != "" {
-		opts[results.FactorVersion] = p.Version
-	}
-	if p.Install != "" {
-		opts[results.FactorInstall] = p.Install
+// recordServer adds the version, installation, memory limit and encryption a cell asks
+// of its managed server to the options stored with its run, under their factor keys.
+func recordServer(opts map[string]string, p study.Params) {
+	for key, v := range map[string]string{results.FactorVersion: p.Version, results.FactorInstall: p.Install,
+		results.FactorMemory: p.Memory, results.FactorEncryption: p.Encryption} {
+		if v != "" {
+			opts[key] = v
+		}
 	}
 }
 
 // serverName is the managed server a cell runs on: the study's, suffixed by the engine when
-// the study compares engines, and by the version or installation when it compares those
-// (each has its own data directory).
+// the study compares engines, by the version or installation when it compares those, and
+// by "encrypted" for the encrypted level of an encryption factor (each has its own data
+// directory).
 func (sr *studyRun) serverName(p study.Params) string {
 	name := sr.st.Server.Name
 	if name == "" {
@@ -669,6 +703,11 @@ func (sr *studyRun) serverName(p study.Params) string {
 		if f.Key == results.FactorInstall {
 			suffix = installSuffix(p.Install)
 		}
+		name = name[:min(len(name), 62-len(suffix))] + "-" + suffix
+	}
+	if sr.st.HasFactor(results.FactorEncryption) && p.Encryption == "on" {
+		// An encrypted server's data is its own: a server of its own.
+		const suffix = "encrypted"
 		name = name[:min(len(name), 62-len(suffix))] + "-" + suffix
 	}
 	return name
@@ -700,7 +739,7 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 		}
 		inst, err := c.Servers.Load(name)
 		running := err == nil && inst.PID != 0
-		if running && !sameSettings(inst.Settings, p.Settings) {
+		if running && (!sameSettings(inst.Settings, p.Settings) || !sameMemory(inst, p.Memory)) {
 			if err := c.StopServer(ctx, name); err != nil {
 				return nil, err
 			}
@@ -711,8 +750,13 @@ func (sr *studyRun) prepareServer(ctx context.Context, cell study.Cell) (*Target
 			if settings == nil {
 				settings = map[string]string{}
 			}
+			memory := p.Memory
+			if memory == "" {
+				memory = managed.MemoryNone // a study's server has the limit its cells ask for
+			}
 			if _, err := c.Start(ctx, ServerStart{Engine: p.Engine, Name: name, Settings: settings,
-				Install: p.Install, Version: p.Version, Storage: sr.st.Server.Storage}); err != nil {
+				Install: p.Install, Version: p.Version, Storage: sr.st.Server.Storage,
+				Memory: memory, Encryption: p.Encryption}); err != nil {
 				return nil, err
 			}
 		}
@@ -808,6 +852,16 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 // dataSeed seeds the data a study loads: every study loads the same data, so that its
 // runs compare with other studies' and templates serve them all.
 const dataSeed = 1
+
+// parseMemory is managed.ParseMemory, for where a variable shadows the package.
+var parseMemory = managed.ParseMemory
+
+// sameMemory reports whether inst runs under the memory limit memory asks for ("" is
+// none).
+func sameMemory(inst *managed.Instance, memory string) bool {
+	want, err := managed.ParseMemory(memory)
+	return err == nil && want == inst.Memory || memory == "" && inst.Memory == 0
+}
 
 func sameSettings(a, b map[string]string) bool {
 	if len(a) == 0 && len(b) == 0 {

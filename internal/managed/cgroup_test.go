@@ -2,6 +2,7 @@ package managed
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,4 +75,108 @@ func syscallKill(pid int) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// TestContainMemory: a server given a memory limit runs in a memory cgroup whose limit
+// reads back as asked, with its processes in it; the page cache of what it writes counts
+// against the limit (a file four times the limit is written while the cgroup's usage
+// stays within it); what it reads from the disk after DropCache shows in ReadBytes, its
+// children's included once they ended; Release removes the cgroup.
+func TestContainMemory(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(data, "big")
+	cmd := exec.Command("sh", "-c", `echo ready; read x; head -c 256M /dev/zero > "$1"; sync; echo written; read x; cat "$1" > /dev/null; echo read; sleep 30`, "sh", big)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewReader(out)
+	expect := func(word string) {
+		t.Helper()
+		if line, err := lines.ReadString('\n'); err != nil || strings.TrimSpace(line) != word {
+			t.Fatalf("the shell said %q (%v), want %q", line, err, word)
+		}
+	}
+	expect("ready")
+	const limit = 64 << 20
+	inst := &Instance{Name: "memory-test-" + strconv.Itoa(os.Getpid()), Dir: dir, PID: cmd.Process.Pid, Memory: limit}
+	if err := Contain(inst); err != nil && inst.MemoryCgroup == "" {
+		t.Skipf("no memory cgroup here: %v", err)
+	}
+	defer Release(inst)
+	if got, err := MemoryLimit(inst); err != nil || got != limit {
+		t.Errorf("limit read back %d (%v), want %d", got, err, limit)
+	}
+	b, err := os.ReadFile(filepath.Join(inst.MemoryCgroup, "cgroup.procs"))
+	if err != nil || !slices.Contains(strings.Fields(string(b)), strconv.Itoa(cmd.Process.Pid)) {
+		t.Fatalf("process %d not in %s: %q (%v)", cmd.Process.Pid, inst.MemoryCgroup, b, err)
+	}
+	fmt.Fprintln(in)
+	expect("written")
+	if peak := cgroupPeak(t, inst.MemoryCgroup); peak > limit {
+		t.Errorf("the cgroup took %d bytes at most, above its limit of %d", peak, limit)
+	}
+	if n, err := DropCache(inst); err != nil || n != 256<<20 {
+		t.Errorf("DropCache went through %d bytes (%v), want the 256 MiB file", n, err)
+	}
+	before, err := ReadBytes(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(in)
+	expect("read")
+	after, err := ReadBytes(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page cache may keep a part it was handed back meanwhile, never most of it.
+	if after-before < 128<<20 {
+		t.Errorf("the server read %d bytes from the storage layer; want most of the 256 MiB file", after-before)
+	}
+	mem := inst.MemoryCgroup
+	procs := append(descendants(cmd.Process.Pid), cmd.Process.Pid)
+	for _, pid := range procs {
+		_ = syscallKill(pid)
+	}
+	_ = cmd.Wait()
+	for _, pid := range procs {
+		waitGone(pid, 5e9)
+	}
+	Release(inst)
+	if exists(mem) {
+		t.Errorf("Release left %s", mem)
+	}
+}
+
+// cgroupPeak is the most memory the cgroup dir took (v2 memory.peak, v1
+// memory.max_usage_in_bytes).
+func cgroupPeak(t *testing.T, dir string) int64 {
+	for _, f := range []string{"memory.peak", "memory.max_usage_in_bytes"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("%s reports no peak", dir)
+	return 0
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

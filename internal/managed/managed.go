@@ -1,7 +1,12 @@
 // Package managed keeps the private database servers that dblat starts itself: where their
 // files live in the state directory, which of them are running, on which port, as which
 // user, the credentials their clients log in with (generated per instance, kept where only
-// the invoking user reads them), and how to stop them by PID without leaving orphans.
+// the invoking user reads them), and how to stop them by PID without leaving orphans. It
+// places a running server's processes in cgroups of their own (Contain): one that accounts
+// for them apart from the rest of the machine, and one that holds them under the memory
+// limit the instance asks for (cgroup v2's memory.max, or v1's memory.limit_in_bytes),
+// which MemoryLimit reads back; DropCache and ReadBytes make that limit mean what it says
+// for the server's data.
 //
 // It knows nothing of any product: each engine sub-package (engine/postgres, ...) provides a
 // Launcher, and the CLI ties the two together. Instances are described by an instance.json
@@ -56,6 +61,16 @@ type Instance struct {
 	// Cgroup is the cgroup v2 directory the running server's processes were placed in
 	// (Contain), "" when they were not.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Memory is the memory limit in bytes the server runs under, as requested at creation
+	// or the last start (0: none, the machine's memory); MemoryCgroup is the cgroup that
+	// holds the running server under it (Contain: Cgroup itself on a host with cgroup v2's
+	// memory controller, else one of cgroup v1's memory hierarchy), "" when none does.
+	Memory       int64  `json:"memory,omitempty"`
+	MemoryCgroup string `json:"memory_cgroup,omitempty"`
+	// Encrypted is set for a server created to keep its data encrypted at rest (server
+	// start --encryption on), which its engine's launcher sets up at every start; a server
+	// keeps what it was created with.
+	Encrypted bool `json:"encrypted,omitempty"`
 	// Storage is where the data directory lives, StorageDisk or StorageMemory; "" for
 	// instances created before it was recorded, which are on disk (StorageOf). DataDir is
 	// the directory in memory that Dir/data links to (PlaceData); "" on disk.

@@ -58,3 +58,31 @@ func TestFlagName(t *testing.T) {
 		}
 	}
 }
+
+// TestSize: sizes in binary units as PostgreSQL's and MariaDB's settings read them, written
+// back in the largest unit that divides them; a number without a unit is refused.
+func TestSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		back string
+		err  string
+	}{
+		{"512MB", 512 << 20, "512MB", ""},
+		{" 2gb ", 2 << 30, "2GB", ""},
+		{"1.5GiB", 1536 << 20, "1536MB", ""},
+		{"64k", 64 << 10, "64kB", ""},
+		{"0", 0, "0", ""},
+		{"512", 0, "", "needs a unit: 512MB or 512GB?"},
+		{"lots", 0, "", `is not a size: "lots"`},
+		{"3PB", 0, "", `is not a size: "3PB"`},
+	} {
+		got, err := ParseSize(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want || FormatSize(got) != tc.back):
+			t.Errorf("%q: %d (%v) written %q; want %d, %q", tc.in, got, err, FormatSize(got), tc.want, tc.back)
+		}
+	}
+}

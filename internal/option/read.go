@@ -114,6 +114,53 @@ func FormatDuration(d time.Duration) string {
 	}
 }
 
+// ParseSize reads a size in bytes: a whole number with a unit, B, kB (or K, KB, KiB), MB
+// (M, MiB), GB (G, GiB) or TB (T, TiB), in any case, each 1024 times the one before, as
+// PostgreSQL's and MariaDB's settings read them ("512MB" is 512 MiB); a bare 0. A number
+// without a unit is refused: bytes or megabytes?
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "0" {
+		return 0, nil
+	}
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		if i < 0 && t != "" {
+			return 0, fmt.Errorf("needs a unit: %sMB or %sGB?", t, t)
+		}
+		return 0, fmt.Errorf("is not a size: %q (write 512MB, 2GB)", s)
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	shift, ok := map[string]uint{"b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20,
+		"g": 30, "gb": 30, "gib": 30, "t": 40, "tb": 40, "tib": 40}[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("is not a size: %q (write 512MB, 2GB)", s)
+	}
+	b := f * float64(uint64(1)<<shift)
+	if b != math.Trunc(b) || b >= 1<<62 {
+		return 0, fmt.Errorf("is not a whole number of bytes: %q", s)
+	}
+	return int64(b), nil
+}
+
+// FormatSize writes a size as ParseSize reads it back, in the largest unit that divides
+// it: "512MB", "2GB", "1536MB", "0".
+func FormatSize(b int64) string {
+	if b == 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"TB", 40}, {"GB", 30}, {"MB", 20}, {"kB", 10}} {
+		if b%(1<<u.shift) == 0 {
+			return strconv.FormatInt(b>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(b, 10) + "B"
+}
+
 // FormatRate writes a rate in transactions per second as ParseRate reads it back: "1000",
 // "2.5", "0".
 func FormatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }

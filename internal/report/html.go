@@ -185,32 +185,35 @@ func page() *template.Template {
 				}
 				return msText(us)
 			},
-			"f1":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
-			"f0":       func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
-			"f3":       func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
-			"runlist":  runList,
-			"none":     orNone,
-			"counts":   countsText,
-			"metric":   metricDesc,
-			"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-			"join":     strings.Join,
-			"est":      estText,
-			"rtt":      msText2,
-			"mean":     meanText,
-			"rttLevel": func(l string) string { return columnLabel(results.FactorRTT, l) },
-			"knee":     kneeCell,
-			"series":   func(c Config) string { return seriesHeading(c) },
-			"dms":      func(d time.Duration) string { return msText(d.Microseconds()) },
-			"rttns":    func(ns int64) string { return msText2(time.Duration(ns)) },
-			"msText2":  msText2,
-			"share":    func(f float64) string { return fmt.Sprintf("%.0f %%", 100*f) },
-			"us":       func(d time.Duration) int64 { return d.Microseconds() },
-			"rate":     func(f float64) string { return fmtNum(f) },
-			"pct":      pctText,
-			"overload": overloadText,
-			"reason":   runReason,
-			"msn":      msNumber,
-			"add":      func(a, b int) int { return a + b },
+			"f1":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+			"f0":         func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+			"f3":         func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
+			"runlist":    runList,
+			"none":       orNone,
+			"counts":     countsText,
+			"metric":     metricDesc,
+			"time":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+			"join":       strings.Join,
+			"est":        estText,
+			"rtt":        msText2,
+			"mean":       meanText,
+			"rttLevel":   func(l string) string { return columnLabel(results.FactorRTT, l) },
+			"knee":       kneeCell,
+			"series":     func(c Config) string { return seriesHeading(c) },
+			"dms":        func(d time.Duration) string { return msText(d.Microseconds()) },
+			"rttns":      func(ns int64) string { return msText2(time.Duration(ns)) },
+			"msText2":    msText2,
+			"share":      func(f float64) string { return fmt.Sprintf("%.0f %%", 100*f) },
+			"us":         func(d time.Duration) int64 { return d.Microseconds() },
+			"rate":       func(f float64) string { return fmtNum(f) },
+			"pct":        pctText,
+			"overload":   overloadText,
+			"reason":     runReason,
+			"msn":        msNumber,
+			"add":        func(a, b int) int { return a + b },
+			"secs":       func(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) },
+			"phaseNames": func() []string { return phaseNames },
+			"phaseCells": phaseCells,
 		}).Parse(pageHTML))
 	})
 	return pageTmpl
@@ -438,6 +441,19 @@ const pageHTML = `<!DOCTYPE html>
 
 {{.AnalysisHTML}}
 
+{{if .Operations}}
+<section id="operations">
+<h2>Operations during the window</h2>
+<p>What dblat started on the server during each run's window, when it ran (seconds into the window) and how it ended, and the run's throughput and typical response times before, during and after it: transactions per second, and the median over the phase's seconds of each second's median and 99th percentile of the service time (ms).</p>
+<div class="scroll"><table>
+<thead><tr><th class="num">run</th>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th>operation</th><th class="num">asked at</th><th class="num">started</th><th class="num">ended</th><th>outcome</th>{{range phaseNames}}<th class="num">{{.}} tx/s</th><th class="num">{{.}} p50</th><th class="num">{{.}} p99</th>{{end}}</tr></thead>
+<tbody>
+{{range .Operations}}<tr><td class="num">{{.Run}}</td>{{range .Levels}}<td>{{none .}}</td>{{end}}<td>{{.Operation.Name}} <small>{{.Operation.Tool}}</small></td><td class="num">{{secs .Operation.At}}</td>{{if ne .Operation.Outcome "not started"}}<td class="num">{{secs .Operation.Started}}</td><td class="num">{{secs .Operation.Ended}}</td>{{else}}<td class="num">–</td><td class="num">–</td>{{end}}<td>{{.Operation.Outcome}}{{with .Operation.Error}}: {{.}}{{else}}{{with .Operation.Detail}}: {{.}}{{end}}{{end}}</td>{{range phaseCells .Phases}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+</section>
+{{end}}
+
 {{if .Timelines}}
 <section id="timelines">
 <h2>{{if .Disturbed}}What disturbed the runs{{else}}Second by second{{end}}</h2>
@@ -462,13 +478,13 @@ const pageHTML = `<!DOCTYPE html>
 <h2>Cells</h2>
 <p>{{.Metric}} per cell: mean of the finished repeats with its 95 % confidence interval, and the RTT the link achieved.</p>
 <div class="scroll"><table>
-{{$open := .OpenLoop}}{{$retried := .Retried}}{{$shaped := .Shaped}}
-<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th>{{if $retried}}<th class="num">retried</th>{{end}}{{if $open}}<th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th>{{end}}{{if $shaped}}<th>link used up/down mean (peak), jitter, lost</th>{{end}}</tr></thead>
+{{$open := .OpenLoop}}{{$retried := .Retried}}{{$shaped := .Shaped}}{{$cached := .Cached}}
+<thead><tr>{{range .Factors}}<th>{{.Label}}</th>{{end}}<th class="num">achieved RTT</th><th class="num">runs</th><th class="num">n</th><th class="num">mean</th><th class="num">± 95 %</th><th class="num">low</th><th class="num">high</th><th class="num">sd</th>{{if $retried}}<th class="num">retried</th>{{end}}{{if $open}}<th class="num">offered /s</th><th class="num">achieved /s</th><th class="num">overload</th>{{end}}{{if $shaped}}<th>link used up/down mean (peak), jitter, lost</th>{{end}}{{if $cached}}<th>server memory, its cache's hits and reads, disk reads</th>{{end}}</tr></thead>
 <tbody>
 {{range .Cells}}<tr>{{range .Levels}}<td>{{none .}}</td>{{end}}<td class="num">{{if .Throughput.N}}{{rtt .AchievedRTT}}{{else}}–{{end}}</td><td class="num">{{.Runs}}</td><td class="num">{{.Throughput.N}}</td>
 {{- if eq .Throughput.N 0}}<td class="num" colspan="5">no finished run</td>
 {{- else if .Throughput.CI}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num">{{f1 .Throughput.CI.Half}}</td><td class="num">{{f1 .Throughput.CI.Low}}</td><td class="num">{{f1 .Throughput.CI.High}}</td><td class="num">{{f1 .Throughput.SD}}</td>
-{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}{{if $retried}}<td class="num">{{pct .RetryRate}}</td>{{end}}{{if $open}}<td class="num">{{rate .Offered}}</td><td class="num">{{rate .Achieved}}</td><td class="num">{{overload .}}</td>{{end}}{{if $shaped}}<td>{{.Link.Text}}</td>{{end}}</tr>
+{{- else}}<td class="num">{{f1 .Throughput.Mean}}</td><td class="num" colspan="4">n = 1: no interval</td>{{end}}{{if $retried}}<td class="num">{{pct .RetryRate}}</td>{{end}}{{if $open}}<td class="num">{{rate .Offered}}</td><td class="num">{{rate .Achieved}}</td><td class="num">{{overload .}}</td>{{end}}{{if $shaped}}<td>{{.Link.Text}}</td>{{end}}{{if $cached}}<td>{{.Cache.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 </section>

@@ -139,7 +139,7 @@ func drawnSaturation(rs *analysis.RateSeries) (float64, bool) {
 // RTT, or where predicted throughput falls by 10 % or half.
 func isMarker(s *Series) bool {
 	switch s.Stat {
-	case StatSaturation, StatModelSaturation, StatFall10, StatFall50, StatDisturbed:
+	case StatSaturation, StatModelSaturation, StatFall10, StatFall50, StatDisturbed, StatOperation:
 		return true
 	}
 	return false

@@ -103,11 +103,18 @@ type Report struct {
 	// (dblat proxy --observe), what was seen and the predictions of what a farther
 	// database would cost it; its charts are in Charts (ChartPredicted).
 	Observed []Observed `json:"observed,omitempty"`
+	// Operations are the operations dblat started during the runs' windows, each with its
+	// run's figures before, during and after it.
+	Operations []OperationRow `json:"operations,omitempty"`
 	// Analysis is the latency model, pool sizing and response-time limits of the same runs
 	// (set by BuildWithAnalysis; nil from Build).
 	Analysis *analysis.Analysis `json:"analysis,omitempty"`
 	// Options are the chart options the report was built with.
 	Options Options `json:"options"`
+
+	// memory is set when a run had a memory limit (results.FactorMemory): the cells then
+	// say what the server's cache did (Cell.Cache).
+	memory bool
 }
 
 // Factor is one varied factor and the levels its runs have, sorted by
@@ -161,6 +168,9 @@ type Cell struct {
 	RetryRate float64 `json:"retry_rate,omitempty"`
 	// Link is what the link did in the finished runs, nil when none recorded it.
 	Link *CellLink `json:"link,omitempty"`
+	// Cache is the memory the server had and what its cache did in the finished runs; nil
+	// when none recorded either.
+	Cache *CellCache `json:"cache,omitempty"`
 }
 
 // TxCell is one transaction type's figures in one cell, pooled over its finished runs. A
@@ -323,6 +333,9 @@ func Build(in Input) (*Report, error) {
 	}
 
 	// Cells, as package analysis groups them too.
+	r.memory = slices.ContainsFunc(in.Runs, func(run results.Run) bool {
+		return run.Server.MemoryLimit > 0 || run.Params.Options[results.FactorMemory] != ""
+	})
 	g := results.Group(in.Runs, factors)
 	for f, key := range g.Factors {
 		r.Factors = append(r.Factors, Factor{Key: key, Label: factorLabel(key), Levels: g.Levels[f]})
@@ -341,6 +354,7 @@ func Build(in Input) (*Report, error) {
 	r.TxTypes = txOrder(slices.Sorted(maps.Keys(types)))
 
 	r.Scripts = scriptTexts(in.Runs)
+	r.Operations = r.operations(in.Runs)
 
 	// The run table, by start time.
 	rows := make([]*results.Run, len(in.Runs))
@@ -493,6 +507,9 @@ func (r *Report) cell(g *results.Cell) (Cell, error) {
 		c.AchievedRTT = (time.Duration(math.Round(sum/float64(len(fin))/1e3)) * time.Microsecond)
 	}
 	c.Link = cellLink(fin)
+	if r.memory {
+		c.Cache = cellCache(fin)
+	}
 	for _, typ := range slices.Sorted(maps.Keys(byType)) {
 		t, err := poolTx(typ, byType[typ], r.Latency == LatencyResponse)
 		if err != nil {

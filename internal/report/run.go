@@ -108,6 +108,29 @@ func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
 	if line := scriptsLine(r.Scripts); line != "" {
 		ew.Printf("%s\n", line)
 	}
+	if c := cellCache([]*results.Run{r}); c != nil && (c.MemoryLimit > 0 || r.Params.Options[results.FactorMemory] != "") {
+		ew.Printf("  server memory: %s\n", c.Text())
+	}
+	for i := range r.Operations {
+		o := &r.Operations[i]
+		line := fmt.Sprintf("  operation: %s at %s (%s): %s", o.Name, spec.FormatDuration(o.At), o.Tool, o.Outcome)
+		if o.Ran() {
+			line += fmt.Sprintf(", from %.1f s to %.1f s", o.Started.Seconds(), o.Ended.Seconds())
+		}
+		if o.Error != "" {
+			line += ": " + o.Error
+		} else if o.Detail != "" {
+			line += ": " + o.Detail
+		}
+		ew.Printf("%s\n", line)
+		var parts []string
+		for _, p := range phases(r, o) {
+			parts = append(parts, fmt.Sprintf("%s %.1f tx/s, p99 %.2f ms", p.Name, p.TPS, p.P99Ms))
+		}
+		if len(parts) > 0 {
+			ew.Printf("    %s\n", strings.Join(parts, "; "))
+		}
+	}
 	for _, d := range r.Disturbances {
 		ew.Printf("  disturbed: %s took %s of the window, %s\n", disturb.Describe(d.Cause), seconds(d.Lost), d.Evidence)
 	}

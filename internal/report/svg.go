@@ -72,6 +72,8 @@ var statDashes = map[string][]vg.Length{
 	StatFall50: {vg.Points(5), vg.Points(3)},
 	// A disturbance's start and end on a run's timeline.
 	StatDisturbed: {vg.Points(4), vg.Points(2)},
+	// The start and end of the operation dblat started during a run's window: solid.
+	StatOperation: nil,
 }
 
 // statGlyphs marks each percentile where no line joins the points (categories on X).
@@ -260,7 +262,7 @@ func panelPlot(ch *Chart, pn *Panel, groups map[string]int, panelW, tileH vg.Len
 			if err != nil {
 				return nil, err
 			}
-			l.Color, l.Width, l.Dashes = markerInk, vg.Points(1.2), statDashes[s.Stat]
+			l.Color, l.Width, l.Dashes = markerColor(s.Stat), vg.Points(1.2), statDashes[s.Stat]
 			p.Add(l)
 			continue
 		}
@@ -436,9 +438,9 @@ func legend(ch *Chart, groups map[string]int, models bool, markers map[string]bo
 	if models {
 		leg.Add("fitted model", legendLine{draw.LineStyle{Color: ink, Width: vg.Points(1.2), Dashes: statDashes[StatModel]}})
 	}
-	for _, st := range []string{StatSaturation, StatModelSaturation, StatFall10, StatFall50, StatDisturbed} {
+	for _, st := range []string{StatSaturation, StatModelSaturation, StatFall10, StatFall50, StatDisturbed, StatOperation} {
 		if markers[st] {
-			leg.Add(st, legendLine{draw.LineStyle{Color: markerInk, Width: vg.Points(1.2), Dashes: statDashes[st]}})
+			leg.Add(st, legendLine{draw.LineStyle{Color: markerColor(st), Width: vg.Points(1.2), Dashes: statDashes[st]}})
 		}
 	}
 	return leg
@@ -446,6 +448,18 @@ func legend(ch *Chart, groups map[string]int, models bool, markers map[string]bo
 
 // markerInk draws the saturation lines: grey, apart from every series' colour.
 var markerInk = color.RGBA{0x55, 0x55, 0x55, 0xff}
+
+// operationInk draws an operation's start and end on a timeline: a dark red, apart from the
+// grey of a disturbance and from every series' colour.
+var operationInk = color.RGBA{0xa0, 0x1c, 0x1c, 0xff}
+
+// markerColor is the colour of a vertical marker of statistic stat.
+func markerColor(stat string) color.Color {
+	if stat == StatOperation {
+		return operationInk
+	}
+	return markerInk
+}
 
 // inlineSVG strips what only a stand-alone SVG file needs and labels the element.
 func inlineSVG(svg, title string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/signals"
+	"github.com/dblat/dblat/internal/spec"
 )
 
 // ChartTimeline is a run's timeline: its throughput and longest stall per sample interval
@@ -20,6 +21,10 @@ const ChartTimeline = "timeline"
 // StatDisturbed marks a disturbance's start and end on a timeline.
 const StatDisturbed = "disturbed"
 
+// StatOperation marks the start and end of the operation dblat started during a run's
+// window (results.Operation) on its timeline.
+const StatOperation = "operation"
+
 // maxTimelines bounds the timelines a report draws: the disturbed runs first.
 const maxTimelines = 8
 
@@ -27,8 +32,8 @@ const maxTimelines = 8
 const timelineRow = 150
 
 // timelines builds the timelines of runs that have samples: every such run when the
-// report is of runs alone (only), else the runs that were disturbed or set aside, most
-// disturbed first, at most maxTimelines.
+// report is of runs alone (only), else the runs that were disturbed, set aside or had an
+// operation during their window, most disturbed first, at most maxTimelines.
 func (rep *Report) timelines(runs []results.Run, only bool) []Chart {
 	var picked []*results.Run
 	for i := range runs {
@@ -36,7 +41,7 @@ func (rep *Report) timelines(runs []results.Run, only bool) []Chart {
 		if len(r.Samples) == 0 || r.Status != results.StatusFinished {
 			continue
 		}
-		if only || len(r.Disturbances) > 0 || r.SetAside != "" {
+		if only || len(r.Disturbances) > 0 || r.SetAside != "" || ranOperation(r) {
 			picked = append(picked, r)
 		}
 	}
@@ -65,10 +70,17 @@ func (rep *Report) timelines(runs []results.Run, only bool) []Chart {
 	return out
 }
 
-// timeline is one run's timeline chart, titled with its cell's levels: three panels over
-// the window's seconds, one above the other — transactions per second, the longest stall
-// in each interval, and the host's signals (IO and memory pressure, CPU taken by other
-// processes, steal, dblat's own stall), each a share in per cent.
+// ranOperation reports whether r started an operation during its window.
+func ranOperation(r *results.Run) bool {
+	return slices.ContainsFunc(r.Operations, func(o results.Operation) bool { return o.Ran() })
+}
+
+// timeline is one run's timeline chart, titled with its cell's levels: panels over the
+// window's seconds, one above the other — transactions per second, the longest stall in
+// each interval, for a run with an operation during its window the response times (p50 and
+// p99 of each interval), and the host's signals (IO and memory pressure, CPU taken by
+// other processes, steal, dblat's own stall), each a share in per cent. Solid red lines
+// bound the operation, dashed grey ones each disturbance.
 func timeline(r *results.Run, cell string) Chart {
 	end := r.Summary.Elapsed.Seconds()
 	in := func(off time.Duration) bool { return off > 0 && off.Seconds() <= end+0.001 }
@@ -85,6 +97,9 @@ func timeline(r *results.Run, cell string) Chart {
 		timelinePanel("throughput", "transactions / s", []Series{tps}),
 		timelinePanel("stalls", "ms", []Series{stall}),
 	}
+	if ranOperation(r) {
+		panels = append(panels, timelinePanel("response time", "ms", responseSeries(r, in)))
+	}
 	if len(host) > 0 {
 		panels = append(panels, timelinePanel("what else was happening", "% of the time, % of a CPU", host))
 	}
@@ -93,6 +108,13 @@ func timeline(r *results.Run, cell string) Chart {
 		for _, d := range r.Disturbances {
 			for _, at := range []time.Duration{d.From, d.To} {
 				pn.Series = append(pn.Series, vline(StatDisturbed, at.Seconds(), pn.YMin, pn.YMax))
+			}
+		}
+		for _, o := range r.Operations {
+			if o.Ran() {
+				for _, at := range []time.Duration{o.Started, min(o.Ended, r.Summary.Elapsed)} {
+					pn.Series = append(pn.Series, vline(StatOperation, at.Seconds(), pn.YMin, pn.YMax))
+				}
 			}
 		}
 	}
@@ -104,6 +126,9 @@ func timeline(r *results.Run, cell string) Chart {
 	if len(host) > 0 {
 		note += " Below, what the machine did meanwhile: the share of the time every task waited on the disk (IO pressure full) or on memory, the CPU other processes took and the hypervisor withheld, and the longest time dblat's own process went without a CPU, over the same intervals."
 	}
+	for _, o := range r.Operations {
+		note += " " + operationNote(r, &o)
+	}
 	for _, d := range r.Disturbances {
 		note += fmt.Sprintf(" Between the dashed lines %s took %s: %s.", disturb.Describe(d.Cause), d.Lost.Round(10*time.Millisecond), d.Evidence)
 	}
@@ -113,6 +138,46 @@ func timeline(r *results.Run, cell string) Chart {
 	return Chart{ID: fmt.Sprintf("%s-%d", ChartTimeline, r.ID), Kind: ChartTimeline, Title: title,
 		X:     Axis{Label: "seconds into the window", Scale: ScaleLinear, Min: 0, Max: end, Ticks: niceTicks(Axis{Scale: ScaleLinear, Min: 0, Max: end}, true)},
 		Lines: true, Cols: 1, Panels: panels, Note: note}
+}
+
+// operationNote says what the operation o of run r did, for a timeline's note.
+func operationNote(r *results.Run, o *results.Operation) string {
+	if !o.Ran() {
+		return fmt.Sprintf("The %s asked for %s into the window did not start: %s.", o.Name, spec.FormatDuration(o.At), o.Error)
+	}
+	end := fmt.Sprintf("to %.1f s", o.Ended.Seconds())
+	if o.Ended > r.Summary.Elapsed {
+		end = fmt.Sprintf("past the window's end, to %.1f s (the line at the end)", o.Ended.Seconds())
+	}
+	var how string
+	switch o.Outcome {
+	case results.OperationDone:
+		how = "it finished"
+		if o.Detail != "" {
+			how += ": " + o.Detail
+		}
+	case results.OperationCanceled:
+		how = "it was canceled: " + o.Error
+	default:
+		how = "it failed: " + o.Error
+	}
+	return fmt.Sprintf("Between the solid red lines dblat's %s ran (%s), from %.1f s %s, and %s.", o.Name, o.Tool, o.Started.Seconds(), end, how)
+}
+
+// responseSeries are the p50 and p99 service times of each interval of r's window, in ms,
+// from its samples of all types.
+func responseSeries(r *results.Run, in func(time.Duration) bool) []Series {
+	p50 := Series{Name: "p50", Group: "response time", Stat: "p50"}
+	p99 := Series{Name: "p99", Group: "response time", Stat: "p99"}
+	for _, s := range r.Samples {
+		if s.Type != "" || !in(s.Offset) || s.Committed+s.Errors == 0 {
+			continue
+		}
+		x := s.Offset.Seconds()
+		p50.Points = append(p50.Points, Point{X: x, Y: round(float64(s.P50Us)/1000, 2)})
+		p99.Points = append(p99.Points, Point{X: x, Y: round(float64(s.P99Us)/1000, 2)})
+	}
+	return []Series{p50, p99}
 }
 
 // hostSeries are a timeline's host signals, in per cent, over the window: the series of

@@ -183,6 +183,7 @@ func WriteText(w io.Writer, r *Report) error {
 
 	writeThroughputText(ew, r)
 	writeTxText(ew, r)
+	writeOperationsText(ew, r)
 
 	// Response time at a fixed rate, unless the analysis above wrote it already.
 	if r.Analysis == nil || len(r.Analysis.Rates) == 0 {
@@ -240,6 +241,10 @@ func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 	if shaped {
 		head = append(head, "link used up/down mean (peak), jitter, lost")
 	}
+	cached := r.Cached()
+	if cached {
+		head = append(head, "server memory, its cache's hits and reads, disk reads")
+	}
 	tw.Row(head...)
 	for i := range r.Cells {
 		c := &r.Cells[i]
@@ -263,7 +268,42 @@ func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 		if shaped {
 			row = append(row, c.Link.Text())
 		}
+		if cached {
+			row = append(row, c.Cache.Text())
+		}
 		tw.Row(row...)
+	}
+	tw.Flush()
+}
+
+// writeOperationsText writes the operations dblat started during the runs' windows, each
+// with its run's figures before, during and after it.
+func writeOperationsText(ew *analysis.TextWriter, r *Report) {
+	if len(r.Operations) == 0 {
+		return
+	}
+	ew.Printf("\nOperations during the window: when each ran (s into the window), how it ended, and the run's tx/s and typical p50/p99 (ms) before, during and after it\n")
+	tw := ew.Table("  ")
+	head := append([]string{"run"}, factorKeys(r)...)
+	head = append(head, "operation", "asked", "started", "ended", "outcome")
+	for _, p := range phaseNames {
+		head = append(head, p+" tx/s", p+" p50", p+" p99")
+	}
+	tw.Row(head...)
+	for _, o := range r.Operations {
+		row := append([]string{strconv.FormatInt(o.Run, 10)}, levelsText(o.Levels)...)
+		started, ended := "–", "–"
+		if o.Operation.Ran() {
+			started, ended = fmt.Sprintf("%.1f", o.Operation.Started.Seconds()), fmt.Sprintf("%.1f", o.Operation.Ended.Seconds())
+		}
+		outcome := o.Operation.Outcome
+		if o.Operation.Error != "" {
+			outcome += ": " + o.Operation.Error
+		} else if o.Operation.Detail != "" {
+			outcome += ": " + o.Operation.Detail
+		}
+		row = append(row, o.Operation.Name, fmt.Sprintf("%.1f", o.Operation.At.Seconds()), started, ended, outcome)
+		tw.Row(append(row, phaseCells(o.Phases)...)...)
 	}
 	tw.Flush()
 }

@@ -27,7 +27,7 @@ var csvHeader = append([]string{
 	"rate", "achieved_rate", "skipped", "overload", "retries",
 	"resp_p50_ms", "resp_p90_ms", "resp_p99_ms", "lag_p99_ms",
 	"path", "mode", "max_tries", "options",
-}, csvLinkKeys...)
+}, append(csvLinkKeys, "during", "memory_limit_mb")...)
 
 // csvLinkKeys are the link's fields beyond its RTT (spec.LinkKeys), columns of the CSV
 // export after csvHeader's, each as a study file writes it.
@@ -49,8 +49,10 @@ const CSVAllTypes = "all"
 //     (achieved_rate, skipped, overload) on the run-wide row; path (direct, link or
 //     unix), mode, max_tries and every option ("k=v;k=v") on every row, and the link's
 //     shape beyond its RTT (up, down, jitter, distribution, bandwidth, loss, profile: each
-//     as a study file writes it, "500µs", "100mbit", "0.1%"). Times are RFC 3339 UTC,
-//     durations in the unit the column names.
+//     as a study file writes it, "500µs", "100mbit", "0.1%"), the operation during its
+//     window (during: "backup@30s", or none) and the memory limit its server ran under
+//     (memory_limit_mb, empty for none). Times are RFC 3339 UTC, durations in the unit
+//     the column names.
 //
 // Any other format is an error naming the valid ones. Export only formats; it does not
 // touch a Store.
@@ -92,10 +94,15 @@ func exportCSV(w io.Writer, runs []Run) error {
 		// every option as stored.
 		tail := []string{spec.PathOf(&r.Params, r.Link != nil), r.Params.Options[spec.OptionMode],
 			strconv.Itoa(r.Params.Tries()), optionsText(r.Params.Options)}
-		for _, key := range csvLinkKeys {
+		for _, key := range append(csvLinkKeys, "during") {
 			f, _ := spec.Lookup(key)
 			tail = append(tail, f.Value(&r.Params))
 		}
+		mem := ""
+		if r.Server.MemoryLimit > 0 {
+			mem = num(float64(r.Server.MemoryLimit) / (1 << 20))
+		}
+		tail = append(tail, mem)
 		row := append(run[:len(run):len(run)],
 			CSVAllTypes, int64s(r.Summary.Committed), int64s(r.Summary.Rollbacks),
 			int64s(sum(r.Summary.Errors)),

@@ -129,6 +129,8 @@ func TestExportCSV(t *testing.T) {
 		{3, "loss", "0.1%"},
 		{1, "up", "500µs"},
 		{1, "profile", "own-dc"},
+		{2, "during", "backup@2m0s"},
+		{1, "memory_limit_mb", "512"},
 	}
 	for _, tc := range cases {
 		if got := recs[tc.row][col[tc.col]]; got != tc.want {

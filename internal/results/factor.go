@@ -36,6 +36,14 @@ const (
 	// FactorStorage records where a managed server kept its data when not on disk
 	// ("memory": no durability measured); absent for a server on disk.
 	FactorStorage = ServerPrefix + "storage"
+	// FactorMemory varies the memory limit a managed server runs under ("512MB", or
+	// "none" for the machine's memory; study files' server.memory), and FactorEncryption
+	// whether it keeps its data encrypted at rest ("on", "off"; server.encryption). Their
+	// requested values are kept in Params.Options under the same keys, a server's limit
+	// and encryption also where no study asked (dblat run on such a server); absent for a
+	// server without either.
+	FactorMemory     = ServerPrefix + "memory"
+	FactorEncryption = ServerPrefix + "encryption"
 	// ServerPrefix marks what chooses a managed server's binaries.
 	ServerPrefix = "server."
 	// SettingPrefix marks a server setting factor; its requested value is kept in

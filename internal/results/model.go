@@ -81,7 +81,46 @@ type Run struct {
 	// study's policy for disturbed runs re-ran it); the run is kept, with its evidence, and
 	// reports say so. "" for a run that counts.
 	SetAside string `json:"set_aside,omitempty"`
+	// Operations are what dblat started on the managed server during the window
+	// (Params.During), with their times and outcomes; nil for a run without one, and for
+	// runs stored before they were recorded.
+	Operations []Operation `json:"operations,omitempty"`
 }
+
+// Operation is an operation dblat started on the managed server during a run's window (a
+// backup, a vacuum or sweep, a checkpoint, an index build: dblat run --during), so that a
+// run measures what the server's users feel while it runs; package disturb names it as
+// the cause of what it disturbed, never as an unexplained or external one.
+type Operation struct {
+	// Name is the operation as the during field names it ("backup"), and Tool what the
+	// engine ran for it ("pg_basebackup -X stream -c fast").
+	Name string `json:"name"`
+	Tool string `json:"tool,omitempty"`
+	// At is the offset into the window it was asked to start at; Started and Ended are when
+	// it started and ended, as offsets from the window's start like Sample.Offset (Ended
+	// may lie past the window's end: an operation that outlasts the window is waited for).
+	At      time.Duration `json:"at_ns"`
+	Started time.Duration `json:"started_ns"`
+	Ended   time.Duration `json:"ended_ns"`
+	// Outcome is OperationDone, OperationFailed, OperationCanceled or
+	// OperationNotStarted; Error says why it failed or was canceled.
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	// Detail says what it did ("1.9 GiB in 1436 files").
+	Detail string `json:"detail,omitempty"`
+}
+
+// The outcomes of an Operation.
+const (
+	OperationDone       = "done"
+	OperationFailed     = "failed"
+	OperationCanceled   = "canceled"
+	OperationNotStarted = "not started"
+)
+
+// Ran reports whether the operation started, whatever its outcome: its Started and Ended
+// bound a stretch of the window.
+func (o *Operation) Ran() bool { return o.Outcome != OperationNotStarted }
 
 // Signal is one reading of what was happening beside a run during one interval: a share of
 // the interval (pressure stall information), CPUs used, seconds spent, or a count, as its
@@ -280,6 +319,10 @@ type Server struct {
 	Version       string            `json:"version"`
 	Settings      map[string]string `json:"settings,omitempty"`
 	DatabaseBytes int64             `json:"database_bytes"`
+	// MemoryLimit is the memory limit, in bytes, that the managed server ran under, read
+	// back from its memory cgroup as the kernel held it (managed.MemoryLimit); 0 for a
+	// server with the machine's memory.
+	MemoryLimit int64 `json:"memory_limit,omitempty"`
 }
 
 // Client describes the machine and build that drove the run.

@@ -32,7 +32,8 @@ func runSelect(d *dialect) string {
 	offered, skipped, backlog, achieved_rate, overload, agents, start_skew_ns, observation,
 	scripts, builtins, defines, init,
 	warmup_auto, warmup_used_ns, connect_timeout_ns, min_transactions, disturbances, set_aside,
-	up_ns, down_ns, jitter_ns, distribution, bandwidth, loss, profile
+	up_ns, down_ns, jitter_ns, distribution, bandwidth, loss, profile,
+	during, operations, memory_limit
 FROM runs`
 }
 
@@ -76,7 +77,7 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		rate, achieved                        sql.NullFloat64
 		latencyLimit, skew, warmupUsed, connT int64
 		scripts, builtins, defines            sql.NullString
-		disturbances                          sql.NullString
+		disturbances, operations              sql.NullString
 		up, down, jitter                      int64
 	)
 	dest := []any{&r.ID, &r.UID, &r.Study, &r.CellKey, &status, &r.Reason}
@@ -95,7 +96,8 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 		&r.Agents, &skew, &observation,
 		&scripts, &builtins, &defines, &r.Params.Init,
 		&r.Params.WarmupAuto, &warmupUsed, &connT, &r.Params.MinTransactions, &disturbances, &r.SetAside,
-		&up, &down, &jitter, &r.Params.Distribution, &r.Params.Bandwidth, &r.Params.Loss, &r.Params.Profile)
+		&up, &down, &jitter, &r.Params.Distribution, &r.Params.Bandwidth, &r.Params.Loss, &r.Params.Profile,
+		&r.Params.During, &operations, &r.Server.MemoryLimit)
 	if err := sc.Scan(dest...); err != nil {
 		return Run{}, err
 	}
@@ -134,6 +136,11 @@ func (s *sqlStore) scanRun(sc scanner) (Run, error) {
 	if disturbances.Valid {
 		if err := json.Unmarshal([]byte(disturbances.String), &r.Disturbances); err != nil {
 			return Run{}, fmt.Errorf("run %d: column disturbances: %w", r.ID, err)
+		}
+	}
+	if operations.Valid {
+		if err := json.Unmarshal([]byte(operations.String), &r.Operations); err != nil {
+			return Run{}, fmt.Errorf("run %d: column operations: %w", r.ID, err)
 		}
 	}
 	if err := errors.Join(

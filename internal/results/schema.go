@@ -368,6 +368,15 @@ ALTER TABLE runs ADD COLUMN bandwidth INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN loss REAL NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN profile TEXT NOT NULL DEFAULT '';
 `, fill: fillLinkShape(false)},
+	// 14: seed 001's remaining questions (issue 44): the operation a run started during its
+	// window as asked (during: "backup@30s", '' for none) and what became of it (operations:
+	// name, tool, times, outcome), and the memory limit its managed server ran under, read
+	// back from its cgroup (0: the machine's memory). Runs stored before had none of them.
+	{version: 14, sql: `
+ALTER TABLE runs ADD COLUMN during TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN operations TEXT; -- JSON array or NULL
+ALTER TABLE runs ADD COLUMN memory_limit INTEGER NOT NULL DEFAULT 0;
+`},
 }
 
 // fillLinkShape returns step 13's fill: a run stored before the link's shape was a run
@@ -764,6 +773,12 @@ ALTER TABLE runs ADD COLUMN bandwidth bigint NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN loss double precision NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN profile text NOT NULL DEFAULT '';
 `, fill: fillLinkShape(true)},
+	// 14: as SQLite's step 14.
+	{version: 14, sql: `
+ALTER TABLE runs ADD COLUMN during text NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN operations jsonb;
+ALTER TABLE runs ADD COLUMN memory_limit bigint NOT NULL DEFAULT 0;
+`},
 }
 
 // SchemaVersion returns the schema version this build of dblat writes, on either backend.

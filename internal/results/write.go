@@ -159,6 +159,9 @@ func runColumns(d *dialect, r *Run) ([]column, error) {
 		column{name: "bandwidth", val: r.Params.Bandwidth},
 		column{name: "loss", val: finite(r.Params.Loss)},
 		column{name: "profile", val: r.Params.Profile},
+		column{name: "during", val: r.Params.During},
+		js(jsonSlice("operations", r.Operations)),
+		column{name: "memory_limit", val: r.Server.MemoryLimit},
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("encoding run as JSON: %w", err)

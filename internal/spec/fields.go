@@ -166,6 +166,7 @@ var Fields = []Field{
 		Factor:   true, Late: true,
 		set: func(p *Params, s string) (err error) { p.MaxTries, err = option.ParseInt(s); return },
 		get: func(p *Params) string { return strconv.Itoa(p.Tries()) }},
+	duringField,
 	{Option: option.Option{Name: "connect_timeout", Kind: option.Duration, Default: "30s", Zero: "the driver's default",
 		Usage: "how long making one connection to the server may take, the terminals' and dblat's own (0: the driver's default); for a server slow to accept"},
 		Incidental: true,

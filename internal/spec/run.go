@@ -143,6 +143,9 @@ type Params struct {
 	// ConnectTimeout bounds the making of each connection to the server, the terminals'
 	// and dblat's own (engine.OpenOptions.ConnectTimeout); 0 leaves the driver's default.
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
+	// During is the operation the run starts on its managed server during the window and
+	// when, "backup@30s" (FormatDuring; Operation reads it); "" for none.
+	During string `json:"during,omitempty"`
 	// ScriptParams are the script workload's transactions and the file that makes their
 	// data; their JSON is inline.
 	ScriptParams

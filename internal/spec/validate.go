@@ -121,6 +121,9 @@ func (r *Run) Validate() field.ErrorList {
 		bad("rtt", "is %s, but {up} and {down} add up to %s: give rtt, or up and down", FormatDuration(r.RTT), FormatDuration(r.Up+r.Down))
 	}
 	linkOK := len(errs) == before
+	if _, at := r.Operation(); at >= r.Duration && r.During != "" && r.Duration > 0 {
+		bad("during", "starts %s into the window, and the window lasts %s: give an offset within it", FormatDuration(at), FormatDuration(r.Duration))
+	}
 	inRange(&errs, "connect_timeout", lookup("connect_timeout").CheckDuration(r.ConnectTimeout))
 	if r.allWeightsZero() {
 		key := "scripts"

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dblat/dblat/internal/latency"
+	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
 )
@@ -140,6 +141,13 @@ func CellKey(p Params) string {
 	add("target", p.Target)
 	add(results.FactorVersion, p.Version)
 	add(results.FactorInstall, p.Install)
+	// A server's own memory and plain storage leave the keys as they were before these.
+	if p.Memory != managed.MemoryNone {
+		add(results.FactorMemory, p.Memory)
+	}
+	if p.Encryption != "off" {
+		add(results.FactorEncryption, p.Encryption)
+	}
 	add("workload", p.Workload)
 	for _, f := range spec.Fields {
 		if v := f.Value(&p.Run.Params); !f.Incidental && !(f.Late && v == f.Default) {
@@ -213,6 +221,8 @@ func (p *parser) check(s *Study) {
 			p.errPath("factors."+f.Key, "an engine factor needs a managed server (server:); a target runs the engine it runs")
 		} else if f.Binaries() {
 			p.errPath("factors."+f.Key, "%s needs a managed server (server:) that dblat starts; a target runs the version it runs", f.Key)
+		} else if f.ServerOnly() {
+			p.errPath("factors."+f.Key, "%s needs a managed server (server:) that dblat starts; a target runs as it was started", f.Key)
 		} else if f.RestartsServer() && f.Key != results.FactorTarget {
 			p.errPath("factors."+f.Key, "server settings need a managed server (server:) that dblat can restart; a target is used as it is")
 		}
@@ -252,5 +262,5 @@ func (p *parser) checkCells(study *Study) {
 // sameServer reports whether two cells run on the same server configuration.
 func sameServer(a, b *Params) bool {
 	return a.Engine == b.Engine && a.Target == b.Target && a.Version == b.Version && a.Install == b.Install &&
-		maps.Equal(a.Settings, b.Settings)
+		a.Memory == b.Memory && a.Encryption == b.Encryption && maps.Equal(a.Settings, b.Settings)
 }

@@ -88,6 +88,8 @@
 //	  name: latency           # managed server name (default: the study name)
 //	  version: 16             # the server version (PostgreSQL 13-18: fetched on first use) ...
 //	  # install: /opt/pg16    # ... or an installation directory to run it from
+//	  memory: 512MB           # a memory limit: the server in a memory cgroup (default none)
+//	  encryption: off         # on: its data encrypted at rest, where the engine can (MariaDB)
 //	  settings: {shared_buffers: 256MB}
 //	# target: pg1             # ... or an existing server (name or DSN without password)
 //	base:                     # every run's parameters unless a factor says otherwise
@@ -112,6 +114,8 @@
 //	                          # transactions late, retry none past it (default 0: none)
 //	  max_tries: 1            # tries per transaction after a serialization failure,
 //	                          # deadlock or update conflict, with the same input (default 1)
+//	  during: none            # backup@30s: an operation on the managed server 30 s into the
+//	                          # window (backup, vacuum, checkpoint, index; default none)
 //	  connect_timeout: 30s    # how long making one connection may take (default 30s; 0:
 //	                          # the driver's own); changes no figure, so in no cell key
 //	  options: {page_size: 8192}   # other workload or engine options
@@ -129,7 +133,8 @@
 // jitter, distribution, bandwidth, loss, profile: see "The link's shape"), terminals,
 // connections, warehouses,
 // duration, warmup, engine, think, target, server.version and server.install (the managed
-// server's version or installation), rate, arrival, latency_limit, max_tries, scripts and
+// server's version or installation), server.memory and server.encryption (see "Memory,
+// encryption and operations"), during, rate, arrival, latency_limit, max_tries, scripts and
 // builtins (a level is one script or a list of them: [a.sql, [b.sql@3, c.sql]]), set.NAME (a
 // server setting) and opt.NAME (a workload or engine option; opt.mode and opt.mix set
 // base.mode and base.mix). rate, arrival, latency_limit and max_tries are parameters of the
@@ -151,6 +156,26 @@
 //
 // Every problem is reported with file:line:column; unknown keys suggest the nearest known one.
 // Up to 20 problems are reported at once.
+//
+// # Memory, encryption and operations
+//
+// Seed 001's remaining questions. server.memory: [none, 512MB] runs the managed server
+// with the machine's memory or in a memory cgroup limited to 512 MB (its processes and the
+// page cache of what it reads count against it): a database larger than memory is then a
+// few GB on any machine. The server restarts between levels, and a cache setting larger
+// than a level is refused at plan time, as is a limit on a host that cannot hold one.
+// server.encryption: [off, on] runs the encrypted level on a server of its own (its data is
+// readable with its key only); an engine without encryption at rest is refused at plan
+// time with why (PostgreSQL's community server has none, nor do Debian's Firebird 3
+// packages). Both are also keys of server: for every cell, and their levels none and off
+// keep the cell keys of a study that does not name them.
+//
+// during: backup@30s starts an operation on the managed server 30 s into each run's window
+// — backup (the engine's own tool), vacuum (Firebird's sweep; MariaDB has none), checkpoint
+// (Firebird has none) or index (an index build on the workload's largest table) — and
+// records its times and outcome with the run; an operation the engine does not have, or an
+// offset beyond the window, is refused at plan time. during: [none, backup@30s] compares a
+// window with the operation against one without.
 //
 // # Sequential repeats
 //

@@ -25,12 +25,13 @@ import (
 var (
 	topKeys = []string{"study", "description", "design", "repeat", "precision", "budget", "seed", "order", "cooldown",
 		"between_runs", "max_failures", "disturbed", "reruns", "client_procs", "agents", "server", "target", "profiles", "base", "factors"}
-	serverKeys = []string{"engine", "name", "version", "install", "storage", "settings"}
+	serverKeys = []string{"engine", "name", "version", "install", "storage", "memory", "encryption", "settings"}
 	// baseKeys are the run's fields (package spec) with the workload, mode, mix and options.
 	baseKeys = append([]string{"workload", "mode", "mix", "options"}, spec.Keys()...)
 	// plainFactors are the factor keys without a prefix: the run's fields a study may vary,
 	// and the server's.
-	plainFactors = append(spec.FactorKeys(), results.FactorEngine, results.FactorTarget, results.FactorVersion, results.FactorInstall)
+	plainFactors = append(spec.FactorKeys(), results.FactorEngine, results.FactorTarget, results.FactorVersion, results.FactorInstall,
+		results.FactorMemory, results.FactorEncryption)
 	// runKeys are the plain keys of the run itself, which base.options and opt.NAME must
 	// not spell as options (mode and mix are both).
 	runKeys = append([]string{spec.OptionMode, spec.OptionMix}, spec.Keys()...)
@@ -49,6 +50,9 @@ var (
 		"bw": "bandwidth", "rate_limit": "bandwidth", "capacity": "bandwidth", "packet_loss": "loss",
 		"drop": "loss", "network": "profile", "net": "profile", "delay_distribution": "distribution",
 		"latency_up": "up", "latency_down": "down", "one_way": "up",
+		"memory": results.FactorMemory, "ram": results.FactorMemory, "memory_limit": results.FactorMemory,
+		"encryption": results.FactorEncryption, "encrypted": results.FactorEncryption, "tde": results.FactorEncryption,
+		"operation": "during", "backup": "during",
 	}
 )
 
@@ -430,6 +434,7 @@ func (p *parser) top(s *Study, n *yaml.Node) {
 	}
 	p.checkProfiles(s)
 	s.Base.Version, s.Base.Install = s.Server.Version, s.Server.Install
+	s.Base.Memory, s.Base.Encryption = s.Server.Memory, s.Server.Encryption
 	s.Base.Settings = maps.Clone(s.Server.Settings)
 	if s.Base.Settings == nil {
 		s.Base.Settings = map[string]string{}
@@ -450,6 +455,10 @@ func (p *parser) server(s *Study, n *yaml.Node) {
 		case "storage":
 			o, _ := studyKeys.Lookup("storage")
 			set(&s.Server.Storage)(field(p, v, "server.storage", o.Canonical))
+		case "memory":
+			set(&s.Server.Memory)(field(p, v, "server.memory", checkMemory))
+		case "encryption":
+			set(&s.Server.Encryption)(field(p, v, "server.encryption", checkSwitch))
 		case "settings":
 			s.Server.Settings = p.settings(v, "server.settings", "setting")
 		}

@@ -72,7 +72,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown factor", head + "factors:\n  terminal: [1, 2]\n", `x.yaml:4:3: unknown factor "terminal" (did you mean terminals?)`},
 		{"hinted factor", head + "factors:\n  mode: [client]\n", `x.yaml:4:3: unknown factor "mode" (did you mean opt.mode?)`},
 		{"unrelated factor", head + "factors:\n  colour: [red]\n",
-			`x.yaml:4:3: unknown factor "colour": factors are rtt, up, down, jitter, distribution, bandwidth, loss, profile, terminals, connections, warehouses, duration, min_transactions, warmup, think, rate, arrival, latency_limit, max_tries, scripts, builtins, engine, target, server.version, server.install, set.SETTING and opt.OPTION`},
+			`x.yaml:4:3: unknown factor "colour": factors are rtt, up, down, jitter, distribution, bandwidth, loss, profile, terminals, connections, warehouses, duration, min_transactions, warmup, think, rate, arrival, latency_limit, max_tries, during, scripts, builtins, engine, target, server.version, server.install, server.memory, server.encryption, set.SETTING and opt.OPTION`},
 		{"workload factor", head + "factors:\n  workload: [tpcc]\n",
 			`x.yaml:4:3: "workload" cannot be a factor: a study runs one workload (write one study per workload)`},
 		{"empty setting name", head + "factors:\n  set.: [1]\n",

@@ -53,8 +53,8 @@ func (s *Study) rank(r int, kind, item string) uint64 {
 }
 
 // serverID names a server configuration: engine, target, settings, and the version and
-// installation when given (appended only then, so that the order of existing studies
-// stays as it was).
+// installation, memory limit and encryption when given (appended only then, so that the
+// order of existing studies stays as it was).
 func serverID(p *Params) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(p.Engine) + strconv.Quote(p.Target))
@@ -63,6 +63,9 @@ func serverID(p *Params) string {
 	}
 	if p.Version != "" || p.Install != "" {
 		b.WriteString("\x00" + strconv.Quote(p.Version) + strconv.Quote(p.Install))
+	}
+	if p.Memory != "" || p.Encryption != "" {
+		b.WriteString("\x01" + strconv.Quote(p.Memory) + strconv.Quote(p.Encryption))
 	}
 	return b.String()
 }

@@ -131,6 +131,10 @@ type ServerSpec struct {
 	// Storage is where the server keeps its data: managed.StorageDisk ("" too) or
 	// managed.StorageMemory.
 	Storage string
+	// Memory is the memory limit the server runs under, as managed.FormatMemory writes it
+	// ("512MB", or managed.MemoryNone), and Encryption whether it keeps its data encrypted
+	// at rest ("on", "off"); "" for the engine's own (none, off).
+	Memory, Encryption string
 }
 
 // Params are the parameters of one cell: the managed server it runs on and the run it asks
@@ -148,6 +152,10 @@ type Params struct {
 	// Version and Install choose the managed server's binaries (factors server.version and
 	// server.install); "" for the engine's default.
 	Version, Install string
+	// Memory is the managed server's memory limit (factor server.memory: "512MB", or
+	// managed.MemoryNone) and Encryption whether it encrypts its data at rest (factor
+	// server.encryption: "on", "off"); "" for none.
+	Memory, Encryption string
 }
 
 // Factor is one parameter a study varies, with its levels in canonical form (the spelling of
@@ -163,16 +171,24 @@ func (f Factor) Setting() (name string, ok bool) {
 }
 
 // RestartsServer reports whether changing this factor's level means another server
-// configuration: a server setting, the engine or the target.
+// configuration: a server setting, the engine or the target, the managed server's
+// binaries, memory limit or encryption.
 func (f Factor) RestartsServer() bool {
 	_, set := f.Setting()
-	return set || f.Key == results.FactorEngine || f.Key == results.FactorTarget || f.Binaries()
+	return set || f.Key == results.FactorEngine || f.Key == results.FactorTarget || f.Binaries() ||
+		f.Key == results.FactorMemory || f.Key == results.FactorEncryption
 }
 
 // Binaries reports whether the factor varies the managed server's binaries (its version
 // or installation): each level runs on a server of its own, with its own data.
 func (f Factor) Binaries() bool {
 	return f.Key == results.FactorVersion || f.Key == results.FactorInstall
+}
+
+// ServerOnly reports whether the factor is a property of the managed server dblat starts
+// (its binaries, memory limit or encryption), which a study on a target cannot vary.
+func (f Factor) ServerOnly() bool {
+	return f.Binaries() || f.Key == results.FactorMemory || f.Key == results.FactorEncryption
 }
 
 // BinariesFactor returns the study's factor that varies the managed server's binaries,
@@ -204,6 +220,9 @@ type Cell struct {
 func (s *Study) Managed() bool {
 	return s.Target == "" && !s.hasFactor(results.FactorTarget)
 }
+
+// HasFactor reports whether the study varies the factor key.
+func (s *Study) HasFactor(key string) bool { return s.hasFactor(key) }
 
 func (s *Study) hasFactor(key string) bool {
 	for _, f := range s.Factors {
@@ -259,8 +278,8 @@ func (s *Study) Label(c Cell) string {
 }
 
 // NeedsServerRestart reports whether running c after prev needs another server
-// configuration: a different engine, target, version, installation or server setting, or
-// no previous run at all.
+// configuration: a different engine, target, version, installation, memory limit,
+// encryption or server setting, or no previous run at all.
 func (c Cell) NeedsServerRestart(prev *Cell) bool {
 	if prev == nil {
 		return true
@@ -295,6 +314,10 @@ func (p Params) Value(key string) string {
 		return p.Version
 	case results.FactorInstall:
 		return p.Install
+	case results.FactorMemory:
+		return p.Memory
+	case results.FactorEncryption:
+		return p.Encryption
 	}
 	if name, ok := strings.CutPrefix(key, results.SettingPrefix); ok {
 		return p.Settings[name]
@@ -329,6 +352,10 @@ func (p *Params) set(key, level string) error {
 		p.Version, err = checkVersion(level)
 	case results.FactorInstall:
 		p.Install, err = checkValue(level)
+	case results.FactorMemory:
+		p.Memory, err = checkMemory(level)
+	case results.FactorEncryption:
+		p.Encryption, err = checkSwitch(level)
 	case optMode:
 		p.Options[spec.OptionMode], err = checkWord(level)
 	case optMix:

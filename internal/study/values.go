@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/dblat/dblat/internal/managed"
+	"github.com/dblat/dblat/internal/option"
 )
 
 var (
@@ -81,4 +84,23 @@ func checkVersion(s string) (string, error) {
 		return "", fmt.Errorf("must be a version number such as 16 or 10.11, got %q", s)
 	}
 	return v, nil
+}
+
+// checkMemory accepts a managed server's memory limit (managed.ParseMemory: "512MB", or
+// none) in canonical form.
+func checkMemory(s string) (string, error) {
+	b, err := managed.ParseMemory(s)
+	if err != nil {
+		return "", err
+	}
+	return managed.FormatMemory(b), nil
+}
+
+// checkSwitch accepts on or off (any boolean's spelling) and writes it as on or off.
+func checkSwitch(s string) (string, error) {
+	b, err := option.ParseBool(s)
+	if err != nil {
+		return "", fmt.Errorf("must be on or off, got %q", s)
+	}
+	return map[bool]string{true: "on", false: "off"}[b], nil
 }

@@ -66,6 +66,10 @@ type Definition struct {
 	// Data names the data set the loader creates. Workloads that share one (tpcb and
 	// select-only both use pgbench's tables) have the same Data; "" means Name.
 	Data string
+	// Index is what an index build during a run (dblat run --during index@OFFSET) indexes:
+	// one of the workload's largest tables, on columns no index of its own covers; nil for
+	// a workload whose tables dblat does not know (the script workload's are the user's).
+	Index *Index
 
 	// Load creates the schema and loads the data (dropping an earlier load of the same data
 	// set).
@@ -87,6 +91,12 @@ type Definition struct {
 	// the options Split sets, which a run that is split must leave alone.
 	Split        func(scale, n int) []Partition
 	SplitOptions []string
+}
+
+// Index is a table of a workload's data and the columns an index build indexes.
+type Index struct {
+	Table   string
+	Columns []string
 }
 
 // Partition is one part's share of a split run (Definition.Split).

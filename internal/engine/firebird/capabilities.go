@@ -146,6 +146,7 @@ func (Engine) Comparison() engine.Comparison {
 			},
 		},
 		Advise: advise,
+		IO:     cacheIO,
 	}
 }
 

@@ -78,7 +78,7 @@ func (Engine) Comparison() engine.Comparison {
 			"innodb_flush_method", "innodb_log_file_size", "log_bin", "binlog_format", "innodb_io_capacity", "innodb_page_size",
 			"tx_isolation", "transaction_isolation", "max_connections", "thread_handling",
 			"version_compile_machine", "version_compile_os", "query_cache_type", "performance_schema",
-			"innodb_adaptive_hash_index",
+			"innodb_adaptive_hash_index", "innodb_encrypt_tables", "innodb_encrypt_log",
 		},
 		// Paths under the server's directory, its port and socket, and the UUID each
 		// server draws at its first start.
@@ -96,6 +96,9 @@ func (Engine) Comparison() engine.Comparison {
 			return name, b, b == defaultBufferPool, ok
 		},
 		PageSize: pageSize,
+		IO:       cacheIO,
+		EncryptionSettings: []string{"innodb_encrypt_tables", "innodb_encrypt_log", "innodb_encryption_threads",
+			SettingTablespacesEncrypted, "plugin_load_add"},
 	}
 }
 

@@ -329,6 +329,9 @@ func (Engine) Inspect(ctx context.Context, db *sql.DB) (engine.Info, error) {
 		return info, err
 	}
 	buildSettings(info.Settings)
+	if enc := tablespacesEncrypted(ctx, db); enc != "" && info.Settings["innodb_encrypt_tables"] != "" {
+		info.Settings[SettingTablespacesEncrypted] = enc
+	}
 	err := db.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS SIGNED)
 		FROM information_schema.tables WHERE table_schema = DATABASE()`).Scan(&info.DatabaseBytes)
 	return info, err

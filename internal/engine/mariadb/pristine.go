@@ -137,9 +137,11 @@ func (Engine) RestorePristine(ctx context.Context, dsn string) error {
 }
 
 // TemplateKey implements engine.Templater: tablespaces import into a server of the same
-// version (their format) and InnoDB page size.
+// version (their format) and InnoDB page size. An encrypted server's tablespaces are
+// readable with its own key only: it makes no template, and loads its data itself (its
+// pristine copy, on the same server, restores as any other).
 func (Engine) TemplateKey(ctx context.Context, dsn string, inst *managed.Instance) (map[string]string, bool, error) {
-	if inst == nil {
+	if inst == nil || inst.Encrypted {
 		return nil, false, nil
 	}
 	db, err := Engine{}.Open(ctx, dsn, engine.OpenOptions{})

@@ -190,7 +190,13 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		}
 	}
 
-	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath, initPath))...)
+	var enc []string
+	if inst.Encrypted {
+		if enc, err = encryptionArgs(inst, acct); err != nil {
+			return fmt.Errorf("encryption: %w", err)
+		}
+	}
+	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath, initPath, enc))...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
 	// it itself, by PID.
@@ -484,8 +490,9 @@ var initSettings = map[string]bool{
 }
 
 // serverArgs is mariadbd's command line: what dblat owns, then character set defaults,
-// then the user's settings, which come later and so win.
-func serverArgs(inst *managed.Instance, data, sock, logPath, initPath string) []string {
+// then the encryption options enc (those of an encrypted server, or none), then the user's
+// settings, which come later and so win.
+func serverArgs(inst *managed.Instance, data, sock, logPath, initPath string, enc []string) []string {
 	args := []string{"--no-defaults", // must come first
 		"--datadir=" + data,
 		"--init-file=" + initPath,
@@ -499,6 +506,7 @@ func serverArgs(inst *managed.Instance, data, sock, logPath, initPath string) []
 		"--character-set-server=utf8mb4",
 		"--collation-server=utf8mb4_general_ci",
 	}
+	args = append(args, enc...)
 	return append(args, settingArgs(inst.Settings)...)
 }
 

@@ -77,6 +77,7 @@ func (Engine) Comparison() engine.Comparison {
 			b, ok := engine.SettingBytes(settings[name], 1)
 			return name, b, ok
 		},
+		IO: cacheIO,
 	}
 }
 

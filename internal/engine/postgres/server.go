@@ -392,9 +392,12 @@ func (l Launcher) command(acct *managed.Account, name string, args ...string) *e
 // hbaConf makes every role authenticate with its password, through the socket and over
 // loopback TCP (the only address the server listens on): no trust, no peer, so that
 // neither another user of the machine nor the server's own account gets in without it.
+// The superuser may also open a replication connection, which pg_basebackup needs (a
+// backup during a run: engine.OpBackup), with its password too.
 const hbaConf = `# Written by dblat on every start.
-local all all                scram-sha-256
-host  all all  127.0.0.1/32  scram-sha-256
+local all         all                scram-sha-256
+host  all         all  127.0.0.1/32  scram-sha-256
+host  replication dblat 127.0.0.1/32 scram-sha-256
 `
 
 // confFile renders the settings dblat owns plus the user's, which come last and so win.
