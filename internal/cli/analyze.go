@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -149,7 +148,7 @@ accident.`,
 				defer store.Close()
 				var runs []results.Run
 				for _, s := range args {
-					id, err := strconv.ParseInt(s, 10, 64)
+					id, err := results.ParseID(s)
 					if err != nil {
 						return usagef("run id %q is not a number (see `dblat results list`)", s)
 					}

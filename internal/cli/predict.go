@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +113,7 @@ func (a *app) readObservation(ctx context.Context, ref string) (*observe.Observa
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, usageError{err}
 	}
-	id, perr := strconv.ParseInt(ref, 10, 64)
+	id, perr := results.ParseID(ref)
 	if perr != nil {
 		return nil, usagef("--observed %s: no such file, and not a run id (see dblat results list)", ref)
 	}

@@ -138,7 +138,7 @@ func chartOptions(scale string) (report.Options, error) {
 // or that of stored runs when name is no study but run ids; what names which it was.
 func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (rep *report.Report, what string, err error) {
 	rec, runs, opt, err := a.studyRuns(ctx, name)
-	if ids, ok := runIDs(name); ok && errors.Is(err, results.ErrNotFound) {
+	if ids, idErr := results.ParseIDs(name); idErr == nil && errors.Is(err, results.ErrNotFound) {
 		what = "run " + name
 		if len(ids) > 1 {
 			what = "runs " + strings.Join(strings.Split(name, ","), ", ")
@@ -155,19 +155,6 @@ func (a *app) buildReport(ctx context.Context, name string, opts report.Options)
 	}
 	rep, _, err = report.BuildWithAnalysis(in, opt)
 	return rep, "study " + rec.Name, err
-}
-
-// runIDs reads "12" or "12,13,14" as run ids.
-func runIDs(s string) ([]int64, bool) {
-	var ids []int64
-	for _, p := range strings.Split(s, ",") {
-		id, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		ids = append(ids, id)
-	}
-	return ids, len(ids) > 0
 }
 
 // runsReport builds the report of stored runs that need not belong to a study.
