@@ -291,7 +291,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			for _, c := range st.Cells() {
 				n := counts[c.Key]
 				p := progress[c.Key]
-				rem := max(0, st.Wanted(p)-p.Done)
+				rem := st.Remaining(p)
 				line := fmt.Sprintf("%s\t%d/%s\t%d\t%d\t%d", st.Label(c), n[results.StatusFinished], wantedText(st, p),
 					n[results.StatusFailed], n[results.StatusAborted], rem)
 				if st.Precision > 0 {
@@ -319,7 +319,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			if st.Precision > 0 {
 				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, words.Count(len(st.Cells()), "cell"),
 					study.FormatPrecision(st.Precision), metricName(metric))
-				if n, ok := fixedRepeat(st, progress); ok {
+				if n, ok := st.FixedRepeat(progress); ok {
 					a.printf("a fixed design meeting ±%s in every cell, from the variation measured, needs repeat %d: %d runs (this study has %d finished)\n",
 						study.FormatPrecision(st.Precision), n, n*len(st.Cells()), fin)
 				}
@@ -327,25 +327,6 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// fixedRepeat is the repeat a fixed design needs for every cell of st to meet its
-// precision, from each cell's measured variation (the most any cell needs); ok is false
-// when a cell has fewer than two runs, or needs more than a thousand.
-func fixedRepeat(st *study.Study, progress map[string]study.Progress) (int, bool) {
-	most := 0
-	for _, c := range st.Cells() {
-		iv := progress[c.Key].Interval()
-		if iv.N < 2 || iv.Mean == 0 {
-			return 0, false
-		}
-		n := st.ExpectedRuns(iv.SD/math.Abs(iv.Mean), 1000)
-		if n > 1000 {
-			return 0, false
-		}
-		most = max(most, n)
-	}
-	return most, most > 0
 }
 
 // wantedText is the runs a cell wants, for its FINISHED column: "3", or for an adaptive
