@@ -228,6 +228,7 @@ database's page size.`,
 	cmd.Flags().StringVar(&install, "install", "", "run the server from this installation directory (default: the OS packages')")
 	cmd.Flags().StringVar(&version, "version", "", "run this version of the server (PostgreSQL 13-18, fetched on first use)")
 	cmd.Flags().StringVar(&storage, "storage", "", storageOption.Usage+" (default: disk for a new server, the one it was created with for an existing one)")
+	declared(cmd.Flags(), "storage", storageOption)
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
