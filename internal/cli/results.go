@@ -69,7 +69,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 			for _, r := range runs {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s", r.ID, r.Started.Format("2006-01-02 15:04:05"),
 					r.Status, r.Server.Engine, r.Server.Target, r.Params.Workload, r.Params.Scale, r.Params.Terminals,
-					r.Params.Connections, runPath(&r), r.Summary.Elapsed.Seconds(), throughputText(&r))
+					r.Params.Connections, report.RunPathText(&r), r.Summary.Elapsed.Seconds(), throughputText(&r))
 				for _, k := range more {
 					v := results.FactorValue(&r, k)
 					if v == "" {

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/execution"
+	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -83,7 +83,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 			} else {
 				from += fmt.Sprintf(" (cv %s)", pctShort(e.CV))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", st.Label(c), c.Key, pathText(&c.Params.Run), done[c.Key],
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", st.Label(c), c.Key, report.PathText(c.Params.Run.Path(), c.Params.Run.RTT), done[c.Key],
 				intervalText(st, sp.Progress[c.Key]), e.Runs, from)
 		}
 		tw.Flush()
@@ -93,7 +93,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	} else {
 		fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
 		for _, c := range cells {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, report.PathText(c.Params.Run.Path(), c.Params.Run.RTT), min(done[c.Key], st.Repeat), need[c.Key])
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", words.Count(len(plan), "run"), len(cells)*st.Repeat,
@@ -154,15 +154,6 @@ func pctShort(f float64) string {
 		return fmt.Sprintf("%.0f %%", f*100)
 	}
 	return fmt.Sprintf("%.1f %%", f*100)
-}
-
-// pathText says how a run reaches the server: "link 5ms" (dblat's latency link, even at 0),
-// "direct" (TCP) or "unix" (a managed server's socket).
-func pathText(r *spec.Run) string {
-	if r.Path() == spec.PathLink {
-		return "link " + spec.FormatDuration(r.RTT)
-	}
-	return r.Path()
 }
 
 func (a *app) studyRunCommand() *cobra.Command {

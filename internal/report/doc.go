@@ -41,7 +41,8 @@
 // ran, the link's shape and what it achieved each way: AchievedLines) and a line per
 // transaction type, as `dblat run` prints it when the run ends and
 // `dblat results show` opens with; RunLine is its one-line form (a study prints one per run),
-// RunSize and RunPath the pieces a run's first progress line names. They look up the
+// RunSize and RunPath the pieces a run's first progress line names, PathText (RunPathText)
+// the word or two a table's PATH column shows (results list, study plan). They look up the
 // workload registry's declarations (scale names, the headline type, think times) only.
 //
 // Load (LoadStudy, LoadRuns) reads a report's input from a results store: a stored study's
