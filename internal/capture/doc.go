@@ -16,6 +16,10 @@
 // proxy shows the chunks it forwards: the same protocol followers (the engines' wire
 // decoders), the same transactions and shapes, the same Observation and stored run. One
 // Session per server, so that a capture of several databases gives one observation each.
+// Run is a whole capture as `dblat observe` takes it: a file read, or a live capture until
+// its duration, a stop or its context ends, with snapshots on request; each server's
+// session configured alike, its files named after it from the second server on
+// (PerServer), and an Observer told what happens, for the caller to print.
 //
 // Because the times are the packets', where the capture was taken decides what the server
 // time holds: the Follower estimates the network round-trip time already in them from each

@@ -3,69 +3,28 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/analysis"
+	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
 )
 
-// studyRuns loads a stored study's runs and the analysis options that describe it.
-func (a *app) studyRuns(ctx context.Context, name string) (*results.Study, []results.Run, analysis.CheckOptions, error) {
+// studyRuns loads a stored study's runs and the analysis options that describe it
+// (report.LoadStudy).
+func (a *app) studyRuns(ctx context.Context, name string) ([]results.Run, analysis.CheckOptions, error) {
 	store, err := a.openStore(ctx)
 	if err != nil {
-		return nil, nil, analysis.CheckOptions{}, err
+		return nil, analysis.CheckOptions{}, err
 	}
 	defer store.Close()
-	rec, err := store.Study(ctx, name)
+	l, err := report.LoadStudy(ctx, store, name)
 	if err != nil {
-		return nil, nil, analysis.CheckOptions{}, err
+		return nil, analysis.CheckOptions{}, err
 	}
-	runs, err := store.List(ctx, results.Filter{Study: rec.Name})
-	if err != nil {
-		return nil, nil, analysis.CheckOptions{}, err
-	}
-	// The credibility checks judge the warm-up by the finished runs' per-second samples;
-	// the report draws the disturbed runs' samples and signals.
-	for i := range runs {
-		if runs[i].Status != results.StatusFinished {
-			continue
-		}
-		full, err := store.Get(ctx, runs[i].ID, true)
-		if err != nil {
-			return nil, nil, analysis.CheckOptions{}, err
-		}
-		runs[i].Samples, runs[i].Signals = full.Samples, full.Signals
-	}
-	opt := analysis.CheckOptions{Factors: rec.Factors}
-	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
-		// A cell of sequential repeats that met its precision stops at the minimum.
-		opt.Repeat, opt.RepeatMax = st.RepeatMin, st.Repeat
-	}
-	if opt.Parts, err = partsOf(ctx, store, runs); err != nil {
-		return nil, nil, analysis.CheckOptions{}, err
-	}
-	return rec, runs, opt, nil
-}
-
-// partsOf reads the parts of the runs that several agents drove, for the credibility
-// check's per-agent rule.
-func partsOf(ctx context.Context, store results.Store, runs []results.Run) (map[int64][]results.Part, error) {
-	parts := map[int64][]results.Part{}
-	for _, r := range runs {
-		if r.Agents == 0 || r.Status != results.StatusFinished {
-			continue
-		}
-		p, err := store.Parts(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		parts[r.ID] = p
-	}
-	return parts, nil
+	return l.Input.Runs, l.Check, nil
 }
 
 func (a *app) analyzeCommand() *cobra.Command {
@@ -85,7 +44,7 @@ findings of ` + "`dblat check study`" + ` are included.`,
 		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
 		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, runs, opt, err := a.studyRuns(cmd.Context(), args[0])
+			runs, opt, err := a.studyRuns(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -121,7 +80,7 @@ is an error.`,
 		Args:              exactArgs(1, "a STUDY name (see `dblat study list`)"),
 		ValidArgsFunction: firstArg(a.completeStudies),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, runs, opt, err := a.studyRuns(cmd.Context(), args[0])
+			runs, opt, err := a.studyRuns(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -149,7 +108,7 @@ accident.`,
 				defer store.Close()
 				var runs []results.Run
 				for _, s := range args {
-					id, err := strconv.ParseInt(s, 10, 64)
+					id, err := results.ParseID(s)
 					if err != nil {
 						return usagef("run id %q is not a number (see `dblat results list`)", s)
 					}
@@ -159,7 +118,7 @@ accident.`,
 					}
 					runs = append(runs, *r)
 				}
-				parts, err := partsOf(cmd.Context(), store, runs)
+				parts, err := results.PartsOf(cmd.Context(), store, runs)
 				if err != nil {
 					return err
 				}

@@ -1,16 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
-	"slices"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,15 +84,9 @@ loopback TCP listener); --inline measures the in-process path dblat's own termin
 	return cmd
 }
 
-// calibrationLevel is one level to calibrate: a configuration and a number of connections.
-type calibrationLevel struct {
-	cfg   latency.Config
-	conns int
-}
-
 // levels checks the flags and returns the levels to calibrate: each RTT with each number
 // of connections, the rest of the link's shape the same for all.
-func (f *calibrateFlags) levels(cmd *cobra.Command) ([]calibrationLevel, error) {
+func (f *calibrateFlags) levels(cmd *cobra.Command) ([]latency.SweepLevel, error) {
 	if err := f.lo.resolve(cmd); err != nil {
 		return nil, err
 	}
@@ -140,7 +128,7 @@ func (f *calibrateFlags) levels(cmd *cobra.Command) ([]calibrationLevel, error) 
 	if f.format != "text" && f.format != "json" {
 		return nil, usagef("--format %q: use text or json", f.format)
 	}
-	var out []calibrationLevel
+	var out []latency.SweepLevel
 	for _, rtt := range rtts {
 		if !split {
 			f.link.RTT = rtt
@@ -150,14 +138,15 @@ func (f *calibrateFlags) levels(cmd *cobra.Command) ([]calibrationLevel, error) 
 			return nil, err
 		}
 		for _, c := range f.conns {
-			out = append(out, calibrationLevel{cfg: cfg, conns: c})
+			out = append(out, latency.SweepLevel{Config: cfg, Conns: c})
 		}
 	}
 	return out, nil
 }
 
-// calibrate runs dblat calibrate: each RTT with each number of connections, a line (or a
-// JSON object) per level, and a line per check of the link's shape.
+// calibrate runs dblat calibrate (latency.Sweep): each RTT with each number of
+// connections, a line (or a JSON object) per level, and a line per check of the link's
+// shape.
 func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	levels, err := f.levels(cmd)
 	if err != nil {
@@ -174,73 +163,47 @@ func (a *app) calibrate(cmd *cobra.Command, f *calibrateFlags) error {
 			a.info("note: CPUs not held out of deep idle states (%v)", err)
 		}
 	}
-	// Thousands of connections do not fit in this process's open-file limit with
-	// the echo server's ends: the echo server then runs in a process of its own.
-	echoAddr := ""
-	if need := 2*uint64(slices.Max(f.conns)) + 1000; need > openFileLimit() {
-		addr, stopEcho, err := startEchoProcess()
-		if err != nil {
-			return fmt.Errorf("start the echo server process: %w", err)
-		}
-		defer stopEcho()
-		echoAddr = addr
-	}
 	enc := json.NewEncoder(a.st.Stdout)
 	if f.format == "text" {
 		a.printf("%-10s %5s %8s %12s %12s %12s %12s %s\n", "rtt", "conns", "samples", "direct p50", "err p50", "err p99", "err p99.9", "on target")
 	}
-	missed := 0
-	for _, lv := range levels {
-		cfg, rtt := lv.cfg, lv.cfg.AddedRTT()
-		opts := latency.CalibrateOptions{Conns: lv.conns, Samples: f.samples, Inline: f.inline, EchoAddr: echoAddr}
-		if opts.Samples == 0 {
-			// Enough for a p99.9 at small RTTs, bounded to ~5 s per level at large ones;
-			// with jitter enough delays to read its spread within a few per cent.
-			opts.Samples = max(100, min(2000, int(5*time.Second/opts.Interval(rtt))*lv.conns))
-			if cfg.Jitter > 0 {
-				opts.Samples = max(opts.Samples, 4000)
+	res, err := latency.Sweep(ctx, latency.SweepOptions{Levels: levels, Samples: f.samples, Bulk: f.bulk, Inline: f.inline,
+		EchoProcess: a.echoProcess,
+		Level: func(cal *latency.ShapeCalibration, ok bool) error {
+			if f.format == "json" {
+				return enc.Encode(calibrationJSON(cal, held, ok))
 			}
-		}
-		bulk := f.bulk
-		if bulk == 0 {
-			bw := max(cfg.BandwidthUp, cfg.BandwidthDown)
-			bulk = min(max(2*bw, 64<<10), 256<<20)
-		}
-		cal, err := latency.CalibrateShape(ctx, cfg, opts, bulk)
-		if err != nil {
-			return err
-		}
-		ok := cal.OnTarget()
-		if !ok {
-			missed++
-		}
-		if f.format == "json" {
-			if err := enc.Encode(calibrationJSON(cal, held, ok)); err != nil {
-				return err
-			}
-			continue
-		}
-		verdict := "yes"
-		if !ok {
-			verdict = "NO"
-		}
-		a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(rtt), lv.conns, cal.Error.N, us(cal.Direct.P50),
-			us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), verdict)
-		if cfg.Jitter > 0 || cfg.Loss > 0 || cfg.BandwidthUp > 0 || cfg.BandwidthDown > 0 || cfg.Up != cfg.Down {
-			a.printf("           %s\n", cfg)
-			for _, c := range cal.Checks {
-				v := "yes"
-				if !c.OK {
-					v = "NO"
-				}
-				a.printf("           %-15s want %-22s got %-28s target %-26s %s\n", c.Name, c.Want, c.Got, c.Target, v)
-			}
-		}
+			a.printCalibration(cal, ok)
+			return nil
+		}})
+	if err != nil {
+		return err
 	}
-	if missed > 0 && f.failOnMiss {
-		return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", missed, len(levels), errCheckFailed)
+	if res.Missed > 0 && f.failOnMiss {
+		return fmt.Errorf("%d of %d levels missed the link's accuracy target: %w", res.Missed, res.Levels, errCheckFailed)
 	}
 	return nil
+}
+
+// printCalibration prints a level's line and, for a link with a shape, a line per check.
+func (a *app) printCalibration(cal *latency.ShapeCalibration, ok bool) {
+	cfg := cal.Config
+	a.printf("%-10s %5d %8d %12s %12s %12s %12s %s\n", fmtRTT(cal.Requested), cal.Options.Conns, cal.Error.N, us(cal.Direct.P50),
+		us(cal.Error.P50), us(cal.Error.P99), us(cal.Error.P999), yesNo(ok))
+	if cfg.Jitter > 0 || cfg.Loss > 0 || cfg.BandwidthUp > 0 || cfg.BandwidthDown > 0 || cfg.Up != cfg.Down {
+		a.printf("           %s\n", cfg)
+		for _, c := range cal.Checks {
+			a.printf("           %-15s want %-22s got %-28s target %-26s %s\n", c.Name, c.Want, c.Got, c.Target, yesNo(c.OK))
+		}
+	}
+}
+
+// yesNo is a verdict's column: "yes", or "NO" to stand out.
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
 }
 
 func parseRTT(s string) (time.Duration, error) {
@@ -301,53 +264,17 @@ func calibrationJSON(c *latency.ShapeCalibration, held, ok bool) calibrationResu
 	return r
 }
 
-// openFileLimit is this process's open-file limit (soft, which Go raises to the hard one).
-func openFileLimit() uint64 {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 1024
-	}
-	return lim.Cur
-}
-
-// startEchoProcess runs `dblat echo-server` as a child process and returns the address it
-// listens on and the function that stops it (by its PID, which this process started).
-func startEchoProcess() (string, func(), error) {
+// echoProcess is the command of the echo server that latency.Sweep starts in a process
+// of its own for thousands of connections: this executable's echo-server.
+func (a *app) echoProcess() (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	cmd := exec.Command(exe, "echo-server")
 	cmd.Env = append(os.Environ(), "DBLAT_CLI_CHILD=1") // the test binary runs the CLI then
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() {
-		stdin.Close() // the server exits at the end of its input
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		stop()
-		return "", nil, fmt.Errorf("no address from the echo server: %w", err)
-	}
-	return strings.TrimSpace(line), stop, nil
+	cmd.Stderr = a.st.Stderr
+	return cmd, nil
 }
 
 // echoServerCommand is the hidden upstream of `dblat calibrate` for thousands of
@@ -360,17 +287,7 @@ func (a *app) echoServerCommand() *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			a.printf("%s\n", ln.Addr())
-			go func() {
-				_, _ = io.Copy(io.Discard, os.Stdin)
-				ln.Close()
-			}()
-			latency.ServeEcho(ln)
-			return nil
+			return latency.ServeEchoProcess(os.Stdin, a.st.Stdout)
 		},
 	}
 }

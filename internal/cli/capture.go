@@ -4,10 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,42 +84,39 @@ capture itself); it HOLDS THE APPLICATION'S DATA and is created readable by its 
 	return cmd
 }
 
-// observeCapture runs dblat observe: a capture (a file, or live) shown to a Follower, one
+// observeCapture runs dblat observe: a capture (a file, or live: capture.Run), one
 // observation session per server, each stopped, printed and stored at the end.
 func (a *app) observeCapture(cmd *cobra.Command, f *observeFlags) error {
 	cfg, err := a.captureConfig(f)
 	if err != nil {
 		return err
 	}
-	fol := capture.New(*cfg)
 	ctx := cmd.Context()
 	if f.po.record != "" {
 		a.info("recording the statements WITH their literal and parameter values (they may be sensitive) to %s, a script for dblat run script -f", f.po.record)
 	}
-	if f.pcap != "" {
-		a.info("reading %s, following the database connections on %s", f.pcap, fol)
-		start := time.Now()
-		rctx, stop := a.interruptCancels(ctx, "stopping the reading")
-		st, err := capture.ReadFile(rctx, f.pcap, fol)
-		interrupted := rctx.Err() != nil
-		stop()
-		if err != nil && !interrupted {
+	res, err := a.capture(ctx, cfg)
+	if err != nil {
+		if cfg.File != "" {
 			return usageError{err}
 		}
-		el := time.Since(start)
+		return err
+	}
+	fol := res.Follower
+	all, other := fol.Packets()
+	if cfg.File != "" {
+		st, el := res.File, res.Elapsed
 		a.info("read %s (%s, %s) in %s (%.0f MB/s)", words.Count(int(st.Packets), "packet"), st.Format, bytesSI(st.Bytes),
 			el.Round(time.Millisecond), float64(st.Bytes)/1e6/max(el.Seconds(), 1e-9))
 		if st.Truncated {
 			a.info("the file ends inside a packet (cut short, or still being written): what came before it was read")
 		}
 	} else {
-		if err := a.captureLive(ctx, f, fol); err != nil {
-			return err
-		}
+		a.info("captured %s (%s not of a followed connection); the kernel dropped %s", words.Count(int(all), "packet"),
+			strconv.FormatInt(other, 10), words.Count(int(res.Drops), "packet"))
 	}
 	sessions := fol.Sessions()
 	if len(sessions) == 0 {
-		all, _ := fol.Packets()
 		a.info("no TCP connection to a database server on %s among %s: nothing observed (give --server HOST:PORT or --port N)",
 			fol, words.Count(int(all), "packet"))
 		return nil
@@ -138,59 +132,23 @@ func (a *app) observeCapture(cmd *cobra.Command, f *observeFlags) error {
 	return nil
 }
 
-// captureLive captures on f.iface until --duration, Ctrl-C or SIGTERM, writing a snapshot
-// of each session on SIGUSR1.
-func (a *app) captureLive(ctx context.Context, f *observeFlags, fol *capture.Follower) error {
+// capture runs cfg's capture, with Ctrl-C stopping a file's reading, and a live capture as
+// its first Ctrl-C (the second stops at once) or SIGUSR1's snapshots ask.
+func (a *app) capture(ctx context.Context, cfg *capture.RunConfig) (*capture.RunResult, error) {
+	if cfg.File != "" {
+		ctx, stop := a.interruptCancels(ctx, "stopping the reading")
+		defer stop()
+		return capture.Run(ctx, *cfg)
+	}
 	ctx, drain, stop := a.interrupts(ctx, "stopping the capture")
 	defer stop()
-	live, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		drops int64
-		err   error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		drops, err = capture.Live(live, f.iface, fol)
-		cancel()
-	}()
-	a.info("capturing on %s, following the database connections on %s (Ctrl-C to stop)", f.iface, fol)
-	var timeout <-chan time.Time
-	if f.duration > 0 {
-		timeout = time.After(f.duration)
-	}
-loop:
-	for {
-		select {
-		case <-live.Done():
-			break loop
-		case <-timeout:
-			break loop
-		case <-drain:
-			break loop
-		case <-a.st.Report:
-			for _, s := range fol.Sessions() {
-				if err := a.printSnapshot(s.Snapshot()); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	cancel()
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	all, other := fol.Packets()
-	a.info("captured %s (%s not of a followed connection); the kernel dropped %s", words.Count(int(all), "packet"),
-		strconv.FormatInt(other, 10), words.Count(int(drops), "packet"))
-	return nil
+	cfg.Stop, cfg.Snapshots = drain, a.st.Report
+	return capture.Run(ctx, *cfg)
 }
 
-// captureConfig checks dblat observe's flags and returns the Follower's configuration.
-func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
+// captureConfig checks dblat observe's flags and returns the capture they describe, with
+// what it says printed.
+func (a *app) captureConfig(f *observeFlags) (*capture.RunConfig, error) {
 	switch {
 	case f.pcap == "" && f.iface == "":
 		return nil, usagef("give --pcap FILE (a capture file) or --interface IFACE (a live capture)")
@@ -201,17 +159,16 @@ func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
 	case f.duration < 0:
 		return nil, usagef("--duration %s: give a positive time", f.duration)
 	}
-	cfg := &capture.Config{Source: observe.SourcePcap}
+	cfg := &capture.RunConfig{File: f.pcap, Interface: f.iface, Duration: f.duration}
 	if f.iface != "" {
-		cfg.Source = observe.SourceInterface
 		if _, err := net.InterfaceByName(f.iface); err != nil {
 			return nil, usagef("--interface %s: no such network interface here (ip link lists them)", f.iface)
 		}
 	}
 	for _, s := range f.servers {
-		aps, err := resolveServer(s)
+		aps, err := capture.ResolveServer(s)
 		if err != nil {
-			return nil, err
+			return nil, usagef("--server %s: %v", s, err)
 		}
 		cfg.Servers = append(cfg.Servers, aps...)
 	}
@@ -228,81 +185,47 @@ func (a *app) captureConfig(f *observeFlags) (*capture.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	n := 0
-	var pending []*replay.Tape // tapes made, waiting for their Session
-	cfg.Session = func(server netip.AddrPort) *observe.SessionConfig {
-		mu.Lock()
-		defer mu.Unlock()
-		sc := *base
-		path := f.po.capture
-		// A live capture sees the application as it runs on this machine's network: what
-		// the host did meanwhile qualifies its times. A file was captured some other time.
-		sc.Host = f.iface != ""
-		if n > 0 {
-			// Several servers: one observation each, the first in the file named.
-			sc.File, sc.Script = perServer(sc.File, server), perServer(sc.Script, server)
-			path = perServer(path, server)
+	cfg.Session = *base
+	if f.po.capture != "" {
+		cfg.Tape = a.captureTapes(f.po, cfg.Source())
+	}
+	cfg.Observer = capture.Observer{
+		Started: func(fol *capture.Follower) {
+			if f.pcap != "" {
+				a.info("reading %s, following the database connections on %s", f.pcap, fol)
+			} else {
+				a.info("capturing on %s, following the database connections on %s (Ctrl-C to stop)", f.iface, fol)
+			}
+		},
+		Session: func(server netip.AddrPort, s *observe.Session, n int) {
+			if t, ok := a.tapes.LoadAndDelete(server); ok {
+				a.tapes.Store(s, t) // closed once the session has stopped (closeTape)
+			}
 			if n == 1 {
 				a.info("the capture holds connections to several servers: one observation each (--server HOST:PORT picks one)")
 			}
-		}
-		n++
-		if path != "" {
-			tape, err := a.createTape(path, replay.Header{Source: cfg.Source, Upstream: server.String(), Engine: f.po.engine})
-			if err != nil {
-				a.info("%v", err)
-				return nil
-			}
-			sc.Tape = tape
-			pending = append(pending, tape)
-		}
-		return &sc
-	}
-	cfg.OnSession = func(server netip.AddrPort, s *observe.Session) {
-		mu.Lock()
-		if len(pending) > 0 {
-			a.tapes.Store(s, pending[0])
-			pending = pending[1:]
-		}
-		mu.Unlock()
-		a.info("server %s: following its connections", server)
+			a.info("server %s: following its connections", server)
+		},
+		Snapshot: a.printSnapshot,
 	}
 	return cfg, nil
 }
 
-// perServer names a server's own file beside path: app.json → app-10.0.0.5_5432.json.
-func perServer(path string, server netip.AddrPort) string {
-	if path == "" {
-		return ""
-	}
-	ext := filepath.Ext(path)
-	name := strings.NewReplacer(":", "_", "[", "", "]", "").Replace(server.String())
-	return strings.TrimSuffix(path, ext) + "-" + name + ext
-}
-
-// resolveServer turns --server HOST:PORT into addresses (a name may have several).
-func resolveServer(s string) ([]netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return []netip.AddrPort{netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())}, nil
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return nil, usagef("--server %s: give HOST:PORT", s)
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 {
-		return nil, usagef("--server %s: %q is not a TCP port", s, port)
-	}
-	ips, err := net.LookupIP(host)
-	if err != nil || len(ips) == 0 {
-		return nil, usagef("--server %s: %s does not resolve: %v", s, host, err)
-	}
-	var out []netip.AddrPort
-	for _, ip := range ips {
-		if a, ok := netip.AddrFromSlice(ip); ok {
-			out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(p)))
+// captureTapes makes the recording --capture asks for of each server's conversations: the
+// first server's in the file named, any other's beside it (capture.PerServer). A recording
+// that cannot be created is said, and its server observed without one.
+func (a *app) captureTapes(po proxyObserve, source string) func(netip.AddrPort, int) observe.Tape {
+	return func(server netip.AddrPort, n int) observe.Tape {
+		path := po.capture
+		if n > 0 {
+			path = capture.PerServer(path, server)
 		}
+		t, err := a.createTape(path, replay.Header{Source: source, Upstream: server.String(), Engine: po.engine})
+		if err != nil {
+			a.info("%v", err)
+			return nil
+		}
+		a.tapes.Store(server, t) // until the server's Session is made
+		return t
 	}
-	return out, nil
 }

@@ -47,7 +47,7 @@ func (o *linkOptions) add(cmd *cobra.Command, p *spec.Params, skip ...string) {
 	o.p = p
 	f := cmd.Flags()
 	for _, fld := range linkFlags(skip...) {
-		f.Var(spec.FlagValue{F: fld, P: p}, fld.FlagName(), fld.Usage)
+		fieldFlag(f, fld, p, fld.FlagName(), "", fld.Usage)
 	}
 	f.BoolVar(&o.direct, "direct", false, "connect straight to the server, with no link (the default when no link flag is given)")
 	f.BoolVar(&o.delayConnect, "delay-connect", true, "connection set-up costs one RTT, as on a real network")

@@ -61,12 +61,3 @@ func (o *observer) StudyStep(s execution.StudyStep) {
 	o.a.info("[%d/%d] %s (repeat %d/%d)  elapsed %s, ETA %s", s.Index, s.Total, s.Cell, s.Repeat, s.Repeats,
 		s.Elapsed.Round(time.Second), s.Remaining.Round(time.Second))
 }
-
-// runPath names how a stored run reached the server: "direct", "unix" (a managed server's
-// socket) or "link 5ms" (dblat's latency link, at RTT 0 too).
-func runPath(r *results.Run) string {
-	if p := spec.PathOf(&r.Params, r.Link != nil); p != spec.PathLink {
-		return p
-	}
-	return "link " + spec.FormatDuration(r.Params.RTT)
-}

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +12,6 @@ import (
 
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/words"
 )
 
 func (a *app) predictCommand() *cobra.Command {
@@ -74,7 +69,7 @@ per shape shape, count, round_trips and latency_ms.`,
 			if err != nil {
 				return err
 			}
-			evidence := a.tpccModeEvidence(cmd.Context())
+			evidence := a.roundTripEvidence(cmd.Context())
 			enc := json.NewEncoder(a.st.Stdout)
 			for i, rtt := range levels {
 				f, err := observe.Predict(o, rtt, clients)
@@ -114,7 +109,7 @@ func (a *app) readObservation(ctx context.Context, ref string) (*observe.Observa
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, usageError{err}
 	}
-	id, perr := strconv.ParseInt(ref, 10, 64)
+	id, perr := results.ParseID(ref)
 	if perr != nil {
 		return nil, usagef("--observed %s: no such file, and not a run id (see dblat results list)", ref)
 	}
@@ -134,75 +129,21 @@ func (a *app) readObservation(ctx context.Context, ref string) (*observe.Observa
 	return o, nil
 }
 
-// tpccModeEvidence quotes stored TPC-C runs that differ only in their round-trip mode
-// (client, batched, procedure): what fewer round trips bought at the same RTT and
-// terminals. It looks only into a store that exists, and says how to measure it when none
-// does.
-func (a *app) tpccModeEvidence(ctx context.Context) []string {
-	how := []string{"dblat's TPC-C runs New-Order in 37, 2 or 1 round trips (dblat run tpcc --rtt 20ms --mode client|batched|procedure): compare them to see what fewer round trips buy on your server"}
+// roundTripEvidence quotes stored runs that show what fewer round trips buy
+// (observe.RoundTripEvidence). It looks only into a store that exists, and says how to
+// measure it when none does.
+func (a *app) roundTripEvidence(ctx context.Context) []string {
 	if !strings.Contains(a.resultsDB, "://") && !strings.Contains(a.resultsDB, "=") {
 		if _, err := os.Stat(a.resultsDB); err != nil {
-			return how
+			return observe.RoundTripEvidence(ctx, nil)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	store, err := a.openStore(ctx)
 	if err != nil {
-		return how
+		return observe.RoundTripEvidence(ctx, nil)
 	}
 	defer store.Close()
-	runs, err := store.List(ctx, results.Filter{Status: results.StatusFinished, Limit: 2000})
-	if err != nil {
-		return how
-	}
-	type key struct {
-		rtt       time.Duration
-		terminals int
-		engine    string
-	}
-	groups := map[key]map[string]results.Run{}
-	for _, r := range runs {
-		mode := r.Params.Options["mode"]
-		if r.Params.Workload != "tpcc" || mode == "" || r.Params.RTT <= 0 || r.Summary.NOPM <= 0 {
-			continue
-		}
-		k := key{r.Params.RTT, r.Params.Terminals, r.Server.Engine}
-		if groups[k] == nil {
-			groups[k] = map[string]results.Run{}
-		}
-		if _, ok := groups[k][mode]; !ok { // the newest (List is newest first)
-			groups[k][mode] = r
-		}
-	}
-	var keys []key
-	for k, g := range groups {
-		if len(g) >= 2 {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return how
-	}
-	slices.SortFunc(keys, func(x, y key) int { return cmp.Compare(y.rtt, x.rtt) })
-	var out []string
-	for _, k := range keys[:min(2, len(keys))] {
-		var parts []string
-		for _, m := range []string{"client", "batched", "procedure"} {
-			r, ok := groups[k][m]
-			if !ok {
-				continue
-			}
-			rt := ""
-			for _, t := range r.Tx {
-				if t.Type == "new_order" && t.RoundTrips > 0 {
-					rt = fmt.Sprintf(", New-Order in %.0f round trips", t.RoundTrips)
-				}
-			}
-			parts = append(parts, fmt.Sprintf("%s %.0f NOPM (run %d%s)", m, r.Summary.NOPM, r.ID, rt))
-		}
-		out = append(out, fmt.Sprintf("stored TPC-C runs on %s at %s added RTT, %s: %s", k.engine, fmtRTT(k.rtt),
-			words.Count(k.terminals, "terminal"), strings.Join(parts, "; ")))
-	}
-	return out
+	return observe.RoundTripEvidence(ctx, store)
 }

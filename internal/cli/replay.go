@@ -247,9 +247,9 @@ func (a *app) replayInput(ctx context.Context, f *replayFlags) (*replay.Recordin
 	}
 	var cfg capture.Config
 	for _, s := range f.servers {
-		aps, err := resolveServer(s)
+		aps, err := capture.ResolveServer(s)
 		if err != nil {
-			return nil, err
+			return nil, usagef("--server %s: %v", s, err)
 		}
 		cfg.Servers = append(cfg.Servers, aps...)
 	}

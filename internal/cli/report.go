@@ -2,20 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/report"
-	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
 )
 
@@ -134,70 +129,19 @@ func chartOptions(scale string) (report.Options, error) {
 	return report.Options{}, usagef("--scale %q: use auto, linear or log", scale)
 }
 
-// buildReport builds a stored study's report with its analysis and credibility findings,
-// or that of stored runs when name is no study but run ids; what names which it was.
+// buildReport builds the report of a stored study, with its analysis and credibility
+// findings, or that of stored runs when name is no study but run ids (report.Load); what
+// names which it was.
 func (a *app) buildReport(ctx context.Context, name string, opts report.Options) (rep *report.Report, what string, err error) {
-	rec, runs, opt, err := a.studyRuns(ctx, name)
-	if ids, ok := runIDs(name); ok && errors.Is(err, results.ErrNotFound) {
-		what = "run " + name
-		if len(ids) > 1 {
-			what = "runs " + strings.Join(strings.Split(name, ","), ", ")
-		}
-		rep, err = a.runsReport(ctx, ids, opts)
-		return rep, what, err
-	}
+	store, err := a.openStore(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	in := report.Input{Study: rec.Name, Factors: rec.Factors, Source: rec.Source, Runs: runs, Options: opts}
-	if st, err := study.Parse(rec.File, []byte(rec.Source)); err == nil {
-		in.Description = st.Description
-	}
-	rep, _, err = report.BuildWithAnalysis(in, opt)
-	return rep, "study " + rec.Name, err
-}
-
-// runIDs reads "12" or "12,13,14" as run ids.
-func runIDs(s string) ([]int64, bool) {
-	var ids []int64
-	for _, p := range strings.Split(s, ",") {
-		id, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		ids = append(ids, id)
-	}
-	return ids, len(ids) > 0
-}
-
-// runsReport builds the report of stored runs that need not belong to a study.
-func (a *app) runsReport(ctx context.Context, ids []int64, opts report.Options) (*report.Report, error) {
-	store, err := a.openStore(ctx)
-	if err != nil {
-		return nil, err
-	}
 	defer store.Close()
-	var runs []results.Run
-	var names []string
-	for _, id := range ids {
-		r, err := store.Get(ctx, id, true)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, *r)
-		names = append(names, strconv.FormatInt(id, 10))
+	l, err := report.Load(ctx, store, name)
+	if err != nil {
+		return nil, "", err
 	}
-	in := report.Input{Study: strings.Join(names, ","), Description: "Stored runs " + strings.Join(names, ", "), Runs: runs, Options: opts}
-	observed := true
-	for i := range runs {
-		observed = observed && runs[i].Params.Workload == results.WorkloadObserved
-	}
-	if observed {
-		// The credibility checks judge runs dblat drove (warm-up, calibration, repeats),
-		// not an application it only watched.
-		in.Description = "An application observed through dblat proxy --observe (runs " + strings.Join(names, ", ") + ")"
-		return report.Build(in)
-	}
-	rep, _, err := report.BuildWithAnalysis(in, analysis.CheckOptions{})
-	return rep, err
+	rep, err = l.Build(opts)
+	return rep, l.What, err
 }

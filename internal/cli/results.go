@@ -69,7 +69,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 			for _, r := range runs {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%.0fs\t%s", r.ID, r.Started.Format("2006-01-02 15:04:05"),
 					r.Status, r.Server.Engine, r.Server.Target, r.Params.Workload, r.Params.Scale, r.Params.Terminals,
-					r.Params.Connections, runPath(&r), r.Summary.Elapsed.Seconds(), throughputText(&r))
+					r.Params.Connections, report.RunPathText(&r), r.Summary.Elapsed.Seconds(), throughputText(&r))
 				for _, k := range more {
 					v := results.FactorValue(&r, k)
 					if v == "" {
@@ -95,7 +95,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 		Short: "Show one run: summary, per-type figures, server and client",
 		Args:  exactArgs(1, "a RUN id (see `dblat results list`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
+			id, err := results.ParseID(args[0])
 			if err != nil {
 				return usagef("run id %q is not a number (see `dblat results list`)", args[0])
 			}
@@ -301,13 +301,13 @@ with a 95 % interval where both sides have two or more runs of the cell.`,
 // diffSide reads one side of `results diff`: run ids or a study's runs.
 func (a *app) diffSide(ctx context.Context, store results.Store, spec string) ([]results.Run, error) {
 	var runs []results.Run
-	ids := strings.Split(spec, ",")
-	if _, err := strconv.ParseInt(ids[0], 10, 64); err == nil {
-		for _, s := range ids {
-			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				return nil, usagef("%q: run ids are numbers, joined by commas", spec)
-			}
+	first, _, _ := strings.Cut(spec, ",")
+	if _, err := results.ParseID(first); err == nil {
+		ids, err := results.ParseIDs(spec)
+		if err != nil {
+			return nil, usagef("%q: run ids are numbers, joined by commas", spec)
+		}
+		for _, id := range ids {
 			r, err := store.Get(ctx, id, false)
 			if err != nil {
 				return nil, err

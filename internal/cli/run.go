@@ -53,7 +53,7 @@ func (o *runFlags) add(f *pflag.FlagSet, cmd *cobra.Command) {
 	o.run = spec.Run{Params: spec.Defaults()}
 	f.StringVar(&o.target, "target", "", "managed server name or DSN (required)")
 	for _, fld := range driveFlags() {
-		f.Var(spec.FlagValue{F: fld, P: &o.run.Params}, fld.FlagName(), fld.Usage)
+		fieldFlag(f, fld, &o.run.Params, fld.FlagName(), "", fld.Usage)
 	}
 	f.DurationVar(&o.printEvery, "print-every", 10*time.Second, "how often to print progress (0: never)")
 	f.StringVar(&o.transport, "transport", spec.TransportTCP, "tcp, or unix for a managed server's Unix socket (PostgreSQL, MariaDB)")
@@ -85,6 +85,7 @@ func (of *optionFlags) add(f *pflag.FlagSet, s option.Set) {
 		of.set = append(of.set, o)
 		if o.Kind == option.Bool {
 			of.bools[o.Name] = f.Bool(o.FlagName(), o.Default == "true", o.Usage)
+			declared(f, o.FlagName(), o)
 			continue
 		}
 		usage := o.Usage
@@ -92,6 +93,7 @@ func (of *optionFlags) add(f *pflag.FlagSet, s option.Set) {
 			usage += " (" + strings.Join(o.Values, ", ") + ")"
 		}
 		of.values[o.Name] = f.String(o.FlagName(), o.Default, usage)
+		declared(f, o.FlagName(), o)
 	}
 }
 
@@ -210,7 +212,7 @@ func (a *app) runWorkloadCommand(def *workload.Definition) *cobra.Command {
 func addFieldFlags(f *pflag.FlagSet, p *spec.Params, keys []string) {
 	for _, key := range keys {
 		fld, _ := spec.Lookup(key)
-		f.VarP(spec.FlagValue{F: fld, P: p}, fld.FlagName(), fld.Short, fld.Usage)
+		fieldFlag(f, fld, p, fld.FlagName(), fld.Short, fld.Usage)
 	}
 }
 
@@ -259,7 +261,7 @@ func (a *app) runGroupCommand(group, short string) *cobra.Command {
 	rf.add(f, cmd)
 	if hasScale {
 		scale, _ := spec.Lookup("warehouses")
-		f.Var(spec.FlagValue{F: scale, P: &rf.run.Params}, "scale", scale.Usage)
+		fieldFlag(f, scale, &rf.run.Params, "scale", "", scale.Usage)
 	}
 	wf.opts.add(f, opts)
 	wf.opts.add(f, engineRunOptions())
@@ -270,7 +272,7 @@ func (a *app) runGroupCommand(group, short string) *cobra.Command {
 func (wf *workloadFlags) addFlags(f *pflag.FlagSet, run *spec.Run, def *workload.Definition, opts option.Set) {
 	if def.Scale.Name != "" {
 		scale, _ := spec.Lookup("warehouses")
-		f.Var(spec.FlagValue{F: scale, P: &run.Params}, def.Scale.Name, fmt.Sprintf("%s to use (default: all loaded)", def.Scale.Name))
+		fieldFlag(f, scale, &run.Params, def.Scale.Name, "", fmt.Sprintf("%s to use (default: all loaded)", def.Scale.Name))
 	}
 	if len(def.TxTypes) > 1 {
 		weights := make([]string, len(def.TxTypes))
@@ -281,7 +283,7 @@ func (wf *workloadFlags) addFlags(f *pflag.FlagSet, run *spec.Run, def *workload
 	}
 	if def.Think {
 		think, _ := spec.Lookup("think")
-		f.Var(spec.FlagValue{F: think, P: &run.Params}, think.FlagName(), think.Usage)
+		fieldFlag(f, think, &run.Params, think.FlagName(), "", think.Usage)
 		f.Lookup(think.FlagName()).NoOptDefVal = "true"
 	}
 	wf.opts.add(f, opts)

@@ -260,8 +260,11 @@ database's page size.`,
 	cmd.Flags().StringVar(&install, "install", "", "run the server from this installation directory (default: the OS packages')")
 	cmd.Flags().StringVar(&version, "version", "", "run this version of the server (PostgreSQL 13-18, fetched on first use)")
 	cmd.Flags().StringVar(&storage, "storage", "", storageOption.Usage+" (default: disk for a new server, the one it was created with for an existing one)")
-	cmd.Flags().StringVar(&memory, "memory", "", "run the server under this memory limit (512MB, 2GB), its page cache included; none for the machine's memory (default: the limit of its last start)")
-	cmd.Flags().StringVar(&encryption, "encryption", "", "on: a new server keeps its data encrypted at rest (MariaDB); off: plainly (default: off for a new server, what it was created with for an existing one)")
+	cmd.Flags().StringVar(&memory, "memory", "", memoryOption.Usage+" (default: the limit of its last start)")
+	cmd.Flags().StringVar(&encryption, "encryption", "", encryptionOption.Usage+" (default: off for a new server, what it was created with for an existing one)")
+	declared(cmd.Flags(), "storage", storageOption)
+	declared(cmd.Flags(), "memory", memoryOption)
+	declared(cmd.Flags(), "encryption", encryptionOption)
 	lf.add(cmd)
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -270,6 +273,16 @@ database's page size.`,
 // storageOption declares --storage: where a new server keeps its data.
 var storageOption = option.Option{Name: "storage", Kind: option.String, Values: managed.Storages,
 	Usage: "where a new server keeps its data: disk, or memory (a tmpfs: no disk stalls, no durability measured)"}
+
+// memoryOption declares --memory: the memory limit a server runs under (a study's
+// server.memory).
+var memoryOption = option.Option{Name: "memory", Kind: option.String,
+	Usage: "run the server under this memory limit (512MB, 2GB), its page cache included; none for the machine's memory"}
+
+// encryptionOption declares --encryption: whether a new server keeps its data encrypted at
+// rest (a study's server.encryption).
+var encryptionOption = option.Option{Name: "encryption", Kind: option.Bool,
+	Usage: "on: a new server keeps its data encrypted at rest (MariaDB); off: plainly"}
 
 // parseSets turns repeated key=value flags into a map; nil when none were given.
 func parseSets(sets []string) (map[string]string, error) {

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dblat/dblat/internal/execution"
+	"github.com/dblat/dblat/internal/report"
 	"github.com/dblat/dblat/internal/results"
-	"github.com/dblat/dblat/internal/spec"
 	"github.com/dblat/dblat/internal/study"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -83,7 +83,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 			} else {
 				from += fmt.Sprintf(" (cv %s)", pctShort(e.CV))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", st.Label(c), c.Key, pathText(&c.Params.Run), done[c.Key],
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", st.Label(c), c.Key, report.PathText(c.Params.Run.Path(), c.Params.Run.RTT), done[c.Key],
 				intervalText(st, sp.Progress[c.Key]), e.Runs, from)
 		}
 		tw.Flush()
@@ -93,7 +93,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	} else {
 		fmt.Fprintln(tw, "CELL\tKEY\tPATH\tDONE\tTO RUN")
 		for _, c := range cells {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, pathText(&c.Params.Run), min(done[c.Key], st.Repeat), need[c.Key])
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", st.Label(c), c.Key, report.PathText(c.Params.Run.Path(), c.Params.Run.RTT), min(done[c.Key], st.Repeat), need[c.Key])
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%s to go (of %d), %s, estimated %s\n", words.Count(len(plan), "run"), len(cells)*st.Repeat,
@@ -154,15 +154,6 @@ func pctShort(f float64) string {
 		return fmt.Sprintf("%.0f %%", f*100)
 	}
 	return fmt.Sprintf("%.1f %%", f*100)
-}
-
-// pathText says how a run reaches the server: "link 5ms" (dblat's latency link, even at 0),
-// "direct" (TCP) or "unix" (a managed server's socket).
-func pathText(r *spec.Run) string {
-	if r.Path() == spec.PathLink {
-		return "link " + spec.FormatDuration(r.RTT)
-	}
-	return r.Path()
 }
 
 func (a *app) studyRunCommand() *cobra.Command {
@@ -291,7 +282,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			for _, c := range st.Cells() {
 				n := counts[c.Key]
 				p := progress[c.Key]
-				rem := max(0, st.Wanted(p)-p.Done)
+				rem := st.Remaining(p)
 				line := fmt.Sprintf("%s\t%d/%s\t%d\t%d\t%d", st.Label(c), n[results.StatusFinished], wantedText(st, p),
 					n[results.StatusFailed], n[results.StatusAborted], rem)
 				if st.Precision > 0 {
@@ -319,7 +310,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			if st.Precision > 0 {
 				a.printf("%d of %s within ±%s (95 %% intervals of %s)\n", len(st.Cells())-wide, words.Count(len(st.Cells()), "cell"),
 					study.FormatPrecision(st.Precision), metricName(metric))
-				if n, ok := fixedRepeat(st, progress); ok {
+				if n, ok := st.FixedRepeat(progress); ok {
 					a.printf("a fixed design meeting ±%s in every cell, from the variation measured, needs repeat %d: %d runs (this study has %d finished)\n",
 						study.FormatPrecision(st.Precision), n, n*len(st.Cells()), fin)
 				}
@@ -327,25 +318,6 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// fixedRepeat is the repeat a fixed design needs for every cell of st to meet its
-// precision, from each cell's measured variation (the most any cell needs); ok is false
-// when a cell has fewer than two runs, or needs more than a thousand.
-func fixedRepeat(st *study.Study, progress map[string]study.Progress) (int, bool) {
-	most := 0
-	for _, c := range st.Cells() {
-		iv := progress[c.Key].Interval()
-		if iv.N < 2 || iv.Mean == 0 {
-			return 0, false
-		}
-		n := st.ExpectedRuns(iv.SD/math.Abs(iv.Mean), 1000)
-		if n > 1000 {
-			return 0, false
-		}
-		most = max(most, n)
-	}
-	return most, most > 0
 }
 
 // wantedText is the runs a cell wants, for its FINISHED column: "3", or for an adaptive

@@ -7,9 +7,11 @@
 // address through a delay line per direction. External clients (pgbench, `dblat proxy`)
 // connect to Link.Addr; dblat's own terminals get their connections from Link.Dial, which
 // runs the same delay lines in process without the proxy's two loopback hops. Calibrate
-// measures what a link really adds (CalibrateOptions.Inline for Link.Dial); Meter and
-// MeterConn count round trips, bytes and chunks, on the link (Link.Totals) and on the
-// client side (the runner wraps every database connection and attributes counts to
+// measures what a link really adds (CalibrateOptions.Inline for Link.Dial), and Sweep
+// calibrates levels of RTTs and connections one after another, choosing their sample
+// counts, judging each against its targets and running the echo server in a process of its
+// own (ServeEchoProcess) when thousands of connections need one. Meter and MeterConn
+// count round trips, bytes and chunks, on the link (Link.Totals) and on the client side (the runner wraps every database connection and attributes counts to
 // transactions by snapshotting around them). A proxy started WithObserver shows an Observer
 // every chunk it reads, before the chunk can reach the other side, and forwards it
 // unchanged unless the Observer asks otherwise (package observe follows database protocols
@@ -20,8 +22,8 @@
 // and calibrates the link first (Calibrate); package runner attributes each MeteredConn's
 // counts to transactions and wakes its terminals with a Sleeper; package observe's Session
 // listens (Listen) with its Observer; package cli turns flags into a Config
-// (ParseBandwidth, ParseDistribution) and runs dblat calibrate; nothing here knows about
-// databases.
+// (ParseBandwidth, ParseDistribution) and prints what Sweep reports for dblat calibrate;
+// nothing here knows about databases.
 //
 // # The delay line
 //

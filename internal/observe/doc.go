@@ -38,7 +38,9 @@
 // they span (mean-value analysis, the lock's residual holding time corrected for the
 // constant part added RTT makes of it). It gives response time per shape and overall,
 // throughput, the RTTs at which throughput falls by 10 % and 50 %, the shapes that lose
-// most and what would help.
+// most and what would help. RoundTripEvidence sets beside it the stored runs that show what
+// fewer round trips bought on a real server: runs of a workload that declares round-trip
+// modes (workload.Definition.RoundTripModes: TPC-C's), alike but for their mode.
 //
 // Recorder keeps, when asked, samples of the statements each shape ran with their literal
 // and parameter values, and Script writes them as a pgbench-style script (package script's
@@ -55,7 +57,8 @@
 // the protocols; package cli parses `dblat proxy`'s
 // flags, turns SIGUSR1 and Ctrl-C into Session.Snapshot and Session.Stop and prints what
 // they hand back (and `dblat predict`'s forecasts); package execution stores an
-// observation as a run of workload "observed" (Core.StoreObserved) in package results;
-// package report draws an observation's predictions; package replay keeps the chunks a
-// Tape is shown and observes its own sessions with an Observer (Source SourceReplay).
+// observation as a run of workload "observed" (Core.StoreObserved) in package results,
+// whose finished runs RoundTripEvidence reads; package report draws an observation's
+// predictions; package replay keeps the chunks a Tape is shown and observes its own
+// sessions with an Observer (Source SourceReplay).
 package observe

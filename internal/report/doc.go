@@ -41,16 +41,22 @@
 // ran, the link's shape and what it achieved each way: AchievedLines) and a line per
 // transaction type, as `dblat run` prints it when the run ends and
 // `dblat results show` opens with; RunLine is its one-line form (a study prints one per run),
-// RunSize and RunPath the pieces a run's first progress line names. They look up the
+// RunSize and RunPath the pieces a run's first progress line names, PathText (RunPathText)
+// the word or two a table's PATH column shows (results list, study plan). They look up the
 // workload registry's declarations (scale names, the headline type, think times) only.
 //
-// Everything here is a pure function of its input: nothing reads a clock, the environment,
-// a store or the network, so a report can be rebuilt at any time and repetitions merged
-// later. It does not judge comparisons itself — Report.Warnings is filled by package
+// Load (LoadStudy, LoadRuns) reads a report's input from a results store: a stored study's
+// runs with the samples and signals of the finished ones, its file's description and
+// repeats and the parts of the runs agents drove, or stored runs by id; Loaded.Build then
+// builds the report any command builds, so that a caller outside package cli can too. Load
+// only reads. Everything else here is a pure function of its input: nothing reads a clock,
+// the environment, a store or the network, so a report can be rebuilt at any time and
+// repetitions merged later. It does not judge comparisons itself — Report.Warnings is filled by package
 // analysis' credibility checks and only rendered here.
 //
-// Neighbours: package results on one side (the Run model, factor keys, HDR histogram
-// decoding), package analysis (the model, knees and checks) and package observe (an
+// Neighbours: package results on one side (the Run model and the Store Load reads, factor
+// keys, HDR histogram decoding), package study (a stored study file's description and
+// repeats), package analysis (the model, knees and checks) and package observe (an
 // observed application's Observation and its predictions); package cli on the other
 // (`dblat report`, `dblat quickstart`, `dblat study run`, `dblat results diff`, and
 // `dblat run` and `dblat results show` for one run).

@@ -236,6 +236,21 @@ func RunSize(r *results.Run) string {
 	return strings.Join(parts, ", ")
 }
 
+// PathText says in a word or two how a run reaches the server, for a table's column:
+// "link 5ms" (dblat's latency link, at RTT 0 too), "direct" (TCP) or "unix" (a managed
+// server's socket). path is spec.Run.Path's or spec.PathOf's, rtt the run's RTT.
+func PathText(path string, rtt time.Duration) string {
+	if path == spec.PathLink {
+		return "link " + spec.FormatDuration(rtt)
+	}
+	return path
+}
+
+// RunPathText is PathText of a stored run.
+func RunPathText(r *results.Run) string {
+	return PathText(spec.PathOf(&r.Params, r.Link != nil), r.Params.RTT)
+}
+
 // RunPath says how a run reached the server, with its link's shape and what its
 // calibration measured: "direct", "unix socket", "rtt 5ms (measured +5.02ms)",
 // "rtt 2ms, profile cross-az, loss 0.1% (measured +2.01ms)".

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dblat/dblat/internal/results"
+	"github.com/dblat/dblat/internal/spec"
 	_ "github.com/dblat/dblat/internal/workload/all" // scale names and think times
 )
 
@@ -53,5 +55,31 @@ func TestRunSummaryWriteError(t *testing.T) {
 	r := &results.Run{ID: 1, Params: results.Params{Workload: "tpcc"}}
 	if err := WriteRunSummary(failingWriter{}, r); err == nil {
 		t.Error("WriteRunSummary to a failing writer returned no error")
+	}
+}
+
+// TestPathText: a table's PATH column for each way to the server, stored or planned.
+func TestPathText(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		rtt  time.Duration
+		want string
+	}{
+		{spec.PathLink, 5 * time.Millisecond, "link 5ms"},
+		{spec.PathLink, 0, "link 0"},
+		{spec.PathDirect, 0, "direct"},
+		{spec.PathUnix, 0, "unix"},
+	} {
+		if got := PathText(c.path, c.rtt); got != c.want {
+			t.Errorf("PathText(%s, %v) = %q, want %q", c.path, c.rtt, got, c.want)
+		}
+	}
+	r := &results.Run{Params: results.Params{RTT: 2 * time.Millisecond}, Link: &results.Link{}}
+	if got := RunPathText(r); got != "link 2ms" {
+		t.Errorf("RunPathText of a linked run = %q", got)
+	}
+	r.Link = nil
+	if got := RunPathText(r); got != "direct" {
+		t.Errorf("RunPathText of a direct run = %q", got)
 	}
 }

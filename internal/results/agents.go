@@ -371,3 +371,20 @@ func (s *sqlStore) AnnounceStart(ctx context.Context, runID int64, at time.Time)
 	}
 	return nil
 }
+
+// PartsOf reads the parts of those of runs that several agents drove and that finished, by
+// run id: what the credibility check's per-agent rule and a report's agent table read.
+func PartsOf(ctx context.Context, store Store, runs []Run) (map[int64][]Part, error) {
+	parts := map[int64][]Part{}
+	for _, r := range runs {
+		if r.Agents == 0 || r.Status != StatusFinished {
+			continue
+		}
+		p, err := store.Parts(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		parts[r.ID] = p
+	}
+	return parts, nil
+}

@@ -15,7 +15,8 @@
 // drove, the coordinator of package agent): Begin once a run is about to start, AddSamples
 // every few seconds as the runner reports them, Finish once when the run ends (its per-type
 // rows and final figures in one transaction). Reports and the CLI read with List and Get,
-// and Export dumps runs as JSON or CSV. Import copies one store's runs and studies into
+// and Export dumps runs as JSON or CSV; ParseID and ParseIDs read
+// run ids as users write them ("12", "12,13,14"), for every command that takes them. Import copies one store's runs and studies into
 // another, identifying runs by their UID, so that copying twice adds nothing. The store does
 // no reporting, comparison or statistics of its own, which is why the HDR histograms are
 // kept and EncodeHist/DecodeHist live here, and Group, which groups runs into a study's

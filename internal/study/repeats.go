@@ -118,6 +118,33 @@ func (s *Study) ExpectedRuns(cv float64, limit int) int {
 	return limit + 1
 }
 
+// fixedRepeatLimit is the most repeats FixedRepeat proposes: beyond it a fixed design is no
+// answer (the cell varies too much for its precision).
+const fixedRepeatLimit = 1000
+
+// FixedRepeat is the repeat a fixed design needs for every cell to meet the precision,
+// from each cell's measured variation in progress (the most any cell needs, ExpectedRuns);
+// ok is false when a cell has fewer than two runs or a mean of 0, or needs more than a
+// thousand.
+func (s *Study) FixedRepeat(progress map[string]Progress) (n int, ok bool) {
+	most := 0
+	for _, c := range s.Cells() {
+		iv := progress[c.Key].Interval()
+		if iv.N < 2 || iv.Mean == 0 {
+			return 0, false
+		}
+		n := s.ExpectedRuns(iv.SD/math.Abs(iv.Mean), fixedRepeatLimit)
+		if n > fixedRepeatLimit {
+			return 0, false
+		}
+		most = max(most, n)
+	}
+	return most, most > 0
+}
+
+// Remaining is how many runs a cell with progress p is known to need still (Wanted).
+func (s *Study) Remaining(p Progress) int { return max(0, s.Wanted(p)-p.Done) }
+
 // Schedule returns the runs known to be needed now, in the order to run them, given each
 // cell's progress (a cell missing from progress has none). It orders them as Plan does: in
 // rounds, round r holding the r-th repeat of every cell that needs one, in the seeded order

@@ -257,3 +257,34 @@ func TestBudgetAllot(t *testing.T) {
 		t.Errorf("costly cell: %v", got)
 	}
 }
+
+// TestFixedRepeat: the repeat a fixed design needs is the most any cell needs for its
+// measured variation (ExpectedRuns); a cell with fewer than two runs, or one that needs
+// more than a thousand, leaves no answer.
+func TestFixedRepeat(t *testing.T) {
+	s := mustParse(t, adaptiveSrc)
+	progress := map[string]Progress{}
+	for i, c := range s.Cells() {
+		progress[c.Key] = Progress{Values: []float64{100, 100 + float64(i)}, Done: 2}
+	}
+	want := 0
+	for _, c := range s.Cells() {
+		iv := progress[c.Key].Interval()
+		want = max(want, s.ExpectedRuns(iv.SD/iv.Mean, 1000))
+	}
+	if n, ok := s.FixedRepeat(progress); !ok || n != want || n < 2 {
+		t.Errorf("FixedRepeat = %d, %v; want %d", n, ok, want)
+	}
+	first := s.Cells()[0].Key
+	progress[first] = Progress{Values: []float64{100}, Done: 1}
+	if n, ok := s.FixedRepeat(progress); ok {
+		t.Errorf("a cell of one run: FixedRepeat = %d", n)
+	}
+	progress[first] = Progress{Values: []float64{-1000, 1001}, Done: 2}
+	if n, ok := s.FixedRepeat(progress); ok {
+		t.Errorf("a cell that needs more than a thousand runs: FixedRepeat = %d", n)
+	}
+	if got := s.Remaining(Progress{Done: 9}); got != 0 {
+		t.Errorf("Remaining past the repeats = %d", got)
+	}
+}

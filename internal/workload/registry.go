@@ -91,6 +91,24 @@ type Definition struct {
 	// the options Split sets, which a run that is split must leave alone.
 	Split        func(scale, n int) []Partition
 	SplitOptions []string
+	// RoundTripModes, when set, declares the run option whose values change how many round
+	// trips the workload's transactions take and nothing else a run measures (TPC-C's
+	// mode): stored runs that differ in it alone show what fewer round trips buy, which
+	// dblat predict quotes beside its prediction.
+	RoundTripModes *RoundTripModes
+}
+
+// RoundTripModes is a workload's declaration of its round-trip modes
+// (Definition.RoundTripModes).
+type RoundTripModes struct {
+	// Option names the run option, one of Definition.Options with Values: the modes, in the
+	// order to quote them (most round trips first).
+	Option string
+	// Title names the workload in sentences ("TPC-C"), and TxTitle its Metric.TxType
+	// ("New-Order"), whose round trips the quotes give.
+	Title, TxTitle string
+	// Hint says how to measure what the modes buy, for when no stored runs show it.
+	Hint string
 }
 
 // Index is a table of a workload's data and the columns an index build indexes.
@@ -314,6 +332,11 @@ func Register(d *Definition) {
 	}
 	if d.Load == nil || d.Loaded == nil || d.New == nil || d.Metric.Name == "" {
 		panic("workload: incomplete definition of " + d.Name)
+	}
+	if m := d.RoundTripModes; m != nil {
+		if o, ok := d.Options.Lookup(m.Option); !ok || len(o.Values) == 0 {
+			panic("workload: " + d.Name + "'s round-trip modes name no option with values: " + m.Option)
+		}
 	}
 	registry[d.Name] = d
 }

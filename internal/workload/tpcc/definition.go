@@ -69,6 +69,8 @@ var Definition = &workload.Definition{
 		return out
 	},
 	SplitOptions: []string{OptionHomeWarehouses},
+	RoundTripModes: &workload.RoundTripModes{Option: OptionMode, Title: "TPC-C", TxTitle: "New-Order",
+		Hint: "dblat's TPC-C runs New-Order in 37, 2 or 1 round trips (dblat run tpcc --rtt 20ms --mode client|batched|procedure): compare them to see what fewer round trips buy on your server"},
 	Load: func(ctx context.Context, t workload.Target, cfg workload.LoadConfig) error {
 		return Load(ctx, t, LoadConfig{Warehouses: max(cfg.Scale, 1), Seed: cfg.Seed, Workers: cfg.Workers, Progress: cfg.Progress})
 	},
