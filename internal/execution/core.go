@@ -189,8 +189,8 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	if err != nil {
 		return nil, asInput(err)
 	}
-	mgr, ok := e.(engine.Manager)
-	if !ok {
+	mgr := engine.Caps(e).Manager
+	if mgr == nil {
 		return nil, Inputf("dblat cannot manage %s servers (managed engines: %s); connect to your own with --target DSN",
 			e.Name(), strings.Join(engine.Managed(), ", "))
 	}
@@ -264,7 +264,7 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		inst.Install, inst.Version = req.Install, req.Version
 	}
 	l := c.launcherFor(mgr, e.Name(), inst)
-	if in, ok := e.(engine.Installer); ok && inst.Version != "" {
+	if in := engine.Caps(e).Installer; in != nil && inst.Version != "" {
 		if _, ok := in.Installed(c.launchConfig(e.Name()), inst.Version); !ok {
 			c.info("%s %s is not installed: fetching it into %s first (once; `dblat server install` does only that)", e.Name(), inst.Version, c.launchConfig(e.Name()).StateDir)
 		}
@@ -313,8 +313,8 @@ func (c *Core) placeData(e engine.Engine, inst *managed.Instance) error {
 // started: an unknown setting is bad input. Binaries that cannot be found are left to the
 // start to report, as without settings.
 func (c *Core) checkStartSettings(e engine.Engine, req ServerStart) error {
-	sc, ok := e.(engine.SettingsChecker)
-	if !ok || len(req.Settings) == 0 {
+	sc := engine.Caps(e).SettingsChecker
+	if sc == nil || len(req.Settings) == 0 {
 		return nil
 	}
 	cfg := c.launchConfig(e.Name())
@@ -386,8 +386,8 @@ func (c *Core) StopServer(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	mgr, ok := e.(engine.Manager)
-	if !ok {
+	mgr := engine.Caps(e).Manager
+	if mgr == nil {
 		return fmt.Errorf("server %s: engine %s no longer manages servers", name, inst.Engine)
 	}
 	pid := inst.PID
@@ -428,8 +428,8 @@ func (c *Core) Install(ctx context.Context, engineName, version string) (string,
 	if err != nil {
 		return "", asInput(err)
 	}
-	in, ok := e.(engine.Installer)
-	if !ok {
+	in := engine.Caps(e).Installer
+	if in == nil {
 		return "", Inputf("dblat cannot fetch %s servers: unpack one yourself and start it with `dblat server start %s --install DIR`", e.Name(), e.Name())
 	}
 	if !slices.Contains(in.InstallVersions(), version) {
