@@ -13,7 +13,8 @@
 // live in sub-packages (engine/postgres, ...), which register themselves, and engine/all
 // imports them all (adding an engine is its package plus one line there). The few pieces
 // of logic those share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost)
-// live here.
+// live here, and the conformance suites every engine's tests run in engine/enginetest
+// and (for Batcher) engine/batchtest.
 package engine
 
 import (
