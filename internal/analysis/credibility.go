@@ -294,7 +294,7 @@ func comparison(name string) engine.Comparison {
 	if err != nil {
 		return engine.Comparison{}
 	}
-	if c, ok := e.(engine.Comparer); ok {
+	if c := engine.Caps(e).Comparer; c != nil {
 		return c.Comparison()
 	}
 	return engine.Comparison{}

@@ -75,7 +75,7 @@ func databaseOptions() option.Set {
 	var s option.Set
 	for _, name := range engine.Names() {
 		e, _ := engine.Lookup(name)
-		if d, ok := e.(engine.Databases); ok {
+		if d := engine.Caps(e).Databases; d != nil {
 			s = append(s, d.DatabaseOptions()...)
 		}
 	}

@@ -182,8 +182,8 @@ func wireProtocols(name string) ([]wire.Protocol, error) {
 	if err != nil {
 		return nil, usagef("--engine %q: use one of %s", name, strings.Join(engine.Names(), ", "))
 	}
-	wp, ok := e.(engine.WireProtocol)
-	if !ok {
+	wp := engine.Caps(e).WireProtocol
+	if wp == nil {
 		return nil, usagef("--engine %s: dblat cannot follow its protocol; leave --engine out to count bytes and round trips only", name)
 	}
 	return []wire.Protocol{wp.WireProtocol()}, nil

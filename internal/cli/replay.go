@@ -277,11 +277,11 @@ func (a *app) restoreTarget(ctx context.Context, f *replayFlags, t *execution.Ta
 	if !f.restore {
 		return nil
 	}
-	rs, ok := t.Engine.(engine.Restorer)
+	rs := engine.Caps(t.Engine).Restorer
 	switch {
 	case t.Server == nil:
 		return usagef("--restore: %s is not a managed server; restore it yourself, then replay without --restore", t.Label)
-	case !ok || !rs.CanRestore(true):
+	case rs == nil || !rs.CanRestore(true):
 		return usagef("--restore: dblat cannot restore %s databases; restore it yourself, then replay without --restore", t.Engine.Name())
 	}
 	has, err := rs.HasPristine(ctx, t.DSN)

@@ -118,11 +118,12 @@ func engineRunOptions() option.Set {
 	var s option.Set
 	for _, name := range engine.Names() {
 		e, _ := engine.Lookup(name)
-		if h, ok := e.(engine.RunHooks); ok {
-			s = append(s, h.RunOptions()...)
+		caps := engine.Caps(e)
+		if caps.RunHooks != nil {
+			s = append(s, caps.RunHooks.RunOptions()...)
 		}
-		if d, ok := e.(engine.Databases); ok {
-			s = append(s, d.DatabaseOptions()...)
+		if caps.Databases != nil {
+			s = append(s, caps.Databases.DatabaseOptions()...)
 		}
 	}
 	return s

@@ -228,19 +228,10 @@ database's page size.`,
 				}
 			}
 			lf.apply(a, e)
-			if memory != "" {
-				b, err := managed.ParseMemory(memory)
-				if err != nil {
-					return usagef("--memory %v", err)
-				}
-				memory = managed.FormatMemory(b)
-			}
 			if encryption != "" {
-				on, err := option.ParseBool(encryption)
-				if err != nil {
-					return usagef("--encryption must be on or off, got %q", encryption)
+				if encryption, err = encryptionOption.Canonical(encryption); err != nil {
+					return usagef("--encryption %v", err)
 				}
-				encryption = map[bool]string{true: "on", false: "off"}[on]
 			}
 			inst, err := a.servers().Start(cmd.Context(), execution.ServerStart{Engine: e.Name(), Name: name, Port: port,
 				Settings: settings, Install: install, Version: version, Storage: storage, Memory: memory, Encryption: encryption})
@@ -281,7 +272,7 @@ var memoryOption = option.Option{Name: "memory", Kind: option.String,
 
 // encryptionOption declares --encryption: whether a new server keeps its data encrypted at
 // rest (a study's server.encryption).
-var encryptionOption = option.Option{Name: "encryption", Kind: option.Bool,
+var encryptionOption = option.Option{Name: "encryption", Kind: option.String, Values: []string{"on", "off"},
 	Usage: "on: a new server keeps its data encrypted at rest (MariaDB); off: plainly"}
 
 // parseSets turns repeated key=value flags into a map; nil when none were given.

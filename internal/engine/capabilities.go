@@ -14,8 +14,9 @@ import (
 
 // The optional capabilities below are what an engine package declares about itself so that
 // nothing outside package engine has to know which product it is: the execution core, the
-// CLI and the credibility checks ask for a capability with a type assertion, never for a
-// name. Each engine package asserts the ones it implements at compile time.
+// workloads, the CLI and the credibility checks read a capability from Caps (caps.go, where
+// Register resolves them once), never a name. Each engine package asserts the ones it
+// implements at compile time.
 
 // Manager is an optional Engine capability: dblat can run private managed servers of the
 // engine (package managed keeps them).
@@ -371,7 +372,7 @@ func WireProtocols() []wire.Protocol {
 	var out []wire.Protocol
 	for _, n := range Names() {
 		e, _ := Lookup(n)
-		if w, ok := e.(WireProtocol); ok {
+		if w := Caps(e).WireProtocol; w != nil {
 			out = append(out, w.WireProtocol())
 		}
 	}

@@ -7,12 +7,16 @@
 // settings and counters mean for a like-for-like comparison.
 //
 // Nothing outside package engine and its sub-packages tests an engine's name: workload
-// code branches on Dialect capabilities, the execution core and the credibility checks on
-// the optional interfaces. Package engine imports of dblat only the product-neutral leaf
-// packages managed, option and wire; the per-product implementations live in sub-packages
-// (engine/postgres, ...), which register themselves, and engine/all imports them all
-// (adding an engine is its package plus one line there). The few pieces of logic those
-// share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost) live here.
+// code branches on Dialect and the optional capabilities, the execution core and the
+// credibility checks on the optional capabilities. Register resolves those once into an
+// engine's Capabilities (caps.go), which callers read through Caps: the type assertions
+// to the optional interfaces are all there. Package engine imports of dblat only the
+// product-neutral leaf packages managed, option and wire; the per-product implementations
+// live in sub-packages (engine/postgres, ...), which register themselves, and engine/all
+// imports them all (adding an engine is its package plus one line there). The few pieces
+// of logic those share (FoldedBatchTx, Interpolate, AppendLoadText, IsConnectionLost)
+// live here, and the conformance suites every engine's tests run in engine/enginetest
+// and (for Batcher) engine/batchtest.
 package engine
 
 import (
@@ -197,6 +201,7 @@ type Naming struct {
 type registered struct {
 	e     Engine
 	names Naming
+	caps  Capabilities // resolved once, here
 }
 
 var (
@@ -205,7 +210,7 @@ var (
 )
 
 // Register makes an engine available to Lookup and ForDSN under its name, aliases and DSN
-// schemes. It panics on a name, alias or scheme already taken, which is a programming
+// schemes, and resolves its optional capabilities once (Caps). It panics on a name, alias or scheme already taken, which is a programming
 // error found at init time.
 func Register(e Engine, n Naming) {
 	mu.Lock()
@@ -228,7 +233,7 @@ func Register(e Engine, n Naming) {
 			panic("engine: key=value DSNs are already read by " + r.e.Name())
 		}
 	}
-	registry[e.Name()] = registered{e: e, names: n}
+	registry[e.Name()] = registered{e: e, names: n, caps: resolve(e)}
 }
 
 // Lookup returns the engine registered under name or one of its aliases.
@@ -286,7 +291,7 @@ func Managed() []string {
 	var out []string
 	for _, n := range Names() {
 		e, _ := Lookup(n)
-		if _, ok := e.(Manager); ok {
+		if Caps(e).Manager != nil {
 			out = append(out, n)
 		}
 	}

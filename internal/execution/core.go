@@ -188,30 +188,17 @@ type ServerStart struct {
 	Encryption string
 }
 
-// Start creates (if new) or restarts a managed server as req says, and saves its record.
-// A server that already runs is left as it is, unless its settings, port, installation or
-// version differ, which is an error.
-func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, error) {
-	e, err := engine.Lookup(req.Engine)
-	if err != nil {
-		return nil, asInput(err)
-	}
-	mgr, ok := e.(engine.Manager)
-	if !ok {
-		return nil, Inputf("dblat cannot manage %s servers (managed engines: %s); connect to your own with --target DSN",
-			e.Name(), strings.Join(engine.Managed(), ", "))
-	}
-	name := req.Name
-	if err := managed.CheckName(name); err != nil {
-		return nil, asInput(err)
-	}
+// checkStartRequest checks what req asks of e's server before anything is made, making
+// req.Install absolute; it returns the memory limit asked for (-1: keep the last start's)
+// and whether the server is to be encrypted.
+func (c *Core) checkStartRequest(e engine.Engine, req *ServerStart) (limit int64, encrypt bool, err error) {
 	if req.Install != "" && req.Version != "" {
-		return nil, Inputf("give --install DIR or --version V, not both")
+		return 0, false, Inputf("give --install DIR or --version V, not both")
 	}
 	if req.Install != "" {
 		abs, err := filepath.Abs(req.Install)
 		if err != nil {
-			return nil, asInput(err)
+			return 0, false, asInput(err)
 		}
 		req.Install = abs
 	}
@@ -221,28 +208,72 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		cfg := c.launchConfig(e.Name())
 		cfg.Install, cfg.Version = req.Install, req.Version
 		if _, err := c.checkBinaries(e, cfg); err != nil {
-			return nil, asInput(err)
+			return 0, false, asInput(err)
 		}
 	}
-	if err := c.checkStartSettings(e, req); err != nil {
-		return nil, err
+	if err := c.checkStartSettings(e, *req); err != nil {
+		return 0, false, err
 	}
-	limit := int64(-1) // keep the limit of the last start
+	limit = -1 // keep the limit of the last start
 	if req.Memory != "" {
 		if limit, err = managed.ParseMemory(req.Memory); err != nil {
-			return nil, Inputf("memory %v", err)
+			return 0, false, Inputf("memory %v", err)
 		}
 	}
-	encrypt := req.Encryption == "on"
+	encrypt = req.Encryption == "on"
 	if req.Encryption != "" && req.Encryption != "on" && req.Encryption != "off" {
-		return nil, Inputf("encryption must be on or off, got %q", req.Encryption)
+		return 0, false, Inputf("encryption must be on or off, got %q", req.Encryption)
 	}
 	if encrypt {
 		cfg := c.launchConfig(e.Name())
 		cfg.Install, cfg.Version = req.Install, req.Version
 		if err := canEncrypt(e, cfg); err != nil {
-			return nil, asInput(err)
+			return 0, false, asInput(err)
 		}
+	}
+	return limit, encrypt, nil
+}
+
+// contain puts inst's started server in cgroups of its own, and reads its memory limit
+// back; a limit that does not hold stops the server.
+func (c *Core) contain(ctx context.Context, l managed.Launcher, inst *managed.Instance) error {
+	if err := managed.Contain(inst); err != nil && inst.Memory > 0 && inst.MemoryCgroup == "" {
+		_ = l.Stop(ctx, inst)
+		managed.Release(inst)
+		return fmt.Errorf("server %s: %w", inst.Name, err)
+	}
+	if inst.Memory > 0 {
+		got, err := managed.MemoryLimit(inst)
+		if err != nil {
+			_ = l.Stop(ctx, inst)
+			managed.Release(inst)
+			return fmt.Errorf("server %s: read back its memory limit: %w", inst.Name, err)
+		}
+		c.info("server %s runs under a memory limit of %s (%s)", inst.Name, engine.FormatBytes(float64(got)), inst.MemoryCgroup)
+	}
+	return nil
+}
+
+// Start creates (if new) or restarts a managed server as req says, and saves its record.
+// A server that already runs is left as it is, unless its settings, port, installation or
+// version differ, which is an error.
+func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, error) {
+	e, err := engine.Lookup(req.Engine)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	mgr := engine.Caps(e).Manager
+	if mgr == nil {
+		return nil, Inputf("dblat cannot manage %s servers (managed engines: %s); connect to your own with --target DSN",
+			e.Name(), strings.Join(engine.Managed(), ", "))
+	}
+	name := req.Name
+	if err := managed.CheckName(name); err != nil {
+		return nil, asInput(err)
+	}
+	limit, encrypt, err := c.checkStartRequest(e, &req)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(c.Servers.Root, 0o755); err != nil {
 		return nil, Inputf("state directory %s: %v (choose another with --state)", c.Servers.Root, err)
@@ -306,7 +337,7 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 		}
 	}
 	l := c.launcherFor(mgr, e.Name(), inst)
-	if in, ok := e.(engine.Installer); ok && inst.Version != "" {
+	if in := engine.Caps(e).Installer; in != nil && inst.Version != "" {
 		if _, ok := in.Installed(c.launchConfig(e.Name()), inst.Version); !ok {
 			c.info("%s %s is not installed: fetching it into %s first (once; `dblat server install` does only that)", e.Name(), inst.Version, c.launchConfig(e.Name()).StateDir)
 		}
@@ -321,19 +352,8 @@ func (c *Core) Start(ctx context.Context, req ServerStart) (*managed.Instance, e
 	// A cgroup of its own lets each run tell the server's CPU and waits from the machine's;
 	// without one (no rights, no cgroup v2) its process tree is read instead. A memory
 	// limit must hold, or the server does not run.
-	if err := managed.Contain(inst); err != nil && inst.Memory > 0 && inst.MemoryCgroup == "" {
-		_ = l.Stop(ctx, inst)
-		managed.Release(inst)
-		return nil, fmt.Errorf("server %s: %w", name, err)
-	}
-	if inst.Memory > 0 {
-		got, err := managed.MemoryLimit(inst)
-		if err != nil {
-			_ = l.Stop(ctx, inst)
-			managed.Release(inst)
-			return nil, fmt.Errorf("server %s: read back its memory limit: %w", name, err)
-		}
-		c.info("server %s runs under a memory limit of %s (%s)", name, engine.FormatBytes(float64(got)), inst.MemoryCgroup)
+	if err := c.contain(ctx, l, inst); err != nil {
+		return nil, err
 	}
 	if err := c.Servers.Save(inst); err != nil {
 		_ = l.Stop(ctx, inst)
@@ -358,8 +378,8 @@ func encryptedPhrase(on bool) string {
 // canEncrypt says why e's servers launched with cfg cannot keep their data encrypted at
 // rest, or nil when they can (engine.Encrypter).
 func canEncrypt(e engine.Engine, cfg engine.LaunchConfig) error {
-	enc, ok := e.(engine.Encrypter)
-	if !ok {
+	enc := engine.Caps(e).Encrypter
+	if enc == nil {
 		return fmt.Errorf("dblat cannot encrypt a %s server's data at rest", e.Name())
 	}
 	return enc.CanEncrypt(cfg)
@@ -376,8 +396,8 @@ func checkMemory(e engine.Engine, limit int64, settings map[string]string) error
 	if err := managed.CanLimitMemory(); err != nil {
 		return asInput(err)
 	}
-	cs, ok := e.(engine.CacheSizer)
-	if !ok {
+	cs := engine.Caps(e).CacheSizer
+	if cs == nil {
 		return nil
 	}
 	name, cache, err := cs.RequestedCache(settings)
@@ -413,8 +433,8 @@ func (c *Core) placeData(e engine.Engine, inst *managed.Instance) error {
 // started: an unknown setting is bad input. Binaries that cannot be found are left to the
 // start to report, as without settings.
 func (c *Core) checkStartSettings(e engine.Engine, req ServerStart) error {
-	sc, ok := e.(engine.SettingsChecker)
-	if !ok || len(req.Settings) == 0 {
+	sc := engine.Caps(e).SettingsChecker
+	if sc == nil || len(req.Settings) == 0 {
 		return nil
 	}
 	cfg := c.launchConfig(e.Name())
@@ -486,8 +506,8 @@ func (c *Core) StopServer(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	mgr, ok := e.(engine.Manager)
-	if !ok {
+	mgr := engine.Caps(e).Manager
+	if mgr == nil {
 		return fmt.Errorf("server %s: engine %s no longer manages servers", name, inst.Engine)
 	}
 	pid := inst.PID
@@ -528,8 +548,8 @@ func (c *Core) Install(ctx context.Context, engineName, version string) (string,
 	if err != nil {
 		return "", asInput(err)
 	}
-	in, ok := e.(engine.Installer)
-	if !ok {
+	in := engine.Caps(e).Installer
+	if in == nil {
 		return "", Inputf("dblat cannot fetch %s servers: unpack one yourself and start it with `dblat server start %s --install DIR`", e.Name(), e.Name())
 	}
 	if !slices.Contains(in.InstallVersions(), version) {

@@ -59,7 +59,7 @@ func checkLoad(ls *LoadSpec, e engine.Engine, managed bool) (*workload.Definitio
 		}
 	}
 	var dbSet option.Set
-	if d, ok := e.(engine.Databases); ok {
+	if d := engine.Caps(e).Databases; d != nil {
 		dbSet = d.DatabaseOptions()
 	}
 	loadVals, dbVals := map[string]string{}, map[string]string{}
@@ -102,7 +102,7 @@ func (c *Core) Load(ctx context.Context, target string, ls LoadSpec) error {
 	}
 	dsn := t.DSN
 	if len(dv) > 0 {
-		if dsn, err = t.Engine.(engine.Databases).Database(ctx, t.Server, dv); err != nil {
+		if dsn, err = engine.Caps(t.Engine).Databases.Database(ctx, t.Server, dv); err != nil {
 			return fmt.Errorf("database with %s: %w", fmtValues(dv), err)
 		}
 	}

@@ -50,7 +50,7 @@ func engineOfProtocol(given, proto string) string {
 		if err != nil {
 			continue
 		}
-		if w, ok := e.(engine.WireProtocol); ok && w.WireProtocol().Name() == proto {
+		if w := engine.Caps(e).WireProtocol; w != nil && w.WireProtocol().Name() == proto {
 			return n
 		}
 	}

@@ -43,8 +43,8 @@ func checkDuring(rs *spec.Run, e engine.Engine, def *workload.Definition, manage
 	if !managed {
 		return bad("%s: an operation during the window needs a managed server, whose tools dblat runs on its files (server: in a study, a managed server's name as the target of dblat run)", name)
 	}
-	op, ok := e.(engine.Operator)
-	if !ok {
+	op := engine.Caps(e).Operator
+	if op == nil {
 		return bad("%s: dblat starts no operations on %s servers", name, e.Name())
 	}
 	if _, err := op.Operation(cfg, name); err != nil {
@@ -80,7 +80,7 @@ func (r *runState) newOperation() (*operation, error) {
 	if name == "" || inst == nil {
 		return nil, nil
 	}
-	op := r.t.Engine.(engine.Operator) // checked with the run
+	op := engine.Caps(r.t.Engine).Operator // checked with the run
 	cfg := r.c.launchConfig(r.t.Engine.Name())
 	cfg.Install, cfg.Version = inst.Install, inst.Version
 	tool, err := op.Operation(cfg, name)

@@ -257,7 +257,7 @@ func (r *runState) inspect(ctx context.Context) (err error) {
 		return fmt.Errorf("read server settings: %w", err)
 	}
 	addBuild(&r.info, r.t.Server)
-	r.hooks, _ = r.t.Engine.(engine.RunHooks)
+	r.hooks = engine.Caps(r.t.Engine).RunHooks
 	r.rc = &engine.RunContext{DSN: r.dsn, DB: r.admin.DB, Server: r.t.Server, Options: r.p.run, Stats: engine.Stats{},
 		Notes: map[string]string{}, Info: r.c.info}
 	if r.hooks != nil {
@@ -471,7 +471,7 @@ func (r *runState) startSignals(ctx context.Context) *signals.Sampler {
 	if inst := r.t.Server; inst != nil {
 		cfg.ServerPID, cfg.ServerCgroup = inst.PID, inst.Cgroup
 	}
-	if sg, ok := r.t.Engine.(engine.Signaler); ok {
+	if sg := engine.Caps(r.t.Engine).Signaler; sg != nil {
 		read, err := sg.SignalReader(ctx, r.admin.DB)
 		if err != nil {
 			r.c.info("note: the server's own signals cannot be read: %s", oneLine(err))
@@ -529,20 +529,20 @@ func nothingCompleted(rs *spec.Run, def *workload.Definition, s *results.Summary
 func (c *Core) database(ctx context.Context, t *Target, p *plan, rs *spec.Run) (string, error) {
 	dsn := t.DSN
 	if len(p.db) > 0 {
-		d, err := t.Engine.(engine.Databases).Database(ctx, t.Server, p.db)
+		d, err := engine.Caps(t.Engine).Databases.Database(ctx, t.Server, p.db)
 		if err != nil {
 			return "", fmt.Errorf("database with %s: %w", fmtValues(p.db), err)
 		}
 		dsn = d
 	}
 	if rs.Transport() == spec.TransportUnix {
-		d, err := t.Engine.(engine.Sockets).SocketDSN(t.Server)
+		d, err := engine.Caps(t.Engine).Sockets.SocketDSN(t.Server)
 		if err != nil {
 			return "", err
 		}
 		dsn = d
 	}
-	if h, ok := t.Engine.(engine.RunHooks); ok {
+	if h := engine.Caps(t.Engine).RunHooks; h != nil {
 		d, err := h.RunDSN(dsn, p.run)
 		if err != nil {
 			return "", asInput(err)
@@ -580,7 +580,7 @@ func addBuild(info *engine.Info, inst *managed.Instance) {
 // afterRun runs the engine's after-run hook and reads the statistics and the database size
 // after the run.
 func (c *Core) afterRun(ctx context.Context, t *Target, admin workload.Target, hooks engine.RunHooks, rc *engine.RunContext, run *results.Run) {
-	if s, ok := t.Engine.(engine.Settler); ok {
+	if s := engine.Caps(t.Engine).Settler; s != nil {
 		time.Sleep(s.StatsSettle())
 	}
 	after, err := t.Engine.Stats(ctx, admin.DB)

@@ -229,14 +229,14 @@ factors:
 	if !strings.Contains(log, "runs under a memory limit of 256 MiB") || !strings.Contains(log, "dropped from the page cache") {
 		t.Errorf("the study did not say the server ran under its limit:\n%s", log)
 	}
-	inst, err := c.Servers.Load("memory-limit")
-	if err != nil {
+	if _, err := c.Servers.Load("memory-limit"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Start(context.Background(), ServerStart{Engine: "postgres", Name: "memory-limit", Memory: "256MB"}); err != nil {
 		t.Fatal(err)
 	}
-	if inst, err = c.Servers.Load("memory-limit"); err != nil {
+	inst, err := c.Servers.Load("memory-limit")
+	if err != nil {
 		t.Fatal(err)
 	}
 	procs, err := os.ReadFile(filepath.Join(inst.MemoryCgroup, "cgroup.procs"))

@@ -36,11 +36,12 @@ type plan struct {
 // knownOptions lists what a run on e may set, by the declaring party.
 func knownOptions(def *workload.Definition, e engine.Engine) (work, run, db option.Set) {
 	work = def.Options
-	if h, ok := e.(engine.RunHooks); ok {
-		run = h.RunOptions()
+	caps := engine.Caps(e)
+	if caps.RunHooks != nil {
+		run = caps.RunHooks.RunOptions()
 	}
-	if d, ok := e.(engine.Databases); ok {
-		db = d.DatabaseOptions()
+	if caps.Databases != nil {
+		db = caps.Databases.DatabaseOptions()
 	}
 	return work, run, db
 }
@@ -146,8 +147,8 @@ func check(rs *spec.Run, e engine.Engine, managed bool) (*plan, error) {
 	maps.Copy(p.stored, p.db)
 	p.stored[spec.OptionTransport] = rs.Transport()
 	if rs.Transport() == spec.TransportUnix {
-		switch _, ok := e.(engine.Sockets); {
-		case !ok:
+		switch {
+		case engine.Caps(e).Sockets == nil:
 			bad(spec.OptionPath(spec.OptionTransport), "unix: a %s server listens on TCP only", e.Name())
 		case !managed:
 			bad(spec.OptionPath(spec.OptionTransport), "unix needs a managed server (for an external server, put the socket in the DSN)")

@@ -121,7 +121,7 @@ func (c *Core) cellEngine(p study.Params) (engine.Engine, bool, error) {
 		if err != nil {
 			return nil, true, err
 		}
-		if _, ok := e.(engine.Manager); !ok {
+		if engine.Caps(e).Manager == nil {
 			return nil, true, fmt.Errorf("dblat cannot manage %s servers (managed engines: %s); use target: with a DSN",
 				e.Name(), strings.Join(engine.Managed(), ", "))
 		}
@@ -235,9 +235,9 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			}
 		}
 		if st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly {
-			r, ok := e.(engine.Restorer)
+			r := engine.Caps(e).Restorer
 			switch {
-			case !ok:
+			case r == nil:
 				addErr(st.Errorf("between_runs", "%s cannot restore a pristine copy of its database; use between_runs: keep", e.Name()))
 			case !r.CanRestore(managed):
 				addErr(st.Errorf("between_runs", "%s restores a pristine copy only on servers dblat manages; use server: instead of target:, or between_runs: keep", e.Name()))
@@ -273,7 +273,7 @@ func (c *Core) checkStudy(st *study.Study, cells []study.Cell) ([]string, error)
 			if note != "" && !slices.Contains(notes, note) {
 				notes = append(notes, note)
 			}
-			if sc, ok := e.(engine.SettingsChecker); ok {
+			if sc := engine.Caps(e).SettingsChecker; sc != nil {
 				if err := sc.CheckSettings(cfg, p.Settings); err != nil {
 					addErr(st.Errorf(settingPath(st, err), "%v", err))
 				}
@@ -326,7 +326,7 @@ func settingPath(st *study.Study, err error) string {
 // engine's server (SettingsChecker without settings), before any server starts.
 func (c *Core) checkBinaries(e engine.Engine, cfg engine.LaunchConfig) (note string, err error) {
 	if cfg.Install != "" {
-		if sc, ok := e.(engine.SettingsChecker); ok {
+		if sc := engine.Caps(e).SettingsChecker; sc != nil {
 			return "", sc.CheckSettings(cfg, nil)
 		}
 		return "", nil
@@ -334,8 +334,8 @@ func (c *Core) checkBinaries(e engine.Engine, cfg engine.LaunchConfig) (note str
 	if cfg.Version == "" {
 		return "", nil
 	}
-	in, ok := e.(engine.Installer)
-	if !ok {
+	in := engine.Caps(e).Installer
+	if in == nil {
 		return "", fmt.Errorf("dblat cannot fetch %s versions: unpack the version yourself and give its directory with --install DIR (server.install in a study)", e.Name())
 	}
 	if _, ok := in.Installed(cfg, cfg.Version); ok {
@@ -775,11 +775,11 @@ func (sr *studyRun) prepareData(ctx context.Context, t *Target, rs *spec.Run) er
 	}
 	dsn := t.DSN
 	if len(pl.db) > 0 {
-		if dsn, err = t.Engine.(engine.Databases).Database(ctx, t.Server, pl.db); err != nil {
+		if dsn, err = engine.Caps(t.Engine).Databases.Database(ctx, t.Server, pl.db); err != nil {
 			return fmt.Errorf("database with %s: %w", fmtValues(pl.db), err)
 		}
 	}
-	restorer, _ := t.Engine.(engine.Restorer)
+	restorer := engine.Caps(t.Engine).Restorer
 	restore := sr.st.BetweenRuns == study.BetweenRestore && !pl.def.ReadOnly && restorer != nil
 	want := rs.Scale
 	if want == 0 {

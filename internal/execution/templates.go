@@ -66,8 +66,8 @@ func (c *Core) templateRoot() string { return filepath.Join(c.launchConfig("").S
 // seed, loaded with the loader's options lv) in the database dsn of t, and false when t's
 // engine keeps no templates of it.
 func (c *Core) templateFields(ctx context.Context, t *Target, dsn string, def *workload.Definition, scale int, seed int64, lv option.Values) (map[string]string, bool) {
-	tp, ok := t.Engine.(engine.Templater)
-	if !ok || t.Server == nil {
+	tp := engine.Caps(t.Engine).Templater
+	if tp == nil || t.Server == nil {
 		return nil, false
 	}
 	key, ok, err := tp.TemplateKey(ctx, dsn, t.Server)
@@ -100,7 +100,7 @@ func (c *Core) restoreTemplate(ctx context.Context, t *Target, dsn string, field
 		return false, nil //nolint:nilerr // no template kept: load instead
 	}
 	start := time.Now()
-	if err := t.Engine.(engine.Templater).RestoreTemplate(ctx, dsn, dir); err != nil {
+	if err := engine.Caps(t.Engine).Templater.RestoreTemplate(ctx, dsn, dir); err != nil {
 		return false, fmt.Errorf("restore template %s into %s: %w", key, t.Label, err)
 	}
 	c.info("restored %s of %s into %s from template %s in %.1f s (instead of loading; `dblat server templates` lists them)",
@@ -132,7 +132,7 @@ func (c *Core) saveTemplate(ctx context.Context, t *Target, dsn string, fields m
 		return err
 	}
 	start := time.Now()
-	if err := t.Engine.(engine.Templater).SaveTemplate(ctx, dsn, tmp); err != nil {
+	if err := engine.Caps(t.Engine).Templater.SaveTemplate(ctx, dsn, tmp); err != nil {
 		return err
 	}
 	meta, err := json.MarshalIndent(Template{Key: key, Fields: fields, Source: t.Label, Created: time.Now().UTC()}, "", "  ")

@@ -175,7 +175,7 @@ base: {workload: tpcc, warehouses: 1, terminals: 4, duration: 2s, warmup: 0s}
 			orders, pristine, windowOrders)
 	}
 	start := time.Now()
-	if err := target.Engine.(engine.Restorer).RestorePristine(ctx, target.DSN); err != nil {
+	if err := engine.Caps(target.Engine).Restorer.RestorePristine(ctx, target.DSN); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("restoring the pristine copy of 1 warehouse took %.1f s", time.Since(start).Seconds())

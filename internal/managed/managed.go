@@ -9,8 +9,10 @@
 // for the server's data.
 //
 // It knows nothing of any product: each engine sub-package (engine/postgres, ...) provides a
-// Launcher, and the CLI ties the two together. Instances are described by an instance.json
-// file in their directory, so `dblat server list` works across processes.
+// Launcher, whose Start begins with what every server's start shares (start.go: Prepare,
+// Spawn, Process.AwaitReady), and the execution core ties the two together. Instances are
+// described by an instance.json file in their directory, so `dblat server list` works
+// across processes.
 package managed
 
 import (

@@ -399,7 +399,7 @@ func locationSettings(runs []results.Run) map[string]bool {
 		if err != nil {
 			continue
 		}
-		if c, ok := e.(engine.Comparer); ok {
+		if c := engine.Caps(e).Comparer; c != nil {
 			for _, k := range c.Comparison().Location {
 				out[strings.ToLower(k)] = true
 			}

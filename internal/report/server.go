@@ -165,8 +165,8 @@ func cellCache(runs []*results.Run) *CellCache {
 		if err != nil {
 			continue
 		}
-		cmp, ok := e.(engine.Comparer)
-		if !ok || cmp.Comparison().IO == nil {
+		cmp := engine.Caps(e).Comparer
+		if cmp == nil || cmp.Comparison().IO == nil {
 			continue
 		}
 		io, ok := cmp.Comparison().IO(delta)

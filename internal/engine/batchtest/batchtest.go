@@ -43,8 +43,8 @@ type Expect struct {
 func Run(t *testing.T, eng engine.Engine, dsn string, want Expect) {
 	t.Helper()
 	ctx := context.Background()
-	e, ok := eng.(engine.Batcher)
-	if !ok {
+	e := engine.Caps(eng).Batcher
+	if e == nil {
 		t.Fatalf("%s does not implement engine.Batcher", eng.Name())
 	}
 	db, err := eng.Open(ctx, dsn, engine.OpenOptions{Dial: batchDial})

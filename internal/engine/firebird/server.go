@@ -100,7 +100,6 @@ const (
 	oldPassword   = "sysdba.password" // where dblat kept it before credentials/
 	securityFile  = "security3.fdb"
 	sysdba        = "SYSDBA"
-	logFile       = "server.log"
 	dataDir       = "data"
 	loadDir       = "load"
 	lockDir       = "lock"
@@ -178,15 +177,10 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err != nil {
 		return err
 	}
-	acct, err := managed.Unprivileged(l.RunAs)
-	if err != nil {
-		return err
-	}
+	// Before the port is claimed: a dead Classic server's connection processes may hold it.
 	stopOrphans(inst, bin.Server)
-	if err := inst.ClaimPort(); err != nil {
-		return err
-	}
-	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
+	acct, err := managed.Prepare(inst, l.RunAs)
+	if err != nil {
 		return err
 	}
 	if err := layout(inst, bin, cfg); err != nil {
@@ -199,31 +193,14 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return err
 	}
 
-	logPath := filepath.Join(inst.Dir, logFile)
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd := command(acct, inst.Dir, bin.Server, inst.Dir)
+	cmd.SysProcAttr.Pdeathsig = l.ParentDeathSignal
+	proc, err := managed.Spawn(inst, acct, cmd, logTail)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, 2)
-	cmd := command(acct, inst.Dir, bin.Server, inst.Dir)
-	cmd.Stderr = logf
-	// Its own session: a Ctrl-C in dblat's terminal must not reach the server before it
-	// detaches itself; dblat stops it by PID.
-	cmd.SysProcAttr.Setsid = true
-	cmd.SysProcAttr.Pdeathsig = l.ParentDeathSignal
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start firebird: %w", err)
-	}
-	inst.PID = cmd.Process.Pid
 	_ = os.WriteFile(filepath.Join(inst.Dir, pidFile), []byte(strconv.Itoa(inst.PID)+"\n"), 0o644)
 	inst.Binaries = filepath.Dir(bin.Server)
-	inst.RunAs = ""
-	if acct != nil {
-		inst.RunAs = acct.Name
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	inst.DSN = DSN(inst, filepath.Join(inst.Dir, dataDir, benchFile))
 	inst.Client = fmt.Sprintf("%s -user %s -fetch_password %s %s", bin.ISQL, sysdba, PasswordFile(inst),
 		remotePath(inst, filepath.Join(inst.Dir, dataDir, benchFile)))
@@ -236,24 +213,12 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		err := ping(ctx, inst.DSN)
-		if err == nil {
-			break
-		}
-		select {
-		case werr := <-exited:
-			inst.PID = 0
+	if err := proc.AwaitReady(ctx, timeout, func(ctx context.Context) error { return ping(ctx, inst.DSN) }); err != nil {
+		if inst.PID == 0 { // exited
 			_ = os.Remove(filepath.Join(inst.Dir, pidFile))
-			return fmt.Errorf("firebird exited at start (%v): %s (log: %s)", werr, logTail(logPath, logStart), logPath)
-		case <-ctx.Done():
-			return fail(ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+			return err
 		}
-		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("firebird did not accept connections within %v (last error: %v; log: %s)", timeout, err, logPath))
-		}
+		return fail(err)
 	}
 	if err := verify(ctx, inst, cfg); err != nil {
 		return fail(err)
@@ -580,7 +545,7 @@ func (l Launcher) Stop(_ context.Context, inst *managed.Instance) error {
 
 // logNote appends a line from dblat to the server's log.
 func logNote(inst *managed.Instance, msg string) {
-	f, err := os.OpenFile(filepath.Join(inst.Dir, logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(inst.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return
 	}

@@ -49,7 +49,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(engine.BulkLoader); !ok {
+	if engine.Caps(e).BulkLoader == nil {
 		t.Error("mariadb engine is not a BulkLoader")
 	}
 }

@@ -147,14 +147,8 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := checkSettings(bins.Server, inst.Settings); err != nil {
 		return err
 	}
-	acct, err := managed.Unprivileged(l.RunAs)
+	acct, err := managed.Prepare(inst, l.RunAs)
 	if err != nil {
-		return err
-	}
-	if err := inst.ClaimPort(); err != nil {
-		return err
-	}
-	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
 		return err
 	}
 	data := filepath.Join(inst.Dir, "data")
@@ -174,13 +168,6 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 		return err
 	}
 	defer os.Remove(initPath)
-	logPath := filepath.Join(inst.Dir, "server.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, 2)
 	if err := acct.Hand(inst.Dir); err != nil {
 		return err
 	}
@@ -196,29 +183,25 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 			return fmt.Errorf("encryption: %w", err)
 		}
 	}
-	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, logPath, initPath, enc))...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
-	// it itself, by PID.
-	cmd.SysProcAttr.Setsid = true
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start mariadbd: %w", err)
+	cmd := command(acct, inst.Dir, bins.Server, l.withBasedir(bins, serverArgs(inst, data, sock, inst.LogPath(), initPath, enc))...)
+	proc, err := managed.Spawn(inst, acct, cmd, logError)
+	if err != nil {
+		return err
 	}
-	inst.PID = cmd.Process.Pid
 	inst.Binaries = filepath.Dir(bins.Server)
-	inst.RunAs = ""
-	if acct != nil {
-		inst.RunAs = acct.Name
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	fail := func(err error) error {
 		_ = managed.StopPID(inst.PID, syscall.SIGTERM, shutdownGrace)
 		inst.PID = 0
 		return err
 	}
-
-	if err := l.awaitReady(ctx, inst, sock, pws[rootUser], exited, logPath, logStart); err != nil {
+	if err := proc.AwaitReady(ctx, l.startTimeout(), func(ctx context.Context) error {
+		err := ping(ctx, sock, pws[rootUser])
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == erAccessDenied {
+			return managed.StopWaiting(fmt.Errorf("mariadbd refuses the password of root kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
+				inst.PasswordFile(rootUser), me.Message, inst.Dir))
+		}
+		return err
+	}); err != nil {
 		return fail(err)
 	}
 	_ = os.Remove(initPath) // the server has run it
@@ -229,36 +212,12 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	return nil
 }
 
-// awaitReady waits until the server started as inst accepts root's connections on sock,
-// up to StartTimeout; exited says when its process ended first. Its error says why not;
-// inst.PID is 0 when the process had exited.
-func (l Launcher) awaitReady(ctx context.Context, inst *managed.Instance, sock, rootPassword string, exited <-chan error, logPath string, logStart int64) error {
-	timeout := l.StartTimeout
-	if timeout == 0 {
-		timeout = 2 * time.Minute
+// startTimeout is how long Start waits for the server to accept connections.
+func (l Launcher) startTimeout() time.Duration {
+	if l.StartTimeout == 0 {
+		return 2 * time.Minute
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		err := ping(ctx, sock, rootPassword)
-		if err == nil {
-			return nil
-		}
-		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == erAccessDenied {
-			return fmt.Errorf("mariadbd refuses the password of root kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
-				inst.PasswordFile(rootUser), me.Message, inst.Dir)
-		}
-		select {
-		case werr := <-exited:
-			inst.PID = 0
-			return fmt.Errorf("mariadbd exited at start (%v): %s (log: %s)", werr, logError(logPath, logStart), logPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pollInterval):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("mariadbd did not accept connections within %v (log: %s)", timeout, logPath)
-		}
-	}
+	return l.StartTimeout
 }
 
 // setUp readies a server that accepts connections: dblat's own accounts and no open one,
@@ -439,10 +398,6 @@ func (l Launcher) dropOpenAccounts(ctx context.Context, root *sql.DB) error {
 	}
 	return nil
 }
-
-// pollInterval is how often Start tries to connect while the server comes up: short
-// against the ~1 s a small server takes, long enough not to matter as load.
-const pollInterval = 50 * time.Millisecond
 
 // shutdownGrace is how long Stop waits after SIGTERM before SIGKILL. A clean shutdown
 // flushes the buffer pool's dirty pages: 16 GB of them at 200 MB/s take 80 s, so 3 minutes

@@ -429,21 +429,6 @@ func TestWireCursor(t *testing.T) {
 	wiretest.CheckRobust(t, myProto, capture)
 }
 
-// TestWireCaptures runs the checks every decoder must pass on the captured traffic.
-func TestWireCaptures(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*.cap"))
-	if len(files) == 0 {
-		t.Fatal("no captures in testdata/wire: run the wire tests with -wire.capture")
-	}
-	for _, f := range files {
-		c, err := wiretest.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".cap"), func(t *testing.T) { wiretest.CheckRobust(t, myProto, c) })
-	}
-}
-
 // FuzzWireDecoder feeds mangled captures to the decoder; its seeds are the captures. The
 // inputs are tens of KiB: fuzz with -fuzzminimizetime 0x, or the fuzzer spends its time
 // minimising each new one.

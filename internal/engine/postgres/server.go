@@ -122,14 +122,8 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := checkSettings(bin, inst.Settings); err != nil {
 		return err
 	}
-	acct, err := managed.Unprivileged(l.RunAs)
+	acct, err := managed.Prepare(inst, l.RunAs)
 	if err != nil {
-		return err
-	}
-	if err := inst.ClaimPort(); err != nil {
-		return err
-	}
-	if inst.Dir, err = filepath.Abs(inst.Dir); err != nil {
 		return err
 	}
 	data := filepath.Join(inst.Dir, "data")
@@ -165,61 +159,30 @@ func (l Launcher) Start(ctx context.Context, inst *managed.Instance) error {
 	if err := l.credentials(ctx, acct, bin, inst); err != nil {
 		return err
 	}
-	logPath := filepath.Join(inst.Dir, "server.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := managed.Spawn(inst, acct, l.command(acct, filepath.Join(bin, "postgres"), "-D", data), logError)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, 2)
-	cmd := l.command(acct, filepath.Join(bin, "postgres"), "-D", data)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own session: a Ctrl-C in dblat's terminal must not reach the server; dblat stops
-	// it itself, by PID.
-	cmd.SysProcAttr.Setsid = true
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
-	}
-	inst.PID = cmd.Process.Pid
 	inst.Binaries = bin
-	if acct != nil {
-		inst.RunAs = acct.Name
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
 	timeout := l.StartTimeout
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
 	admin := DatabaseDSN(inst, "postgres")
-	deadline := time.Now().Add(timeout)
-	for {
+	err = proc.AwaitReady(ctx, timeout, func(ctx context.Context) error {
 		err := ping(ctx, admin)
-		if err == nil {
-			break
-		}
 		if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28") {
+			return managed.StopWaiting(fmt.Errorf("postgres refuses the password of %s kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
+				superuser, inst.PasswordFile(superuser), pgErr.Message, inst.Dir))
+		}
+		return err
+	})
+	if err != nil {
+		if inst.PID != 0 {
 			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
 			inst.PID = 0
-			return fmt.Errorf("postgres refuses the password of %s kept in %s (%s): restore that file, or remove the server's directory %s to start afresh",
-				superuser, inst.PasswordFile(superuser), pgErr.Message, inst.Dir)
 		}
-		select {
-		case werr := <-exited:
-			inst.PID = 0
-			return fmt.Errorf("postgres exited at start (%v): %s (log: %s)", werr, logError(logPath, logStart), logPath)
-		case <-ctx.Done():
-			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
-			inst.PID = 0
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = managed.StopPID(inst.PID, syscall.SIGQUIT, 5*time.Second)
-			inst.PID = 0
-			return fmt.Errorf("postgres did not accept connections within %v (log: %s)", timeout, logPath)
-		}
+		return err
 	}
 	if fresh {
 		if err := execSQL(ctx, admin, "CREATE DATABASE dblat"); err != nil {

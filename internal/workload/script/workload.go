@@ -203,11 +203,12 @@ func newWorkload(eng engine.Engine, protocol string) (*Workload, error) {
 	w := &Workload{eng: eng, protocol: protocol, id: workloads.Add(1)}
 	d := eng.Dialect()
 	w.locking, w.lower, w.queryAll = d.LockingIsolation, d.FoldsUpper, d.ExecCountsRows
-	if to, ok := eng.(engine.TxOnly); ok {
-		w.txOnly = to.TxOnly()
+	caps := engine.Caps(eng)
+	if caps.TxOnly != nil {
+		w.txOnly = caps.TxOnly.TxOnly()
 	}
-	w.txs, _ = eng.(engine.TxStatements)
-	if sc, ok := eng.(engine.ScriptConns); ok {
+	w.txs = caps.TxStatements
+	if sc := caps.ScriptConns; sc != nil {
 		if !slices.Contains(sc.ScriptProtocols(), protocol) {
 			return nil, option.Errorf(OptionProtocol, "%q is not a protocol of %s (%v)", protocol, eng.Name(), sc.ScriptProtocols())
 		}

@@ -124,7 +124,7 @@ func testEngine(t *testing.T, e engine.Engine) {
 	t.Run("protocols", func(t *testing.T) {
 		for _, p := range []string{"", "prepared", "simple", "extended"} {
 			w, err := simple.New(tg, simple.Config{Workload: "select-only", Protocol: p})
-			_, several := e.(engine.QueryProtocols)
+			several := engine.Caps(e).QueryProtocols != nil
 			switch {
 			case p == "" || p == "prepared" || several:
 				if err != nil {

@@ -174,7 +174,7 @@ const accountsPerChunk = 50000
 // (tid-1)/10+1, tbalance 0, filler NULL), accounts (aid, bid = (aid-1)/100,000+1, abalance 0,
 // filler the empty string, which CHAR(84) pads). pgbench_history starts empty.
 func pgbenchJobs(t workload.Target, d engine.Dialect, scale int, prog *workload.LoadProgress) []func(context.Context) error {
-	bulk, _ := t.Engine.(engine.BulkLoader)
+	bulk := engine.Caps(t.Engine).BulkLoader
 	load := func(tb *table, lo, hi int64, fill func(i int64, row []any)) func(context.Context) error {
 		prog.AddTotal(hi - lo + 1)
 		return func(ctx context.Context) error {

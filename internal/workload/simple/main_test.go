@@ -78,8 +78,7 @@ func (fbTxOnly) TxOnly() bool { return true }
 // have (wrapped until the engine packages implement them).
 func engines() []engine.Engine {
 	var pg engine.Engine = postgres.Engine{}
-	_, protocols := pg.(engine.QueryProtocols)
-	_, raw := pg.(engine.RowQuerier)
+	protocols, raw := engine.Caps(pg).QueryProtocols != nil, engine.Caps(pg).RowQuerier != nil
 	switch {
 	case !protocols:
 		pg = pgRaw{}
@@ -87,7 +86,7 @@ func engines() []engine.Engine {
 		pg = pgRaw{} // raw needs the protocols' leading arguments: both come together
 	}
 	var fb engine.Engine = firebird.Engine{}
-	if _, ok := fb.(engine.TxOnly); !ok {
+	if engine.Caps(fb).TxOnly == nil {
 		fb = fbTxOnly{}
 	}
 	return []engine.Engine{pg, mariadb.Engine{}, fb}

@@ -49,7 +49,7 @@ var wantTrips = map[string]map[string]int64{
 func testRoundTrips(t *testing.T, tg workload.Target) {
 	ctx := context.Background()
 	protocols := []string{"prepared"}
-	if _, ok := tg.Engine.(engine.QueryProtocols); ok {
+	if engine.Caps(tg.Engine).QueryProtocols != nil {
 		protocols = simple.Protocols
 	}
 	for _, p := range protocols {

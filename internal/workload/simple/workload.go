@@ -94,9 +94,9 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 	if !slices.Contains(Protocols, cfg.Protocol) {
 		return nil, option.Errorf(OptionProtocol, "%q is not a protocol (known: %s)", cfg.Protocol, strings.Join(Protocols, ", "))
 	}
-	qp, several := t.Engine.(engine.QueryProtocols)
-	switch {
-	case several:
+	caps := engine.Caps(t.Engine)
+	switch qp := caps.QueryProtocols; {
+	case qp != nil:
 		w.lead, err = qp.QueryArgs(cfg.Protocol)
 		switch {
 		case err == nil:
@@ -109,10 +109,10 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 			cfg.Protocol, t.Engine.Name())
 	}
 	if w.adHoc {
-		w.raw, _ = t.Engine.(engine.RowQuerier)
+		w.raw = caps.RowQuerier
 	}
-	if to, ok := t.Engine.(engine.TxOnly); ok {
-		w.txOnly = to.TxOnly()
+	if caps.TxOnly != nil {
+		w.txOnly = caps.TxOnly.TxOnly()
 	}
 	if ds == dsBlob && d.Blob == "" {
 		return nil, fmt.Errorf("simple: engine %s has no blob column type (Dialect.Blob)", t.Engine.Name())

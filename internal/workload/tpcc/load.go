@@ -81,11 +81,12 @@ func Load(ctx context.Context, t workload.Target, cfg LoadConfig) (err error) {
 		prog.AddTotal(c.rows(g))
 		left[c.t]++
 	}
-	bulk, _ := t.Engine.(engine.BulkLoader)
+	caps := engine.Caps(t.Engine)
+	bulk := caps.BulkLoader
 	if cfg.NoBulk {
 		bulk = nil
 	}
-	if ls, ok := t.Engine.(engine.LoadSession); ok && bulk != nil {
+	if ls := caps.LoadSession; ls != nil && bulk != nil {
 		end, err := ls.BeginLoad(ctx, db)
 		if err != nil {
 			return fmt.Errorf("tpcc load: %w", err)

@@ -52,7 +52,7 @@ func checkMode(name string, e engine.Engine) (mode, error) {
 	case "", ModeClient:
 		return modeClient, nil
 	case ModeBatched:
-		if _, ok := e.(engine.Batcher); !ok {
+		if engine.Caps(e).Batcher == nil {
 			return 0, option.Errorf(OptionMode, "%s cannot run on %s: it cannot send statements in batches (no engine.Batcher)", name, e.Name())
 		}
 		if e.Dialect().Concat == nil {

@@ -163,7 +163,7 @@ func New(t workload.Target, cfg Config) (*Workload, error) {
 		return nil, err
 	}
 	d := t.Engine.Dialect()
-	batcher, _ := t.Engine.(engine.Batcher)
+	batcher := engine.Caps(t.Engine).Batcher
 	return &Workload{
 		cfg: cfg, mix: mix, engine: t.Engine, d: d, mode: m, batcher: batcher, proc: procLanguages[d.ProcedureLanguage],
 		// See doc.go, "Isolation".
