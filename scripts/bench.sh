@@ -113,6 +113,9 @@ fig observe-cost ./internal/observe '^BenchmarkObserveCost$' 1x 1 30m "" \
 fig replay-pgbench ./internal/cli '^BenchmarkReplayPgbench$' 1x 1 30m "" \
 	'its doc comment (issue 24)' \
 	'pgbench tpcb-like, scale 1, 4 clients, at 0 and 5 ms: the same 7 round trips, TPS within 10 %; at RTT 0 a bare pgconn loop of the same statements beside them (a plain Go client of the driver)'
+fig replay-sessions-pgbench ./internal/replay '^BenchmarkReplayPgbench$' 1x 1 30m "" \
+	'its doc comment (issue 42)' \
+	'pgbench tpcb-like, 4 clients, 5 s, captured by tcpdump: replayed at RTT 0 with the same transactions and round trips, 0 divergences, duration within 10 %; --fast at least the capture'"'"'s TPS; at +5 ms the mean latency within 5 % of dblat predict'"'"'s'
 fig capture-read ./internal/capture '^BenchmarkReadCapture$' 20x 1 30m "" \
 	'its doc comment (issue 37); internal/capture/doc.go' \
 	'a tcpdump capture of pgbench -N read into an observation at ≥ 100 MB/s'
