@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // rateStudy is an open-loop study at 400 arrivals per second on 8 terminals, RTT 0 to 1 ms,
@@ -79,7 +80,7 @@ func TestResponseAtRate(t *testing.T) {
 		t.Errorf("0.5 ms point %+v", p)
 	}
 	var buf bytes.Buffer
-	ew := NewTextWriter(&buf, "test")
+	ew := words.NewWriter(&buf, "test")
 	WriteRate(ew, &s)
 	for _, want := range []string{"Response time against RTT at 400 per second (poisson arrivals, 8 terminals", "saturation at r* = 750µs",
 		"sustained up to RTT 500µs and not at 1ms", "3 of 3"} {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dblat/dblat/internal/results"
@@ -73,7 +72,7 @@ func Notes() []string {
 // WriteText writes a as plain-text sections for a terminal: latency model, pool sizing,
 // response-time limits (each only when it has content) and the credibility findings.
 func WriteText(w io.Writer, a *Analysis) error {
-	ew := NewTextWriter(w, "analysis: write text")
+	ew := words.NewWriter(w, "analysis: write text")
 	if len(a.Fits) > 0 {
 		ew.Printf("Latency model (throughput in completed transactions per second)\n")
 		for i := range a.Fits {
@@ -105,7 +104,7 @@ func WriteText(w io.Writer, a *Analysis) error {
 // WriteFindings writes the credibility findings, errors first, each with its evidence,
 // runs and fix; "no findings" when there are none.
 func WriteFindings(w io.Writer, fs []Finding) error {
-	ew := NewTextWriter(w, "analysis: write text")
+	ew := words.NewWriter(w, "analysis: write text")
 	var n [3]int
 	for _, f := range fs {
 		n[f.Severity]++
@@ -130,7 +129,7 @@ func WriteFindings(w io.Writer, fs []Finding) error {
 	return ew.Err()
 }
 
-func writeFit(ew *TextWriter, f *Fit) {
+func writeFit(ew *words.Writer, f *Fit) {
 	head := fmt.Sprintf("  %s: N = %d", f.Series, f.N)
 	if f.R > 0 {
 		src := "measured"
@@ -178,7 +177,7 @@ func kneeText(measured time.Duration, between []time.Duration, model time.Durati
 	return s
 }
 
-func writePool(ew *TextWriter, p *PoolAdvice) {
+func writePool(ew *words.Writer, p *PoolAdvice) {
 	parts := make([]string, len(p.Levels))
 	for i, l := range p.Levels {
 		parts[i] = fmt.Sprintf("%d: %.1f", l.Size, l.Mean)
@@ -203,7 +202,7 @@ func writePool(ew *TextWriter, p *PoolAdvice) {
 // WriteRate writes one series' response time against RTT at its fixed rate: the model's
 // parameters, the saturation RTT (measured and modelled), a table per RTT level and the
 // departures from the model.
-func WriteRate(ew *TextWriter, rs *RateSeries) {
+func WriteRate(ew *words.Writer, rs *RateSeries) {
 	ew.Printf("Response time against RTT at %s per second (%s arrivals, %s; %s)\n",
 		spec.FormatRate(rs.Rate), rs.Arrival, words.Count(rs.Terminals, "terminal"), rs.Series)
 	if rs.R > 0 {
@@ -256,7 +255,7 @@ func fmtDurOr(d time.Duration) string {
 	return fmtDur(d)
 }
 
-func writeLimits(ew *TextWriter, ls []ResponseLimit) {
+func writeLimits(ew *words.Writer, ls []ResponseLimit) {
 	fails, unpooled := 0, false
 	var cells []string
 	byCell := map[string]map[string]ResponseLimit{}
@@ -321,56 +320,6 @@ func orNone(s string) string {
 	}
 	return s
 }
-
-// TextWriter writes the plain text of WriteText and of report.WriteText. It keeps the first
-// write error and drops every later write, so that a writer can stay linear and check Err
-// once at the end.
-type TextWriter struct {
-	w      io.Writer
-	prefix string // of the error: "analysis: write text"
-	err    error
-}
-
-// NewTextWriter returns a TextWriter on w whose error reads "prefix: …".
-func NewTextWriter(w io.Writer, prefix string) *TextWriter {
-	return &TextWriter{w: w, prefix: prefix}
-}
-
-// Write writes p unless an earlier write failed.
-func (e *TextWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = fmt.Errorf("%s: %w", e.prefix, err)
-	}
-	return n, err
-}
-
-// Printf writes like fmt.Fprintf.
-func (e *TextWriter) Printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
-
-// Err returns the first write error, or nil.
-func (e *TextWriter) Err() error { return e.err }
-
-// TextTable aligns the columns of its rows, two spaces apart, and writes them to its
-// TextWriter on Flush.
-type TextTable struct {
-	tw     *tabwriter.Writer
-	indent string
-}
-
-// Table starts a table whose rows are indented by indent.
-func (e *TextWriter) Table(indent string) TextTable {
-	return TextTable{tabwriter.NewWriter(e, 0, 0, 2, ' ', 0), indent}
-}
-
-// Row adds a row of cells.
-func (t TextTable) Row(cells ...string) { fmt.Fprintln(t.tw, t.indent+strings.Join(cells, "\t")) }
-
-// Flush writes the table; an error reaches the TextWriter's Err.
-func (t TextTable) Flush() { _ = t.tw.Flush() }
 
 // MeasuredKnee says where a measured knee is, with durations written by format: "1.2ms
 // measured", "between 0 and 20ms (levels too far apart to place it)" (KneeAt), or "not

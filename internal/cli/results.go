@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,7 +59,7 @@ func (a *app) resultsListCommand() *cobra.Command {
 					more = append(more, k)
 				}
 			}
-			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			tw := words.Columns(a.st.Stdout)
 			fmt.Fprint(tw, "ID\tSTARTED\tSTATUS\tENGINE\tTARGET\tWORKLOAD\tSCALE\tTERM\tCONN\tPATH\tWINDOW\tTHROUGHPUT")
 			for _, k := range more {
 				fmt.Fprint(tw, "\t"+strings.ToUpper(strings.TrimPrefix(k, results.OptionPrefix)))
@@ -134,7 +133,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 				printParts(w, r, parts)
 			}
 			if settings {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				tw := words.Columns(w)
 				for _, k := range slices.Sorted(maps.Keys(r.Server.Settings)) {
 					fmt.Fprintf(tw, "  %s\t%s\n", k, r.Server.Settings[k])
 				}
@@ -157,7 +156,7 @@ func (a *app) resultsShowCommand() *cobra.Command {
 func printParts(w io.Writer, r *results.Run, parts []results.Part) {
 	fmt.Fprintf(w, "driven by %s (start skew %s):\n", words.Count(len(parts), "agent"), spec.FormatDuration(r.StartSkew.Round(time.Microsecond)))
 	metric := results.MetricOf([]results.Run{*r})
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := words.NumberColumns(w)
 	fmt.Fprintf(tw, "agent\tstate\tterminals\tcommitted\t%s\tclient CPU µs/tx\tlink\tlate p99 up/down µs\tstarted after announced\t\n", metric)
 	for _, a := range report.AgentRows([]results.Run{*r}, map[int64][]results.Part{r.ID: parts}, metric) {
 		state := a.State

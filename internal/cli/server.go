@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/dblat/dblat/internal/execution"
 	"github.com/dblat/dblat/internal/managed"
 	"github.com/dblat/dblat/internal/option"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // launcherFlags are the flags that choose how a managed server is run.
@@ -108,7 +108,7 @@ in its server (DROP DATABASE dblat_template_… there to free the space).`,
 				a.printf("no templates in %s\n", core.Servers.Root)
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			tw := words.Columns(a.st.Stdout)
 			fmt.Fprintln(tw, "KEY\tENGINE\tDATA\tSCALE\tSIZE\tFROM\tCREATED\tSTORAGE")
 			for _, tp := range list {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tp.Key, tp.Fields["engine"], tp.Fields["dataset"], tp.Fields["scale"],
@@ -340,7 +340,7 @@ func (a *app) serverListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			tw := words.Columns(a.st.Stdout)
 			fmt.Fprintln(tw, "NAME\tENGINE\tSTATE\tPID\tPORT\tSTORAGE\tMEMORY\tENCRYPTED\tBINARIES\tDSN")
 			for _, inst := range list {
 				state, pid := "stopped", "-"
@@ -368,7 +368,7 @@ func (a *app) serverListCommand() *cobra.Command {
 			}
 			if len(clients) > 0 {
 				a.printf("\nClients log in with the credentials file each names (only you can read it), never a password on the command line:\n")
-				tw = tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+				tw = words.Columns(a.st.Stdout)
 				fmt.Fprintln(tw, strings.Join(clients, "\n"))
 				return tw.Flush()
 			}

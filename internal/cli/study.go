@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func (a *app) printPlan(sp *execution.StudyPlan) {
 	st, cells, plan, done := sp.Study, sp.Cells, sp.Runs, sp.Done
 	w := a.st.Stdout
 	fmt.Fprintf(w, "study %s: %s design, %s, %s × %s\n", st.Name, st.Design, words.Count(len(st.Factors), "factor"), words.Count(len(cells), "cell"), repeatText(st))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := words.Columns(w)
 	need := map[string]int{}
 	for _, p := range plan {
 		need[p.Cell.Key]++
@@ -272,7 +271,7 @@ func (a *app) studyStatusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			tw := words.Columns(a.st.Stdout)
 			head := "CELL\tFINISHED\tFAILED\tABORTED\tREMAINING"
 			if st.Precision > 0 {
 				head += "\t" + intervalHead(metric)
@@ -351,7 +350,7 @@ func (a *app) studyListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.st.Stdout, 0, 4, 2, ' ', 0)
+			tw := words.Columns(a.st.Stdout)
 			fmt.Fprintln(tw, "STUDY\tFILE\tFACTORS\tRUNS\tUPDATED")
 			for _, s := range list {
 				counts, err := store.CellCounts(cmd.Context(), s.Name)

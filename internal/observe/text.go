@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dblat/dblat/internal/words"
@@ -38,7 +37,7 @@ func (o *Observation) WriteText(w io.Writer) error {
 			fmtRTT(time.Duration(n.ClientSideNs).Round(time.Microsecond)), n.Basis())
 	}
 	if c := o.Capture; c != nil {
-		fmt.Fprintf(&b, "captured: %s (%s)", words.Count(c.Packets, "packet"), bytesText(c.Bytes))
+		fmt.Fprintf(&b, "captured: %s (%s)", words.Count(c.Packets, "packet"), words.Bytes(c.Bytes))
 		if c.KernelDrops != nil {
 			fmt.Fprintf(&b, ", %s dropped by the kernel", words.Count(*c.KernelDrops, "packet"))
 		}
@@ -48,11 +47,11 @@ func (o *Observation) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		if c.MidStream > 0 || c.Gaps > 0 {
 			fmt.Fprintf(&b, "%s already open when the capture started; %s in the captured streams (%s missing); %s followed again from a point where the protocol allows it; the transactions open at a gap or at the capture's start are not counted\n",
-				words.Count(c.MidStream, "connection"), words.Count(c.Gaps, "gap"), bytesText(c.GapBytes), words.Count(c.Resumed, "connection"))
+				words.Count(c.MidStream, "connection"), words.Count(c.Gaps, "gap"), words.Bytes(c.GapBytes), words.Count(c.Resumed, "connection"))
 		}
 	}
 	if len(o.Shapes) > 0 {
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+		tw := words.NumberColumns(&b)
 		fmt.Fprintln(tw, "#\tcount\tshare\trt/tx\tstmts\tB up\tB down\tserver ms\tclient ms\tin tx ms\tp99 ms\tbetween ms\t")
 		rest, restN := 0, int64(0)
 		for i, s := range o.Shapes {
@@ -93,7 +92,7 @@ func (o *Observation) WriteText(w io.Writer) error {
 			how = "seen"
 		}
 		fmt.Fprintf(&b, "%s %s without being followed: %s up, %s down, %s\n", words.Count(o.Unfollowed.Connections, "connection"), how,
-			bytesText(o.Unfollowed.BytesUp), bytesText(o.Unfollowed.BytesDown), words.Count(o.Unfollowed.RoundTrips, "round trip"))
+			words.Bytes(o.Unfollowed.BytesUp), words.Bytes(o.Unfollowed.BytesDown), words.Count(o.Unfollowed.RoundTrips, "round trip"))
 	}
 	for _, r := range slices.Sorted(maps.Keys(o.CannotFollow)) {
 		fmt.Fprintf(&b, "not followed (%s): %s\n", words.Count(o.CannotFollow[r], "connection"), r)
@@ -129,7 +128,7 @@ func (f *Forecast) WriteText(w io.Writer) error {
 	case f.Fall10RTTNs > 0:
 		fmt.Fprintf(&b, "throughput falls by 10 %% at %s added RTT\n", fmtRTT(time.Duration(f.Fall10RTTNs).Round(time.Microsecond)))
 	}
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := words.NumberColumns(&b)
 	fmt.Fprintln(tw, "#\tcount\trt/tx\tobserved ms\tpredicted ms\tadded ms\t")
 	for i, s := range f.Shapes {
 		if i >= tableShapes {
@@ -167,16 +166,4 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return fmtMs(float64(d) / 1e6)
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -519,7 +519,7 @@ func change(name string, a, b Estimate) Change {
 // that differ, then the figures — one table of figures when there is one cell, else one
 // table per figure with a row per cell.
 func WriteDiff(w io.Writer, d *Diff) error {
-	ew := analysis.NewTextWriter(w, "report: write diff")
+	ew := words.NewWriter(w, "report: write diff")
 	for _, s := range []struct {
 		name string
 		side DiffSide

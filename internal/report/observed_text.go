@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/words"
 )
@@ -14,7 +13,7 @@ import (
 // its title and question, the verdict, the predictions at ObservedRTTs (throughput, mean
 // response time and the Top shapes'), what would help and the caveats, one line each
 // where they fit.
-func writeObservedSummary(ew *analysis.TextWriter, o *Observed) {
+func writeObservedSummary(ew *words.Writer, o *Observed) {
 	ew.Printf("%s\n", o.Title)
 	for _, l := range wrap(o.Question, summaryWidth) {
 		ew.Printf("%s\n", l)
@@ -29,7 +28,7 @@ func writeObservedSummary(ew *analysis.TextWriter, o *Observed) {
 
 // writePredictionRows writes the prediction table: added RTTs across; throughput, the mean
 // response time and each Top shape's (all shapes with all) down.
-func writePredictionRows(ew *analysis.TextWriter, o *Observed, all bool) {
+func writePredictionRows(ew *words.Writer, o *Observed, all bool) {
 	head := []string{"Predicted at added RTT"}
 	for _, p := range o.Predictions {
 		head = append(head, rttColumn(time.Duration(p.RTTNs)))
@@ -57,7 +56,7 @@ func writePredictionRows(ew *analysis.TextWriter, o *Observed, all bool) {
 
 // writeObservedAdvice writes what would help at the headline RTT and the caveats: each in
 // full, or (brief) the caveats in their brief form.
-func writeObservedAdvice(ew *analysis.TextWriter, o *Observed, full bool) {
+func writeObservedAdvice(ew *words.Writer, o *Observed, full bool) {
 	if len(o.Losers) > 0 {
 		ew.Printf("\nWhat would help at +%s\n", msText2(o.HeadlineRTT))
 		for _, l := range o.Losers {
@@ -109,7 +108,7 @@ func shapeName(o *Observed, rank int, text string) string {
 
 // writeWrapped writes s wrapped to the summary's width, the first line after first and the
 // others after indent.
-func writeWrapped(ew *analysis.TextWriter, first, indent, s string) {
+func writeWrapped(ew *words.Writer, first, indent, s string) {
 	for i, l := range wrap(s, summaryWidth-len(indent)) {
 		if i == 0 {
 			ew.Printf("%s%s\n", first, l)
@@ -121,7 +120,7 @@ func writeWrapped(ew *analysis.TextWriter, first, indent, s string) {
 
 // writeObservedText writes an observation in full: what the summary says, the caveats in
 // full, and every shape with its figures and statements, the busiest first.
-func writeObservedText(ew *analysis.TextWriter, o *Observed) {
+func writeObservedText(ew *words.Writer, o *Observed) {
 	ew.Printf("%s\n", o.Title)
 	ew.Printf("%s\n", o.Question)
 	ew.Printf("Verdict: %s\n\n", o.Verdict)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/observe"
 	"github.com/dblat/dblat/internal/replay"
 	"github.com/dblat/dblat/internal/words"
@@ -88,7 +87,7 @@ func newReplayView(o *Observed) *replayView {
 // against its capture: per shape the transactions, round trips, server time, response
 // time and throughput of each; at an added RTT the replay's measurement beside what dblat
 // predict's model gives from the capture; and the divergences.
-func writeReplayed(ew *analysis.TextWriter, o *Observed) {
+func writeReplayed(ew *words.Writer, o *Observed) {
 	v := newReplayView(o)
 	if v == nil {
 		return
@@ -109,7 +108,7 @@ func writeReplayed(ew *analysis.TextWriter, o *Observed) {
 // mean response time and round trips, the model's response time at its RTT, and its
 // divergences (dblat results diff compares two of them figure by figure, with intervals
 // where replays were repeated).
-func writeReplays(ew *analysis.TextWriter, obs []Observed) {
+func writeReplays(ew *words.Writer, obs []Observed) {
 	n := 0
 	for i := range obs {
 		if obs[i].Replay != nil {

@@ -7,10 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/dblat/dblat/internal/analysis"
 	"github.com/dblat/dblat/internal/disturb"
 	"github.com/dblat/dblat/internal/results"
 	"github.com/dblat/dblat/internal/spec"
@@ -25,7 +23,7 @@ import (
 // Like every writer here it is a pure function of the run, but for the workload registry's
 // declarations (scale names, think times); it returns the first write error.
 func WriteRunSummary(w io.Writer, r *results.Run) error {
-	ew := analysis.NewTextWriter(w, "report: write run summary")
+	ew := words.NewWriter(w, "report: write run summary")
 	writeRunHead(ew, r)
 	writeRunNotes(ew, r)
 	writeRunTable(ew, r)
@@ -34,7 +32,7 @@ func WriteRunSummary(w io.Writer, r *results.Run) error {
 
 // writeRunHead writes the summary's first lines: what ran where, its size, window, path
 // and options, the open loop's arrivals, and the headline figures.
-func writeRunHead(ew *analysis.TextWriter, r *results.Run) {
+func writeRunHead(ew *words.Writer, r *results.Run) {
 	s := r.Summary
 	ew.Printf("run %d  %s  %s on %s (%s)\n", r.ID, r.Status, r.Params.Workload, r.Server.Target, shortVersion(r.Server.Version))
 	if r.Reason != "" {
@@ -65,7 +63,7 @@ func writeRunHead(ew *analysis.TextWriter, r *results.Run) {
 // retries, the latency limit, example errors, the client's CPU, the link's timing, the
 // scripts that ran, what disturbed the window (and whether a study set the run aside for
 // it), and what an open loop's columns mean.
-func writeRunNotes(ew *analysis.TextWriter, r *results.Run) {
+func writeRunNotes(ew *words.Writer, r *results.Run) {
 	s := r.Summary
 	if note := thinkNote(r); note != "" {
 		ew.Printf("  note: %s\n", note)
@@ -163,9 +161,9 @@ func cpuLine(r *results.Run) string {
 // writeRunTable writes a line per transaction type the run ran: response time, service
 // time and schedule lag for an open loop; service time, pool wait, round trips and bytes
 // for a closed one.
-func writeRunTable(ew *analysis.TextWriter, r *results.Run) {
+func writeRunTable(ew *words.Writer, r *results.Run) {
 	open := r.Params.OpenLoop()
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := words.NumberColumns(ew)
 	if open {
 		fmt.Fprintln(tw, "type\tcommitted\trollback\terrors\tretries\tresponse p50 ms\tp90 ms\tp99 ms\tmax ms\tservice p50 ms\tp99 ms\tlag p99 ms\tround trips\t")
 	} else {
@@ -473,7 +471,7 @@ func AchievedLines(r *results.Run) []string {
 		if w.way.Jitter > 0 {
 			line += fmt.Sprintf(" (jitter %s of %s asked)", spec.FormatDuration(w.way.Jitter.Round(time.Microsecond)), spec.FormatDuration(l.Jitter))
 		}
-		line += fmt.Sprintf("; %s, %s/s on average, %s/s at the peak", bytesText(w.way.Bytes), bitsText(w.way.MeanRate), bitsText(w.way.PeakRate))
+		line += fmt.Sprintf("; %s, %s/s on average, %s/s at the peak", words.Bytes(w.way.Bytes), bitsText(w.way.MeanRate), bitsText(w.way.PeakRate))
 		if l.Loss > 0 {
 			line += fmt.Sprintf("; %d of %s lost (%s), %s delayed by %s in all (RTO %s)", w.way.Lost, words.Count(int(w.way.Sent), "segment"),
 				lossText(w.way.Lost, w.way.Sent), words.Count(int(w.way.LossChunks), "chunk"),
@@ -496,19 +494,6 @@ func bitsText(bytesPerSec float64) string {
 		}
 	}
 	return strconv.FormatFloat(bits, 'f', 0, 64) + "bit"
-}
-
-// bytesText writes a byte count with an SI prefix: "12.3 MB".
-func bytesText(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // lossText writes a share of segments lost as a percentage.

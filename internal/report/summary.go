@@ -32,7 +32,7 @@ const (
 // instead: its title, question and verdict, the predictions, what would help and the
 // caveats; the study's headline table, knees and credibility do not apply to it.
 func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
-	ew := analysis.NewTextWriter(w, "report: write summary")
+	ew := words.NewWriter(w, "report: write summary")
 	if r.ObservedOnly() {
 		for i := range r.Observed {
 			if i > 0 {
@@ -115,7 +115,7 @@ func WriteSummary(w io.Writer, r *Report, htmlPath string) error {
 }
 
 // writeSummaryEnd says where the HTML report is and how to print everything.
-func writeSummaryEnd(ew *analysis.TextWriter, r *Report, htmlPath string) {
+func writeSummaryEnd(ew *words.Writer, r *Report, htmlPath string) {
 	ew.Printf("\n")
 	if htmlPath != "" {
 		ew.Printf("Report: %s\n", htmlPath)
@@ -127,7 +127,7 @@ func writeSummaryEnd(ew *analysis.TextWriter, r *Report, htmlPath string) {
 
 // writeRateSummary writes one fixed-rate series as a table: RTT levels down, each type's
 // response-time p50 / p99 across, and whether the rate was sustained.
-func writeRateSummary(ew *analysis.TextWriter, rs *analysis.RateSeries, several bool) {
+func writeRateSummary(ew *words.Writer, rs *analysis.RateSeries, several bool) {
 	ew.Printf("\n%s\n  response time p50 / p99 in ms, from the intended start\n", rateTitle(rs, several))
 	var types []string
 	for _, p := range rs.Points {
@@ -162,7 +162,7 @@ func writeRateSummary(ew *analysis.TextWriter, rs *analysis.RateSeries, several 
 
 // writePivot writes the headline table: series down, X levels across (transposed when
 // there are more levels than fit across), at most summaryRows rows.
-func writePivot(ew *analysis.TextWriter, t Pivot) {
+func writePivot(ew *words.Writer, t Pivot) {
 	var rows [][]string
 	if len(t.Columns) <= 8 {
 		rows = append(rows, append([]string{t.Corner}, t.Columns...))
@@ -258,7 +258,7 @@ func cut(s string, width int) string {
 
 // writeAligned writes rows as a table, two spaces between columns, each column left-aligned
 // or right-aligned (numbers) as right says; trailing spaces are trimmed.
-func writeAligned(ew *analysis.TextWriter, indent string, rows [][]string, right func(col int) bool) {
+func writeAligned(ew *words.Writer, indent string, rows [][]string, right func(col int) bool) {
 	var widths []int
 	for _, row := range rows {
 		for i, c := range row {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/analysis"
+	"github.com/dblat/dblat/internal/words"
 )
 
 // Formats are the formats Write accepts.
@@ -127,7 +128,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 // observation in full instead of the question, the throughput and the transaction tables,
 // then the configuration, the runs and the notes.
 func WriteText(w io.Writer, r *Report) error {
-	ew := analysis.NewTextWriter(w, "report: write text")
+	ew := words.NewWriter(w, "report: write text")
 	if r.ObservedOnly() {
 		for i := range r.Observed {
 			if i > 0 {
@@ -217,7 +218,7 @@ func WriteText(w io.Writer, r *Report) error {
 }
 
 // writeNotesText writes how the figures were computed.
-func writeNotesText(ew *analysis.TextWriter, r *Report) {
+func writeNotesText(ew *words.Writer, r *Report) {
 	ew.Printf("\nNotes\n")
 	for _, n := range r.Notes {
 		ew.Printf("- %s\n", n)
@@ -226,7 +227,7 @@ func writeNotesText(ew *analysis.TextWriter, r *Report) {
 
 // writeThroughputText writes the throughput of every cell: mean, interval and spread over
 // its finished repeats, with the retry rate and the open loop's rates where any run had them.
-func writeThroughputText(ew *analysis.TextWriter, r *Report) {
+func writeThroughputText(ew *words.Writer, r *Report) {
 	open, retries := r.OpenLoop(), r.Retried()
 	ew.Printf("\nThroughput: %s, mean over finished repeats ± half-width of the 95 %% interval\n", r.Metric)
 	tw := ew.Table("  ")
@@ -278,7 +279,7 @@ func writeThroughputText(ew *analysis.TextWriter, r *Report) {
 
 // writeOperationsText writes the operations dblat started during the runs' windows, each
 // with its run's figures before, during and after it.
-func writeOperationsText(ew *analysis.TextWriter, r *Report) {
+func writeOperationsText(ew *words.Writer, r *Report) {
 	if len(r.Operations) == 0 {
 		return
 	}
@@ -310,7 +311,7 @@ func writeOperationsText(ew *analysis.TextWriter, r *Report) {
 
 // writeTxText writes a table per transaction type: pooled latencies (response time, service
 // time and schedule lag for open loops), retries and conflicts where any, and wire cost.
-func writeTxText(ew *analysis.TextWriter, r *Report) {
+func writeTxText(ew *words.Writer, r *Report) {
 	retries := r.Retried()
 	for _, typ := range r.TxTypes {
 		if r.Latency == LatencyResponse {
@@ -364,7 +365,7 @@ func writeTxText(ew *analysis.TextWriter, r *Report) {
 }
 
 // writeConfigText writes what differs between the series and what is the same in all.
-func writeConfigText(ew *analysis.TextWriter, c Config) {
+func writeConfigText(ew *words.Writer, c Config) {
 	ew.Printf("\n%s\n", seriesHeading(c))
 	if len(c.Differ) > 0 {
 		tw := ew.Table("  ")
@@ -387,7 +388,7 @@ func writeConfigText(ew *analysis.TextWriter, c Config) {
 }
 
 // writeRunsText writes a line per run.
-func writeRunsText(ew *analysis.TextWriter, r *Report) {
+func writeRunsText(ew *words.Writer, r *Report) {
 	ew.Printf("\nRuns\n")
 	tw := ew.Table("  ")
 	tw.Row(append(append([]string{"id", "started", "status"}, factorKeys(r)...), r.Metric, "warm-up", "elapsed", "reason")...)

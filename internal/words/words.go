@@ -1,6 +1,8 @@
-// Package words writes counts in English for dblat's messages and reports: "1 run",
-// "3 runs", "2 studies". It is a leaf: it imports nothing of dblat, and every package that
-// prints or renders counts uses it.
+// Package words is the one home of dblat's text: counts in English ("1 run", "3 runs",
+// "2 studies"), byte counts ("12.3 MB"), the plain-text Writer that keeps its first error,
+// and the aligned tables that reports, analyses, observations and commands print
+// (Writer.Table, Columns, NumberColumns). It is a leaf: it imports nothing of dblat, and
+// every package that prints or renders text uses it.
 package words
 
 import (

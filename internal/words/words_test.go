@@ -1,6 +1,9 @@
 package words
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	for _, c := range []struct {
@@ -28,5 +31,29 @@ func TestList(t *testing.T) {
 		if got := List(c.in); got != c.want {
 			t.Errorf("List(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+func TestBytesAndTables(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 12_345_678: "12.3 MB", 2e9: "2.0 GB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	var b strings.Builder
+	w := NewWriter(&b, "test")
+	tb := w.Table("  ")
+	tb.Row("a", "bb")
+	tb.Row("ccc", "d")
+	tb.Flush()
+	if want := "  a    bb\n  ccc  d\n"; b.String() != want || w.Err() != nil {
+		t.Errorf("table %q (%v), want %q", b.String(), w.Err(), want)
+	}
+	b.Reset()
+	c := NumberColumns(&b)
+	_, _ = c.Write([]byte("1\t22\t\n333\t4\t\n"))
+	_ = c.Flush()
+	if want := "    1  22\n  333   4\n"; b.String() != want { // each cell padded by 2, then aligned right
+		t.Errorf("number columns %q, want %q", b.String(), want)
 	}
 }
