@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,6 +70,14 @@ func pgbenchCapture(t *testing.T, extra ...string) (string, *replay.Recording, i
 // pgbenchCaptureB is pgbenchCapture for a test or a benchmark.
 func pgbenchCaptureB(t testing.TB, extra ...string) (string, *replay.Recording, int64) {
 	t.Helper()
+	dsn, rec, n, _ := pgbenchCaptureCPU(t, extra...)
+	return dsn, rec, n
+}
+
+// pgbenchCaptureCPU is pgbenchCaptureB, with the CPU time pgbench and tcpdump took while
+// the application ran (the children's, as the kernel accounts them once they are reaped).
+func pgbenchCaptureCPU(t testing.TB, extra ...string) (string, *replay.Recording, int64, time.Duration) {
+	t.Helper()
 	capturetest.Need(t, pgtest.Required(), "pgbench", "tcpdump")
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -83,9 +92,11 @@ func pgbenchCaptureB(t testing.TB, extra ...string) (string, *replay.Recording, 
 	if err := (postgres.Engine{}).SavePristine(ctx, dsn); err != nil {
 		t.Fatal(err)
 	}
+	before := childrenCPU(t)
 	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
 	n := pgbench(t, append(append([]string{"-n"}, extra...), conn...)...)
 	pcap := stop(u.Host)
+	cpu := childrenCPU(t) - before
 	p, _ := strconv.Atoi(port)
 	rec, err := replay.ReadPcap(ctx, pcap, capture.Config{Ports: []uint16{uint16(p)}}, engine.WireProtocols())
 	if err != nil {
@@ -94,7 +105,21 @@ func pgbenchCaptureB(t testing.TB, extra ...string) (string, *replay.Recording, 
 	if fi, err := os.Stat(pcap); err == nil {
 		t.Logf("capture: %d bytes, %d connections", fi.Size(), len(rec.Conns))
 	}
-	return dsn, rec, n
+	return dsn, rec, n, cpu
+}
+
+// childrenCPU is the user and system CPU time of this process's reaped children.
+func childrenCPU(t testing.TB) time.Duration {
+	return rusage(t, syscall.RUSAGE_CHILDREN)
+}
+
+// rusage is the user and system CPU time getrusage(who) reports.
+func rusage(t testing.TB, who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func restore(t *testing.T, dsn string) { restoreB(t, dsn) }
