@@ -36,7 +36,9 @@ import (
 // The causes a Disturbance names.
 const (
 	// CauseDisk: the host's tasks all waited on IO (pressure "full"), and no checkpoint of
-	// the server's explains it: a cloud VM's disk stall, another process's writes.
+	// the server's explains it: a cloud VM's disk stall, another process's writes; or, where
+	// no other signal explains a stretch, the machine's disks wrote far more than in the rest
+	// of the window (another process's direct or fsynced writes).
 	CauseDisk = "disk"
 	// CauseMemory: tasks waited for memory (reclaim, swap).
 	CauseMemory = "memory"
@@ -129,11 +131,16 @@ const (
 	ioFullLevel = 0.25
 	// dirtyLevel is the data waiting to be written back that a disk stall's evidence
 	// quotes: more than a few seconds of a cloud disk's throughput.
-	dirtyLevel     = 64
-	memoryLevel    = 0.10
-	othersLevel    = 0.25
-	stealLevel     = 0.10
-	clientStallPct = 0.5
+	dirtyLevel  = 64
+	memoryLevel = 0.10
+	othersLevel = 0.25
+	stealLevel  = 0.10
+	// diskWriteLevel and diskWriteFactor name the disk where nothing else does: the
+	// machine's disks writing 50 MB/s at least over the stretch, and four times what they
+	// wrote in the rest of the window (the server's own writes are in both).
+	diskWriteLevel  = 50
+	diskWriteFactor = 4
+	clientStallPct  = 0.5
 
 	// The whole window, when nothing stands out within it: other processes keeping a
 	// quarter of a CPU busy throughout while the machine's CPUs were nearly all busy
@@ -409,6 +416,34 @@ func (idx signalIndex) busiest(from, to time.Duration) string {
 	return strings.Join(parts, ", ")
 }
 
+// diskWrites reports whether the machine's disks wrote far more over [from, to] than in the
+// rest of the window (diskWriteLevel, diskWriteFactor), and says so first in ev: another
+// process's writes, which need not make every task wait (IO pressure full) to slow the
+// server's own.
+func (idx signalIndex) diskWrites(from, to time.Duration, ev *[]string) bool {
+	during, ok := idx.mean(signals.HostDiskWrite, from, to)
+	if !ok || during < diskWriteLevel {
+		return false
+	}
+	var sum float64
+	n := 0
+	for _, s := range idx[signals.HostDiskWrite] {
+		if s.Offset <= from || s.Offset-s.Span >= to {
+			sum += s.Value
+			n++
+		}
+	}
+	usual := 0.0
+	if n > 0 {
+		usual = sum / float64(n)
+	}
+	if during < diskWriteFactor*usual {
+		return false
+	}
+	*ev = append([]string{fmt.Sprintf("the machine's disks wrote %.0f MB/s, against %.0f MB/s in the rest of the window: another process's writes", during, usual)}, *ev...)
+	return true
+}
+
 // explain names the cause of a stretch from the signals around it.
 func (idx signalIndex) explain(st stretch) results.Disturbance {
 	from, to := st.from-slack, st.to+slack
@@ -468,6 +503,8 @@ func (idx signalIndex) explain(st stretch) results.Disturbance {
 	case vacuum > 0:
 		d.Cause = CauseVacuum
 		ev = append([]string{fmt.Sprintf("%.0f autovacuum workers ran", vacuum)}, ev...)
+	case idx.diskWrites(from, to, &ev):
+		d.Cause = CauseDisk
 	default:
 		d.Cause = CauseUnknown
 		ev = append([]string{"no signal of the host's, dblat's or the server's explains it"}, ev...)

@@ -24,7 +24,7 @@ func run(counts []int64, stalls []int64, sig func(name string, from time.Duratio
 		r.Samples = append(r.Samples, s, results.Sample{Offset: s.Offset, Type: "new_order", Committed: s.Committed / 2})
 	}
 	names := []string{signals.HostIOFull, signals.HostMemoryFull, signals.HostMemorySome, signals.HostBusy, signals.HostCPUs,
-		signals.HostSteal, signals.DblatCPU, signals.DblatStall, signals.ServerCPU, "proc.812.stress-ng", "db.checkpointing", "db.autovacuum"}
+		signals.HostSteal, signals.DblatCPU, signals.DblatStall, signals.ServerCPU, "proc.812.stress-ng", "db.checkpointing", "db.autovacuum", signals.HostDiskWrite}
 	for at := -2 * time.Second; at < r.Summary.Elapsed; at += 250 * time.Millisecond {
 		for _, n := range names {
 			if v, ok := sig(n, at); ok {
@@ -48,6 +48,8 @@ func quiet(name string, _ time.Duration) (float64, bool) {
 		return 1.15, true
 	case signals.HostIOFull, signals.HostMemoryFull, signals.HostMemorySome, signals.HostSteal, signals.DblatStall:
 		return 0.01, true
+	case signals.HostDiskWrite:
+		return 3, true // the server's WAL
 	}
 	return 0, false
 }
@@ -191,6 +193,31 @@ func TestUnknown(t *testing.T) {
 	ds := Find(run([]int64{1200, 300, 1190, 1205, 1210}, flat(5, 6), quiet))
 	if len(ds) != 1 || ds[0].Cause != CauseUnknown || External(ds[0].Cause) {
 		t.Fatalf("disturbances %+v, want one of unknown cause", ds)
+	}
+}
+
+// TestOtherProcessWrites: a dip that no pressure, CPU or server signal explains, while the
+// machine's disks wrote 40 times what they wrote in the rest of the window, is the disk's
+// (another process writing with direct IO); the same writes at the run's usual rate, or
+// too little to matter, leave it unknown.
+func TestOtherProcessWrites(t *testing.T) {
+	counts := []int64{1200, 1210, 700, 1190, 1205}
+	writes := func(rate float64) func(string, time.Duration) (float64, bool) {
+		return func(name string, at time.Duration) (float64, bool) {
+			if name == signals.HostDiskWrite && at >= 2*time.Second && at < 3*time.Second {
+				return rate, true
+			}
+			return quiet(name, at)
+		}
+	}
+	ds := Find(run(counts, flat(5, 6), writes(120)))
+	if len(ds) != 1 || ds[0].Cause != CauseDisk || !strings.Contains(ds[0].Evidence, "disks wrote") {
+		t.Fatalf("disturbances %+v, want one of the disk's, its writes the evidence", ds)
+	}
+	for _, rate := range []float64{3, 10} {
+		if ds := Find(run(counts, flat(5, 6), writes(rate))); len(ds) != 1 || ds[0].Cause != CauseUnknown {
+			t.Errorf("disks writing %.0f MB/s: disturbances %+v, want one of unknown cause", rate, ds)
+		}
 	}
 }
 

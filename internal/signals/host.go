@@ -57,6 +57,8 @@ type hostReading struct {
 	serverOK       bool
 	dirty          float64 // MiB to write back
 	dirtyOK        bool
+	written        float64 // MB the machine's disks wrote so far
+	writtenOK      bool
 }
 
 // cpuStat is /proc/stat's first line, in ticks.
@@ -87,6 +89,7 @@ func (h *host) read(now time.Time) hostReading {
 	}
 	r.stat, r.statOK = readCPUStat()
 	r.dirty, r.dirtyOK = readDirty()
+	r.written, r.writtenOK = readDiskWritten()
 	r.dblat = selfCPU()
 	switch {
 	case h.cfg.ServerCgroup != "":
@@ -132,6 +135,9 @@ func (h *host) interval(prev, cur hostReading) []value {
 	}
 	if cur.dirtyOK {
 		out = append(out, value{HostDirty, cur.dirty})
+	}
+	if prev.writtenOK && cur.writtenOK && cur.written >= prev.written {
+		out = append(out, value{HostDiskWrite, (cur.written - prev.written) / span})
 	}
 	if us, ok := h.canary(); ok {
 		out = append(out, value{HostCanary, us})
@@ -266,6 +272,38 @@ func readDirty() (float64, bool) {
 		}
 	}
 	return kb / 1024, found == 2
+}
+
+// readDiskWritten is what the machine's whole disks have written since it started, in MB
+// (/proc/diskstats' sectors written, of 512 bytes). Partitions, device-mapper and md
+// devices are left out: their writes are their disks' too; loop and RAM disks write no disk.
+func readDiskWritten() (float64, bool) {
+	b, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		return 0, false
+	}
+	var sectors float64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 || !wholeDisk(f[2]) {
+			continue
+		}
+		if n, err := strconv.ParseFloat(f[9], 64); err == nil {
+			sectors += n
+		}
+	}
+	return sectors * 512 / 1e6, true
+}
+
+// wholeDisk reports whether a block device of /proc/diskstats is a disk of its own.
+func wholeDisk(name string) bool {
+	for _, p := range []string{"loop", "ram", "zram", "dm-", "md", "sr"} {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	_, err := os.Stat(filepath.Join("/sys/block", name))
+	return err == nil
 }
 
 // selfCPU is dblat's own user and system CPU time so far, in seconds.

@@ -36,6 +36,10 @@ const (
 	// Writeback of /proc/meminfo), in MiB at the interval's end: a restore's copy or
 	// another process's writes that a commit's fsync may have to wait behind.
 	HostDirty = "host.dirty_mib"
+	// HostDiskWrite is what the machine's disks wrote in the interval, in MB/s (sectors
+	// written of /proc/diskstats, whole disks only): another process's writes with direct IO
+	// or fsync show here even when no task of the server waits on them.
+	HostDiskWrite = "host.disk_write_mbs"
 
 	// DblatCPU is the CPUs dblat's own process used; DblatStall the longest time within the
 	// interval that its stall watch woke late (it went without a CPU that long).

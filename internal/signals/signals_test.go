@@ -45,7 +45,7 @@ func TestSamplerRecordsHostSignals(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	sigs, notes := s.Stop(window)
 	names := byName(sigs)
-	want := []string{HostBusy, HostSteal, HostIOWait, HostCPUs, HostDirty, HostCanary, DblatCPU, DblatStall}
+	want := []string{HostBusy, HostSteal, HostIOWait, HostCPUs, HostDirty, HostDiskWrite, HostCanary, DblatCPU, DblatStall}
 	if _, err := os.Stat("/proc/pressure/io"); err == nil {
 		want = append(want, HostIOSome, HostIOFull, HostCPUSome, HostMemorySome, HostMemoryFull)
 		if len(notes) > 0 {
