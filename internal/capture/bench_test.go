@@ -25,8 +25,9 @@ import (
 )
 
 var (
-	tpsRe     = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-	latencyRe = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+	tpsRe       = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	latencyRe   = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+	processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
 )
 
 // benchDB returns a database initialised by pgbench -i (scale 1), and the managed

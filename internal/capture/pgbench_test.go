@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,30 +30,6 @@ func TestMain(m *testing.M) {
 	mariadbtest.Shutdown()
 	fbtest.Shutdown()
 	os.Exit(code)
-}
-
-var processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
-
-// pgbench runs pgbench and returns how many transactions it processed.
-func pgbench(t testing.TB, args ...string) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "pgbench", args...)
-	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS="), pgtest.ClientEnv(t)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	m := processedRe.FindSubmatch(out)
-	if m == nil {
-		if args[0] == "-i" {
-			return 0
-		}
-		t.Fatalf("pgbench said no count:\n%s", out)
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
 }
 
 // pgbenchShape is pgbench -N's transaction.
@@ -85,7 +60,7 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 	}
 	host, port, _ := strings.Cut(u.Host, ":")
 	db := strings.TrimPrefix(u.Path, "/")
-	pgbench(t, "-i", "-q", "-s", "1", "-h", host, "-p", port, "-U", "dblat", db)
+	pgtest.Pgbench(t, "-i", "-q", "-s", "1", "-h", host, "-p", port, "-U", "dblat", db)
 
 	sess := observe.NewSession(observe.SessionConfig{Config: observe.Config{Protocols: engine.WireProtocols(), Upstream: u.Host}})
 	link, err := sess.Listen(context.Background(), "127.0.0.1:0", latency.Config{})
@@ -95,7 +70,7 @@ func TestPgbenchCaptureAndProxy(t *testing.T) {
 	stopLo := capturetest.Tcpdump(t, "lo", "tcp port "+port)
 	stopAny := capturetest.Tcpdump(t, "any", "tcp port "+port)
 	_, lport, _ := strings.Cut(link.Addr(), ":")
-	processed := pgbench(t, "-n", "-N", "-c", "4", "-j", "2", "-T", "2", "-h", "127.0.0.1", "-p", lport, "-U", "dblat", db)
+	processed := pgtest.Pgbench(t, "-n", "-N", "-c", "4", "-j", "2", "-T", "2", "-h", "127.0.0.1", "-p", lport, "-U", "dblat", db)
 	snap, err := sess.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +156,7 @@ func TestLiveLoopback(t *testing.T) {
 	}
 	host, port, _ := strings.Cut(u.Host, ":")
 	db := strings.TrimPrefix(u.Path, "/")
-	pgbench(t, "-i", "-q", "-s", "1", "-h", host, "-p", port, "-U", "dblat", db)
+	pgtest.Pgbench(t, "-i", "-q", "-s", "1", "-h", host, "-p", port, "-U", "dblat", db)
 	f := New(Config{Source: observe.SourceInterface, Session: sessionConfig, Servers: []netip.AddrPort{netip.MustParseAddrPort(u.Host)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -210,7 +185,7 @@ func TestLiveLoopback(t *testing.T) {
 			t.Fatal("the live capture saw nothing on lo")
 		}
 	}
-	processed := pgbench(t, "-n", "-S", "-c", "2", "-j", "2", "-T", "1", "-h", host, "-p", port, "-U", "dblat", db)
+	processed := pgtest.Pgbench(t, "-n", "-S", "-c", "2", "-j", "2", "-T", "1", "-h", host, "-p", port, "-U", "dblat", db)
 	var sess *observe.Session
 	for time.Now().Before(deadline.Add(30 * time.Second)) {
 		if ss := f.Sessions(); len(ss) == 1 && ss[0].Transactions() >= processed {

@@ -416,14 +416,14 @@ func (idx signalIndex) busiest(from, to time.Duration) string {
 	return strings.Join(parts, ", ")
 }
 
-// diskWrites reports whether the machine's disks wrote far more over [from, to] than in the
-// rest of the window (diskWriteLevel, diskWriteFactor), and says so first in ev: another
+// diskWrites says how much the machine's disks wrote over [from, to] against the rest of
+// the window, when that is far more (diskWriteLevel, diskWriteFactor), else "": another
 // process's writes, which need not make every task wait (IO pressure full) to slow the
 // server's own.
-func (idx signalIndex) diskWrites(from, to time.Duration, ev *[]string) bool {
+func (idx signalIndex) diskWrites(from, to time.Duration) string {
 	during, ok := idx.mean(signals.HostDiskWrite, from, to)
 	if !ok || during < diskWriteLevel {
-		return false
+		return ""
 	}
 	var sum float64
 	n := 0
@@ -438,10 +438,9 @@ func (idx signalIndex) diskWrites(from, to time.Duration, ev *[]string) bool {
 		usual = sum / float64(n)
 	}
 	if during < diskWriteFactor*usual {
-		return false
+		return ""
 	}
-	*ev = append([]string{fmt.Sprintf("the machine's disks wrote %.0f MB/s, against %.0f MB/s in the rest of the window: another process's writes", during, usual)}, *ev...)
-	return true
+	return fmt.Sprintf("the machine's disks wrote %.0f MB/s, against %.0f MB/s in the rest of the window: another process's writes", during, usual)
 }
 
 // explain names the cause of a stretch from the signals around it.
@@ -469,6 +468,7 @@ func (idx signalIndex) explain(st stretch) results.Disturbance {
 		ev = append(ev, fmt.Sprintf("WAL sync %.0f %% of the time", 100*v))
 	}
 	disk := hasIO && (ioFull >= ioFullLevel || ioPeak >= 2*ioFullLevel)
+	writes := idx.diskWrites(from, to)
 	if disk {
 		if dirty, ok := idx.peak(signals.HostDirty, from-time.Second, to); ok && dirty >= dirtyLevel {
 			ev = append(ev, fmt.Sprintf("%.0f MiB in the page cache waited to be written back (a restore's copy, another process's writes)", dirty))
@@ -503,8 +503,9 @@ func (idx signalIndex) explain(st stretch) results.Disturbance {
 	case vacuum > 0:
 		d.Cause = CauseVacuum
 		ev = append([]string{fmt.Sprintf("%.0f autovacuum workers ran", vacuum)}, ev...)
-	case idx.diskWrites(from, to, &ev):
+	case writes != "":
 		d.Cause = CauseDisk
+		ev = append([]string{writes}, ev...)
 	default:
 		d.Cause = CauseUnknown
 		ev = append([]string{"no signal of the host's, dblat's or the server's explains it"}, ev...)

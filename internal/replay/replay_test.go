@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,27 +38,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var processedRe = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
-
-// pgbench runs pgbench and returns how many transactions it processed.
-func pgbench(t testing.TB, args ...string) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "pgbench", args...)
-	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS="), pgtest.ClientEnv(t)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	m := processedRe.FindSubmatch(out)
-	if m == nil {
-		return 0
-	}
-	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return n
-}
-
 // pgbenchCapture loads pgbench's tables into a new database, keeps a pristine copy, and
 // captures with tcpdump pgbench's tpcb-like transactions run by extra's arguments; it
 // returns the database's DSN, the recording and how many transactions pgbench ran.
@@ -87,14 +65,14 @@ func pgbenchCaptureCPU(t testing.TB, extra ...string) (string, *replay.Recording
 	host, port, _ := strings.Cut(u.Host, ":")
 	db := strings.TrimPrefix(u.Path, "/")
 	conn := []string{"-h", host, "-p", port, "-U", u.User.Username(), db}
-	pgbench(t, append([]string{"-i", "-q", "-s", "1"}, conn...)...)
+	pgtest.Pgbench(t, append([]string{"-i", "-q", "-s", "1"}, conn...)...)
 	ctx := context.Background()
 	if err := (postgres.Engine{}).SavePristine(ctx, dsn); err != nil {
 		t.Fatal(err)
 	}
 	before := childrenCPU(t)
 	stop := capturetest.Tcpdump(t, "lo", "tcp port "+port)
-	n := pgbench(t, append(append([]string{"-n"}, extra...), conn...)...)
+	n := pgtest.Pgbench(t, append(append([]string{"-n"}, extra...), conn...)...)
 	pcap := stop(u.Host)
 	cpu := childrenCPU(t) - before
 	p, _ := strconv.Atoi(port)

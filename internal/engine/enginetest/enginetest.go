@@ -255,3 +255,18 @@ func checkSettings(t *testing.T, e engine.Engine, inst *managed.Instance, dsn st
 		t.Errorf("Stats: %d counters, %v", len(st), err)
 	}
 }
+
+// Signals returns what read (an engine.Signaler's SignalReader) gives now, by name; an
+// error fails t.
+func Signals(t testing.TB, ctx context.Context, read func(context.Context) ([]engine.Signal, error)) map[string]engine.Signal {
+	t.Helper()
+	sigs, err := read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make(map[string]engine.Signal, len(sigs))
+	for _, s := range sigs {
+		m[s.Name] = s
+	}
+	return m
+}

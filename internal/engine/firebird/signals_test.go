@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/enginetest"
 	"github.com/dblat/dblat/internal/engine/firebird"
 	"github.com/dblat/dblat/internal/engine/firebird/fbtest"
 )
@@ -20,18 +21,7 @@ func TestSignalReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			byName := func() map[string]engine.Signal {
-				t.Helper()
-				sigs, err := read(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := map[string]engine.Signal{}
-				for _, s := range sigs {
-					m[s.Name] = s
-				}
-				return m
-			}
+			byName := func() map[string]engine.Signal { return enginetest.Signals(t, ctx, read) }
 			first := byName()
 			for name, counter := range map[string]bool{"page_reads": true, "page_writes": true, "page_fetches": true,
 				"record_waits": true, "statements_running": false, "statements_stalled": false} {

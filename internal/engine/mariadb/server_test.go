@@ -239,25 +239,7 @@ func TestSameValue(t *testing.T) {
 func TestManagedServerGetsCredentials(t *testing.T) {
 	ctx := context.Background()
 	inst := newInstance(t, "adopted", maps.Clone(mariadbtest.Settings))
-	l := mariadb.Launcher{}
-	if err := l.Start(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
-	old, _, _ := inst.Password("dblat")
-	if err := l.Stop(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(inst.Dir, managed.CredentialsDir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Start(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	pw, ok, err := inst.Password("dblat")
-	if !ok || err != nil || pw == old {
-		t.Fatalf("after the restart: a new password %v (%v), the same as before %v", ok, err, pw == old)
-	}
+	old := managedtest.Readopt(t, mariadb.Launcher{}, inst)
 	db := open(t, inst.DSN, engine.OpenOptions{})
 	var open int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM mysql.global_priv WHERE IFNULL(JSON_EXTRACT(Priv, '$.account_locked'), 'false') <> 'true'

@@ -102,25 +102,7 @@ func TestManagedServerGetsCredentials(t *testing.T) {
 	if err := os.MkdirAll(inst.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := postgres.Launcher{}
-	if err := l.Start(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
-	old, _, _ := inst.Password("dblat")
-	if err := l.Stop(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(inst.Dir, managed.CredentialsDir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Start(ctx, inst); err != nil {
-		t.Fatal(err)
-	}
-	pw, ok, err := inst.Password("dblat")
-	if !ok || err != nil || pw == old {
-		t.Fatalf("after the restart: a new password %v (%v), the same as before %v", ok, err, pw == old)
-	}
+	old := managedtest.Readopt(t, postgres.Launcher{}, inst)
 	db, err := postgres.Engine{}.Open(ctx, inst.DSN, engine.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)

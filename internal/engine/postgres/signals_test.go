@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dblat/dblat/internal/engine"
+	"github.com/dblat/dblat/internal/engine/enginetest"
 	"github.com/dblat/dblat/internal/engine/postgres"
 	"github.com/dblat/dblat/internal/engine/postgres/pgtest"
 )
@@ -25,18 +26,7 @@ func TestSignalReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := func() map[string]engine.Signal {
-		t.Helper()
-		sigs, err := read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]engine.Signal{}
-		for _, s := range sigs {
-			m[s.Name] = s
-		}
-		return m
-	}
+	byName := func() map[string]engine.Signal { return enginetest.Signals(t, ctx, read) }
 	first := byName()
 	for name, counter := range map[string]bool{"waiting_io": false, "waiting_wal": false, "waiting_lock": false,
 		"autovacuum": false, "checkpointing": false, "checkpoints": true, "checkpoint_write_s": true, "buffers_checkpoint": true} {

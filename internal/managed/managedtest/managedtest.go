@@ -4,8 +4,10 @@
 package managedtest
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/dblat/dblat/internal/managed"
@@ -39,4 +41,32 @@ func NeedTools(t testing.TB, required bool, names ...string) {
 			t.Skipf("skipping: %s is not installed", name)
 		}
 	}
+}
+
+// Readopt starts inst with l, stops it, removes its credentials and starts it again, as a
+// server made by an earlier dblat is adopted, and returns dblat's password from before; it
+// fails t unless the restart gave a new one. The server is stopped when the test
+// ends.
+func Readopt(t testing.TB, l managed.Launcher, inst *managed.Instance) (old string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Stop(ctx, inst) })
+	old, _, _ = inst.Password("dblat")
+	if err := l.Stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(inst.Dir, managed.CredentialsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Start(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	fresh, ok, err := inst.Password("dblat")
+	if !ok || err != nil || fresh == old {
+		t.Fatalf("after the restart: a new password %v (%v), the same as before %v", ok, err, fresh == old)
+	}
+	return old
 }
